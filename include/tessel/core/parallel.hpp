@@ -1,0 +1,46 @@
+// The one thread pool every kernel uses. Its size comes from
+// set_num_threads(), else TESSEL_NUM_THREADS, else the CPUs this process may
+// run on.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace tessel {
+
+void set_num_threads(int n);  // n >= 1, else E4001
+int get_num_threads();
+
+// A non-owning reference to a callable (no allocation, unlike std::function).
+template <class Signature>
+class FunctionRef;
+template <class R, class... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, FunctionRef>)
+      FunctionRef(F&& f)  // NOLINT: implicit by design
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, Args... a) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(
+              std::forward<Args>(a)...);
+        }) {}
+  R operator()(Args... a) const {
+    return call_(object_, std::forward<Args>(a)...);
+  }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
+
+// Splits [begin, end) into at most get_num_threads() contiguous chunks of at
+// least `grain` items and runs fn(chunk_begin, chunk_end) on the pool; the
+// caller runs the first chunk. The split depends only on the range, grain
+// and thread count. Nested calls, and calls made while another thread owns
+// the pool, run inline. The first exception thrown by a chunk is rethrown.
+void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
+                  FunctionRef<void(std::int64_t, std::int64_t)> fn);
+
+}  // namespace tessel

@@ -1,0 +1,80 @@
+// Storage (DESIGN §1): a reference-counted byte buffer with a device and an
+// origin. Copies of a Storage share the buffer; the last one releases it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tessel/core/device.hpp"
+
+namespace tessel {
+
+enum class StorageOrigin : std::uint8_t {
+  Owned,         // allocated by tessel, 64-byte aligned
+  Pinned,        // page-locked host memory allocated by tessel
+  MappedFile,    // a memory-mapped file
+  SharedMemory,  // a shared-memory file descriptor
+  Borrowed,      // another owner's memory, released through its deleter
+};
+
+enum class MapMode : std::uint8_t {
+  ReadOnly,     // writes through the tensor are refused (E3002)
+  CopyOnWrite,  // writes stay private to this process; the file is untouched
+};
+
+// Alignment of every buffer tessel allocates.
+inline constexpr std::size_t kAllocAlignment = 64;
+
+const char* origin_name(StorageOrigin origin);
+
+class Storage {
+ public:
+  Storage() = default;
+
+  // Owned, uninitialised, 64-byte aligned. E2501 for an unavailable device.
+  static Storage allocate(std::int64_t nbytes, Device device = Device::cpu());
+
+  // Page-locked host memory. When the OS refuses to lock (RLIMIT_MEMLOCK),
+  // throws E3002 naming the limit, or, with `fall_back_to_pageable`, returns
+  // ordinary owned memory (origin() tells which one you got).
+  static Storage allocate_pinned(std::int64_t nbytes,
+                                 bool fall_back_to_pageable = false);
+
+  // Maps [offset, offset + length) of a file; the whole rest of the file
+  // when `length` is empty. E3002 when the file cannot be opened or mapped or
+  // the range lies outside it.
+  static Storage map_file(const std::filesystem::path& path,
+                          MapMode mode = MapMode::ReadOnly,
+                          std::uint64_t offset = 0,
+                          std::optional<std::uint64_t> length = std::nullopt);
+
+  // Zero-copy view of memory owned elsewhere; `deleter(data)` runs when the
+  // last tensor using it goes away (it may be empty).
+  static Storage borrow(void* data, std::int64_t nbytes, Device device,
+                        std::function<void(void*)> deleter,
+                        bool writable = true);
+
+  bool defined() const { return impl_ != nullptr; }
+  void* data() const;
+  std::int64_t nbytes() const;
+  Device device() const;
+  StorageOrigin origin() const;
+  bool writable() const;
+  // The largest power of two (up to 4096) dividing the data address.
+  std::size_t alignment() const;
+  long use_count() const { return impl_.use_count(); }
+  // The same buffer (not merely equal bytes).
+  bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+
+ private:
+  struct Impl;
+  explicit Storage(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace tessel

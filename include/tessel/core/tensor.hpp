@@ -1,0 +1,167 @@
+// Tensor (DESIGN §1, §7): a cheap handle to {storage, shape, strides, offset,
+// dtype}. Copying a Tensor shares everything; views share the storage.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tessel/core/convert.hpp"
+#include "tessel/core/dtype.hpp"
+#include "tessel/core/scalar.hpp"
+#include "tessel/core/shape.hpp"
+#include "tessel/core/storage.hpp"
+
+namespace tessel {
+
+struct CastOptions {
+  // Clamp overflow to the largest finite value when casting to a narrow
+  // float (ONNX Cast saturate=1) instead of Inf/NaN (ml_dtypes' default).
+  bool saturate = false;
+};
+
+class Tensor {
+ public:
+  // An undefined tensor: only defined(), assignment and destruction work.
+  Tensor() = default;
+
+  // A tensor over existing storage. Strides and offset are in elements;
+  // negative strides are refused (E2102); the addressed range must lie
+  // inside the storage (E2302).
+  Tensor(Storage storage, Shape shape, Strides strides, std::int64_t offset,
+         DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+
+  // ---- metadata -----------------------------------------------------------
+  const Shape& shape() const;
+  const Strides& strides() const;
+  std::int64_t storage_offset() const;  // in elements
+  DType dtype() const;
+  Device device() const;
+  std::int64_t rank() const;
+  std::int64_t numel() const;
+  // Bytes of the elements the tensor addresses if it were contiguous.
+  std::int64_t nbytes() const;
+  bool is_contiguous() const;
+  std::int64_t size(std::int64_t dim) const;  // negative dims count back
+  std::int64_t stride(std::int64_t dim) const;
+  const Storage& storage() const;
+  bool shares_storage_with(const Tensor& other) const;
+  const std::string& name() const;
+  Tensor& set_name(std::string name);
+
+  // ---- data access --------------------------------------------------------
+  // Typed pointer to the first element; T must be the dtype's element type
+  // (E2201). The mutable form refuses read-only mappings (E3002).
+  template <class T>
+  T* data() {
+    check_element_type(dtype_of_v<T>, "data");
+    return static_cast<T*>(mutable_raw_data());
+  }
+  template <class T>
+  const T* data() const {
+    return const_data<T>();
+  }
+  template <class T>
+  const T* const_data() const {
+    check_element_type(dtype_of_v<T>, "data");
+    return static_cast<const T*>(raw_data());
+  }
+  // Address of the first element (for packed i4/u4: of the byte holding it;
+  // for block types: of its block).
+  const void* raw_data() const;
+  void* mutable_raw_data();
+
+  // Checked element access: E2102 for the wrong number of indices, E2302
+  // for an index out of range (negative indices count back from the end).
+  template <class T>
+  T& at(std::initializer_list<std::int64_t> index) {
+    check_element_type(dtype_of_v<T>, "at");
+    check_writable("at");
+    return *const_cast<T*>(reinterpret_cast<const T*>(
+        element_address({index.begin(), index.size()}, "at")));
+  }
+  template <class T>
+  const T& at(std::initializer_list<std::int64_t> index) const {
+    check_element_type(dtype_of_v<T>, "at");
+    return *reinterpret_cast<const T*>(
+        element_address({index.begin(), index.size()}, "at"));
+  }
+  // The one element of a one-element tensor (any rank), converted to T.
+  template <class T>
+  T item() const {
+    return item_scalar().to<T>();
+  }
+  Scalar item_scalar() const;
+  // Element at `index` as a Scalar; works for every non-block dtype,
+  // including packed i4/u4.
+  Scalar get(std::span<const std::int64_t> index) const;
+  Scalar get(std::initializer_list<std::int64_t> index) const {
+    return get(std::span<const std::int64_t>(index.begin(), index.size()));
+  }
+  void set(std::span<const std::int64_t> index, Scalar value);
+  void set(std::initializer_list<std::int64_t> index, Scalar value) {
+    set(std::span<const std::int64_t>(index.begin(), index.size()), value);
+  }
+
+  // ---- views (O(1), share storage) ---------------------------------------
+  // A view when the strides allow it, else a contiguous copy. One extent
+  // may be -1 (inferred).
+  Tensor reshape(Shape shape) const;
+  // Like reshape, but E2301 when a view is impossible.
+  Tensor view(Shape shape) const;
+  Tensor permute(std::span<const std::int64_t> dims) const;
+  Tensor permute(std::initializer_list<std::int64_t> dims) const {
+    return permute(std::span<const std::int64_t>(dims.begin(), dims.size()));
+  }
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  // Python slicing of one axis: start/stop clamp like NumPy, negatives count
+  // back, step must be positive (E2102).
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
+               std::int64_t step = 1) const;
+  // Removes `dim` by picking one index (E2302 when out of range).
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  // Broadcasts to `shape` with stride 0 (NumPy rules; -1 keeps an extent).
+  Tensor expand(Shape shape) const;
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+
+  // ---- copies (src/ops) ---------------------------------------------------
+  // Itself when already contiguous, else a row-major copy.
+  Tensor contiguous() const;
+  // Always a new contiguous tensor with its own storage.
+  Tensor clone() const;
+  // Element-wise cast to `dtype` (docs/dtypes.md); itself if already it.
+  Tensor to(DType dtype, CastOptions options = {}) const;
+  // Deep copy to `device`; itself if already there. E2501 if unavailable.
+  Tensor to(Device device) const;
+  // Writes `value` into every element (through views too).
+  Tensor& fill_(Scalar value);
+  // Copies `src` into this tensor, broadcasting and casting it.
+  Tensor& copy_(const Tensor& src, CastOptions options = {});
+
+  // The same tensor's element `index` as byte address (internal use).
+  const void* element_address(std::span<const std::int64_t> index,
+                              const char* op) const;
+
+ private:
+  struct Impl;
+  explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  const Impl& impl(const char* op) const;
+  void check_element_type(DType requested, const char* op) const;
+  void check_writable(const char* op) const;
+  Tensor make_view(Shape shape, Strides strides, std::int64_t offset,
+                   const char* op) const;
+
+  std::shared_ptr<Impl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace tessel

@@ -1,0 +1,154 @@
+#include <cstring>
+
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/strided_loop.hpp"
+#include "core/dispatch.hpp"
+
+namespace tessel::cpu {
+
+namespace {
+
+Strides byte_strides(const Tensor& t) {
+  Strides s = t.strides();
+  const int size = element_size(t.dtype());
+  for (auto& v : s) v *= size;
+  return s;
+}
+
+template <class To, class From>
+void cast_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
+              std::int64_t n, bool saturate) {
+  auto* out = p[0];
+  const auto* in = p[1];
+  if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+    auto* o = reinterpret_cast<To*>(out);
+    const auto* i = reinterpret_cast<const From*>(in);
+    for (std::int64_t k = 0; k < n; ++k) o[k] = convert<To>(i[k], saturate);
+    return;
+  }
+  for (std::int64_t k = 0; k < n; ++k) {
+    *reinterpret_cast<To*>(out + k * s[0]) =
+        convert<To>(*reinterpret_cast<const From*>(in + k * s[1]), saturate);
+  }
+}
+
+// Same dtype: move bytes, as wide words when the runs are contiguous.
+template <class Word>
+void move_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
+              std::int64_t n) {
+  if (s[0] == sizeof(Word) && s[1] == sizeof(Word)) {
+    std::memcpy(p[0], p[1], static_cast<std::size_t>(n) * sizeof(Word));
+    return;
+  }
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::memcpy(p[0] + k * s[0], p[1] + k * s[1], sizeof(Word));
+  }
+}
+
+}  // namespace
+
+void copy_cast(const Tensor& dst, const Tensor& src, bool saturate) {
+  const Strides ds = byte_strides(dst);
+  const Strides ss = byte_strides(src);
+  std::array<char*, 2> base{
+      static_cast<char*>(const_cast<void*>(dst.raw_data())),
+      static_cast<char*>(const_cast<void*>(src.raw_data()))};
+  const std::array<std::span<const std::int64_t>, 2> strides{
+      std::span<const std::int64_t>(ds), std::span<const std::int64_t>(ss)};
+  if (dst.dtype() == src.dtype()) {
+    auto run = [&]<class Word>() {
+      for_each_strided<2>(dst.shape(), base, strides,
+                          [](auto& p, const auto& s, std::int64_t n) {
+                            move_run<Word>(p, s, n);
+                          });
+    };
+    switch (element_size(dst.dtype())) {
+      case 1: run.template operator()<std::uint8_t>(); break;
+      case 2: run.template operator()<std::uint16_t>(); break;
+      case 4: run.template operator()<std::uint32_t>(); break;
+      default: run.template operator()<std::uint64_t>(); break;
+    }
+    return;
+  }
+  detail::dispatch_element_type(dst.dtype(), "copy", [&]<class To>() {
+    detail::dispatch_element_type(src.dtype(), "copy", [&]<class From>() {
+      for_each_strided<2>(dst.shape(), base, strides,
+                          [saturate](auto& p, const auto& s, std::int64_t n) {
+                            cast_run<To, From>(p, s, n, saturate);
+                          });
+    });
+  });
+}
+
+void fill(const Tensor& dst, const Scalar& value) {
+  detail::dispatch_element_type(dst.dtype(), "fill", [&]<class T>() {
+    const T v = value.to<T>();
+    const Strides ds = byte_strides(dst);
+    const std::array<std::span<const std::int64_t>, 1> strides{
+        std::span<const std::int64_t>(ds)};
+    std::array<char*, 1> base{
+        static_cast<char*>(const_cast<void*>(dst.raw_data()))};
+    for_each_strided<1>(dst.shape(), base, strides,
+                        [v](auto& p, const auto& s, std::int64_t n) {
+                          if (s[0] == sizeof(T)) {
+                            std::fill_n(reinterpret_cast<T*>(p[0]), n, v);
+                            return;
+                          }
+                          for (std::int64_t k = 0; k < n; ++k) {
+                            *reinterpret_cast<T*>(p[0] + k * s[0]) = v;
+                          }
+                        });
+  });
+}
+
+namespace {
+
+// Calls f(linear_index, element_offset) for every element of `t` in
+// row-major order; packed tensors are rare, so a plain odometer suffices.
+template <class F>
+void for_each_element_offset(const Tensor& t, F&& f) {
+  const auto& shape = t.shape();
+  const auto& strides = t.strides();
+  const std::int64_t n = t.numel();
+  SmallVector<std::int64_t, 6> index(shape.size(), 0);
+  std::int64_t offset = t.storage_offset();
+  for (std::int64_t i = 0; i < n; ++i) {
+    f(i, offset);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      offset += strides[d];
+      if (++index[d] < shape[d]) break;
+      offset -= shape[d] * strides[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void unpack_nibbles(const Tensor& dst_bytes, const Tensor& src_packed) {
+  const auto* packed =
+      static_cast<const std::uint8_t*>(src_packed.storage().data());
+  auto* out =
+      static_cast<std::uint8_t*>(const_cast<void*>(dst_bytes.raw_data()));
+  const bool is_signed = src_packed.dtype() == DType::I4;
+  for_each_element_offset(src_packed, [&](std::int64_t i, std::int64_t e) {
+    const std::uint8_t byte = packed[e / 2];
+    int v = e % 2 == 0 ? byte & 0x0f : byte >> 4;
+    if (is_signed && v >= 8) v -= 16;
+    out[i] = static_cast<std::uint8_t>(v);
+  });
+}
+
+void pack_nibbles(const Tensor& dst_packed, const Tensor& src_bytes) {
+  auto* packed = static_cast<std::uint8_t*>(dst_packed.storage().data());
+  const auto* in = static_cast<const std::uint8_t*>(src_bytes.raw_data());
+  for_each_element_offset(dst_packed, [&](std::int64_t i, std::int64_t e) {
+    const auto nibble = static_cast<std::uint8_t>(in[i] & 0x0f);
+    std::uint8_t& byte = packed[e / 2];
+    byte = e % 2 == 0
+               ? static_cast<std::uint8_t>((byte & 0xf0) | nibble)
+               : static_cast<std::uint8_t>((byte & 0x0f) | (nibble << 4));
+  });
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,120 @@
+// Note [strided loop]
+// Every element-wise CPU kernel walks its operands with for_each_strided:
+// operand 0 is the output, the rest are inputs already broadcast to the
+// output's shape (stride 0 on broadcast axes, so nothing is materialised).
+// Axes of extent 1 are dropped, the rest are ordered by the output's strides
+// and adjacent axes that are contiguous in every operand are merged, so a
+// contiguous tensor of any shape becomes one run. The kernel sees only 1-D
+// runs: loop(pointers, byte_strides, n). Runs are split over the thread
+// pool by row; the split never changes results.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <numeric>
+#include <span>
+
+#include "tessel/core/parallel.hpp"
+#include "tessel/core/small_vector.hpp"
+
+namespace tessel::cpu {
+
+// Elements per task below which splitting costs more than it saves.
+inline constexpr std::int64_t kElementwiseGrain = 32768;
+
+template <std::size_t N>
+struct StridedDims {
+  SmallVector<std::int64_t, 6> extent;                 // outermost first
+  SmallVector<std::array<std::int64_t, N>, 6> stride;  // bytes, per operand
+};
+
+template <std::size_t N>
+StridedDims<N> coalesce_dims(
+    std::span<const std::int64_t> shape,
+    const std::array<std::span<const std::int64_t>, N>& byte_strides) {
+  SmallVector<std::int64_t, 8> order;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1) order.push_back(static_cast<std::int64_t>(d));
+  }
+  // Outermost = largest output stride; stable so equal strides keep order.
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
+    for (std::size_t k = 0; k < N; ++k) {
+      const auto sa = std::abs(byte_strides[k][a]);
+      const auto sb = std::abs(byte_strides[k][b]);
+      if (sa != sb) return sa > sb;
+    }
+    return false;
+  });
+  StridedDims<N> dims;
+  for (auto d : order) {
+    std::array<std::int64_t, N> s{};
+    for (std::size_t k = 0; k < N; ++k) s[k] = byte_strides[k][d];
+    if (!dims.extent.empty()) {
+      auto& prev = dims.stride.back();
+      bool mergeable = true;
+      for (std::size_t k = 0; k < N; ++k) {
+        mergeable = mergeable && prev[k] == s[k] * shape[d];
+      }
+      if (mergeable) {
+        dims.extent.back() *= shape[d];
+        prev = s;
+        continue;
+      }
+    }
+    dims.extent.push_back(shape[d]);
+    dims.stride.push_back(s);
+  }
+  return dims;
+}
+
+// Calls loop(std::array<char*, N>& ptrs, const std::array<int64_t, N>&
+// byte_strides, int64_t n) for every innermost run.
+template <std::size_t N, class Loop>
+void for_each_strided(
+    std::span<const std::int64_t> shape, std::array<char*, N> base,
+    const std::array<std::span<const std::int64_t>, N>& byte_strides,
+    Loop&& loop, std::int64_t grain = kElementwiseGrain) {
+  for (auto e : shape) {
+    if (e == 0) return;
+  }
+  const StridedDims<N> dims = coalesce_dims<N>(shape, byte_strides);
+  if (dims.extent.empty()) {  // a single element
+    std::array<std::int64_t, N> zero{};
+    loop(base, zero, std::int64_t{1});
+    return;
+  }
+  const std::size_t outer_rank = dims.extent.size() - 1;
+  const std::int64_t inner = dims.extent.back();
+  const auto inner_stride = dims.stride.back();
+  std::int64_t rows = 1;
+  for (std::size_t d = 0; d < outer_rank; ++d) rows *= dims.extent[d];
+  const std::int64_t rows_per_task = std::max<std::int64_t>(1, grain / inner);
+  parallel_for(0, rows, rows_per_task, [&](std::int64_t lo, std::int64_t hi) {
+    // Multi-index of row `lo`, then an odometer over the outer axes.
+    SmallVector<std::int64_t, 6> index(outer_rank, 0);
+    std::array<char*, N> ptr = base;
+    std::int64_t rest = lo;
+    for (std::size_t d = outer_rank; d-- > 0;) {
+      index[d] = rest % dims.extent[d];
+      rest /= dims.extent[d];
+      for (std::size_t k = 0; k < N; ++k) {
+        ptr[k] += index[d] * dims.stride[d][k];
+      }
+    }
+    for (std::int64_t row = lo; row < hi; ++row) {
+      std::array<char*, N> run = ptr;
+      loop(run, inner_stride, inner);
+      for (std::size_t d = outer_rank; d-- > 0;) {
+        for (std::size_t k = 0; k < N; ++k) ptr[k] += dims.stride[d][k];
+        if (++index[d] < dims.extent[d]) break;
+        for (std::size_t k = 0; k < N; ++k) {
+          ptr[k] -= dims.extent[d] * dims.stride[d][k];
+        }
+        index[d] = 0;
+      }
+    }
+  });
+}
+
+}  // namespace tessel::cpu

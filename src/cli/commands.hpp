@@ -1,0 +1,14 @@
+// Each subcommand of `tessel` registers its options on the app and returns
+// the function that runs it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace tessel::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_info_command(CLI::App& app);
+
+}  // namespace tessel::cli

@@ -1,0 +1,44 @@
+// The `tessel` command. Library errors become a one-line message and an
+// exit code per error family; nothing aborts on user input.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "cli/commands.hpp"
+#include "tessel/tessel.hpp"
+
+namespace {
+
+int exit_code_for(const tessel::Error& e) {
+  switch (e.error_code()) {
+    case tessel::ErrorCode::MalformedFile:
+    case tessel::ErrorCode::IoFailure: return 3;
+    case tessel::ErrorCode::BadConfig: return 4;
+    default: return 2;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessel: tensors, models and their files"};
+  app.set_version_flag("--version",
+                       std::string("tessel ") + TESSEL_VERSION_STRING);
+  app.require_subcommand(1);
+  std::map<std::string, tessel::cli::Runner> runners;
+  runners["info"] = tessel::cli::add_info_command(app);
+  try {
+    app.parse(argc, argv);
+    for (auto* sub : app.get_subcommands())
+      return runners.at(sub->get_name())();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const tessel::Error& e) {
+    fmt::print(stderr, "tessel: error {}: {}\n", e.code(), e.message());
+    return exit_code_for(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tessel: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

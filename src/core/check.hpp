@@ -1,0 +1,41 @@
+// Private helpers for raising DESIGN §2 errors with "[op] ..." messages.
+// The message is formatted only when the check fails.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tessel/core/error.hpp"
+
+namespace tessel::detail {
+
+template <class... Args>
+[[noreturn]] void fail(ErrorCode code, std::string_view op,
+                       fmt::format_string<Args...> format, Args&&... args) {
+  throw_error(code, fmt::format("[{}] ", op) +
+                        fmt::format(format, std::forward<Args>(args)...));
+}
+
+[[noreturn]] inline void internal_failure(const char* what, const char* file,
+                                          int line) {
+  throw std::logic_error(
+      fmt::format("tessel internal error: {} ({}:{}); please report this bug",
+                  what, file, line));
+}
+
+}  // namespace tessel::detail
+
+// User-facing precondition: throws the DESIGN §2 error `code`.
+#define TESSEL_CHECK(cond, code, op, ...)                                 \
+  do {                                                                    \
+    if (!(cond)) [[unlikely]]                                             \
+      ::tessel::detail::fail(::tessel::ErrorCode::code, op, __VA_ARGS__); \
+  } while (0)
+
+// Internal invariant: a failure is a tessel bug, never the user's input.
+#define TESSEL_ASSERT(cond)                                          \
+  do {                                                               \
+    if (!(cond)) [[unlikely]]                                        \
+      ::tessel::detail::internal_failure(#cond, __FILE__, __LINE__); \
+  } while (0)

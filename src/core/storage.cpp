@@ -1,0 +1,196 @@
+#include "tessel/core/storage.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/check.hpp"
+
+namespace tessel {
+
+struct Storage::Impl {
+  void* data = nullptr;
+  std::int64_t nbytes = 0;
+  Device device;
+  StorageOrigin origin = StorageOrigin::Owned;
+  bool writable = true;
+  std::function<void()> release;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (release) release();
+  }
+};
+
+const char* origin_name(StorageOrigin origin) {
+  switch (origin) {
+    case StorageOrigin::Owned: return "owned";
+    case StorageOrigin::Pinned: return "pinned";
+    case StorageOrigin::MappedFile: return "mapped-file";
+    case StorageOrigin::SharedMemory: return "shared-memory";
+    case StorageOrigin::Borrowed: return "borrowed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::size_t round_up(std::size_t n, std::size_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+void check_nbytes(std::int64_t nbytes, const char* op) {
+  TESSEL_CHECK(nbytes >= 0, BadShape, op, "negative byte count {}", nbytes);
+  TESSEL_CHECK(static_cast<std::uint64_t>(nbytes) <=
+                   std::numeric_limits<std::size_t>::max() - kAllocAlignment,
+               SizeOverflow, op, "byte count {} is too large", nbytes);
+}
+
+std::string memlock_limit_text() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0) return "unknown";
+  if (limit.rlim_cur == RLIM_INFINITY) return "unlimited";
+  return fmt::format("{} bytes", static_cast<std::uint64_t>(limit.rlim_cur));
+}
+
+}  // namespace
+
+Storage Storage::allocate(std::int64_t nbytes, Device device) {
+  check_nbytes(nbytes, "allocate");
+  require_device(device, "allocate");
+  // Empty tensors still get a valid, aligned pointer: kernels may form
+  // pointers into them and memcpy of zero bytes requires non-null.
+  const std::size_t size =
+      round_up(std::max<std::size_t>(static_cast<std::size_t>(nbytes), 1),
+               kAllocAlignment);
+  void* data = std::aligned_alloc(kAllocAlignment, size);
+  TESSEL_CHECK(data != nullptr, IoFailure, "allocate",
+               "out of memory allocating {} bytes on {}", nbytes, device.str());
+  auto impl = std::make_shared<Impl>();
+  impl->data = data;
+  impl->nbytes = nbytes;
+  impl->device = device;
+  impl->release = [data] { std::free(data); };
+  return Storage(std::move(impl));
+}
+
+Storage Storage::allocate_pinned(std::int64_t nbytes,
+                                 bool fall_back_to_pageable) {
+  check_nbytes(nbytes, "allocate_pinned");
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t size = round_up(
+      std::max<std::size_t>(static_cast<std::size_t>(nbytes), 1), page);
+  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  TESSEL_CHECK(data != MAP_FAILED, IoFailure, "allocate_pinned",
+               "mmap of {} bytes failed: {}", size, std::strerror(errno));
+  if (mlock(data, size) != 0) {
+    const int err = errno;
+    munmap(data, size);
+    if (fall_back_to_pageable) return allocate(nbytes);
+    detail::fail(ErrorCode::IoFailure, "allocate_pinned",
+                 "the OS refused to page-lock {} bytes ({}); RLIMIT_MEMLOCK "
+                 "is {}. Raise it (ulimit -l) or use pageable memory",
+                 nbytes, std::strerror(err), memlock_limit_text());
+  }
+  auto impl = std::make_shared<Impl>();
+  impl->data = data;
+  impl->nbytes = nbytes;
+  impl->origin = StorageOrigin::Pinned;
+  impl->release = [data, size] {
+    munlock(data, size);
+    munmap(data, size);
+  };
+  return Storage(std::move(impl));
+}
+
+Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
+                          std::uint64_t offset,
+                          std::optional<std::uint64_t> length) {
+  const std::string name = path.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  TESSEL_CHECK(fd >= 0, IoFailure, "map_file", "cannot open '{}': {}", name,
+               std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    detail::fail(ErrorCode::IoFailure, "map_file", "cannot stat '{}': {}", name,
+                 std::strerror(err));
+  }
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t want =
+      length.value_or(offset <= file_size ? file_size - offset : 0);
+  if (offset > file_size || want > file_size - offset) {
+    ::close(fd);
+    detail::fail(ErrorCode::IoFailure, "map_file",
+                 "range [{}, {}+{}) lies outside '{}' of {} bytes", offset,
+                 offset, want, name, file_size);
+  }
+  auto impl = std::make_shared<Impl>();
+  impl->nbytes = static_cast<std::int64_t>(want);
+  impl->origin = StorageOrigin::MappedFile;
+  impl->writable = mode == MapMode::CopyOnWrite;
+  if (want == 0) {
+    // mmap refuses empty ranges; an empty mapping still needs an address.
+    ::close(fd);
+    Storage empty = allocate(0);
+    impl->data = empty.data();
+    impl->release = [keep = std::move(empty)] {};
+    return Storage(std::move(impl));
+  }
+  // mmap wants a page-aligned file offset: map from the page start.
+  const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t start = offset / page * page;
+  const std::size_t span = static_cast<std::size_t>(want + (offset - start));
+  const int prot =
+      mode == MapMode::ReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+  const int flags = mode == MapMode::ReadOnly ? MAP_SHARED : MAP_PRIVATE;
+  void* base = mmap(nullptr, span, prot, flags, fd, static_cast<off_t>(start));
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file alive
+  TESSEL_CHECK(base != MAP_FAILED, IoFailure, "map_file",
+               "mmap of '{}' failed: {}", name, std::strerror(err));
+  impl->data = static_cast<char*>(base) + (offset - start);
+  impl->release = [base, span] { munmap(base, span); };
+  return Storage(std::move(impl));
+}
+
+Storage Storage::borrow(void* data, std::int64_t nbytes, Device device,
+                        std::function<void(void*)> deleter, bool writable) {
+  check_nbytes(nbytes, "borrow");
+  TESSEL_CHECK(data != nullptr || nbytes == 0, BadShape, "from_blob",
+               "null pointer for {} bytes", nbytes);
+  auto impl = std::make_shared<Impl>();
+  impl->data = data;
+  impl->nbytes = nbytes;
+  impl->device = device;
+  impl->origin = StorageOrigin::Borrowed;
+  impl->writable = writable;
+  if (deleter) impl->release = [data, d = std::move(deleter)] { d(data); };
+  return Storage(std::move(impl));
+}
+
+void* Storage::data() const { return impl_ ? impl_->data : nullptr; }
+std::int64_t Storage::nbytes() const { return impl_ ? impl_->nbytes : 0; }
+Device Storage::device() const { return impl_ ? impl_->device : Device::cpu(); }
+StorageOrigin Storage::origin() const {
+  return impl_ ? impl_->origin : StorageOrigin::Owned;
+}
+bool Storage::writable() const { return impl_ && impl_->writable; }
+
+std::size_t Storage::alignment() const {
+  const auto address = reinterpret_cast<std::uintptr_t>(data());
+  if (address == 0) return 4096;
+  return std::min<std::size_t>(address & (~address + 1), 4096);
+}
+
+}  // namespace tessel

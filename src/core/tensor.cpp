@@ -1,0 +1,484 @@
+// Tensor metadata, views and element access. Anything that moves element
+// data (contiguous, clone, to, fill_, copy_) lives in src/ops/copy.cpp.
+#include "tessel/core/tensor.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "core/check.hpp"
+#include "core/dispatch.hpp"
+
+namespace tessel {
+
+struct Tensor::Impl {
+  Storage storage;
+  Shape shape;
+  Strides strides;
+  std::int64_t offset = 0;
+  DType dtype = DType::F32;
+  std::int64_t numel = 0;
+  bool contiguous = true;
+  std::string name;
+};
+
+namespace {
+
+// Byte position of the element at element offset `e` (for packed dtypes the
+// byte holding it; for block dtypes, e must start a block).
+std::int64_t byte_offset_of(DType dtype, std::int64_t e) {
+  const auto& t = dtype_traits(dtype);
+  if (t.kind == DTypeKind::Quantized) return e / t.block_size * t.block_bytes;
+  if (t.bits == 4) return e / 2;
+  return e * (t.bits / 8);
+}
+
+// Block-quantised tensors address whole blocks: the innermost axis must be
+// unit-stride and a whole number of blocks, and every other stride and the
+// offset must land on block starts.
+void check_block_layout(DType dtype, const Shape& shape, const Strides& strides,
+                        std::int64_t offset, const char* op) {
+  const auto& t = dtype_traits(dtype);
+  if (t.kind != DTypeKind::Quantized) return;
+  const auto rank = shape.size();
+  bool ok = rank > 0 && offset % t.block_size == 0 &&
+            shape[rank - 1] % t.block_size == 0 &&
+            (strides[rank - 1] == 1 || shape[rank - 1] <= 1);
+  for (std::size_t i = 0; ok && i + 1 < rank; ++i) {
+    ok = shape[i] <= 1 || strides[i] % t.block_size == 0;
+  }
+  TESSEL_CHECK(ok, NotContiguous, op,
+               "{} tensors need whole {}-element blocks along a unit-stride "
+               "innermost axis; shape {} strides {} offset {} does not",
+               t.name, t.block_size, shape_string(shape), shape_string(strides),
+               offset);
+}
+
+// Strides for viewing (shape, strides) as `target` without copying, or
+// nothing when the memory layout does not allow it (PyTorch's algorithm:
+// each run of mutually contiguous old axes must be split exactly).
+std::optional<Strides> view_strides(const Shape& shape, const Strides& strides,
+                                    const Shape& target, std::int64_t numel) {
+  if (numel == 0 || is_contiguous(shape, strides)) {
+    return contiguous_strides(target);
+  }
+  Strides out(target.size(), 0);
+  auto view_d = static_cast<std::int64_t>(target.size()) - 1;
+  std::int64_t chunk_stride = strides.back();
+  std::int64_t tensor_numel = 1;
+  std::int64_t view_numel = 1;
+  for (auto d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    const bool chunk_ends =
+        d == 0 ||
+        (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || target[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= target[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = strides[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+// Replaces a single -1 extent by the one that keeps `numel` elements.
+Shape infer_shape(Shape target, std::int64_t numel, const Shape& from,
+                  const char* op) {
+  std::optional<std::size_t> infer;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      TESSEL_CHECK(!infer, BadShape, op, "only one extent may be -1, got {}",
+                   shape_string(target));
+      infer = i;
+      continue;
+    }
+    TESSEL_CHECK(target[i] >= 0, BadShape, op, "invalid extent {} in {}",
+                 target[i], shape_string(target));
+    known = checked_mul(known, target[i], op);
+  }
+  if (infer) {
+    TESSEL_CHECK(known != 0 && numel % known == 0, BadShape, op,
+                 "cannot reshape {} ({} elements) into {}", shape_string(from),
+                 numel, shape_string(target));
+    target[*infer] = numel / known;
+  }
+  TESSEL_CHECK(checked_numel(target) == numel, BadShape, op,
+               "cannot reshape {} ({} elements) into {}", shape_string(from),
+               numel, shape_string(target));
+  return target;
+}
+
+}  // namespace
+
+Tensor::Tensor(Storage storage, Shape shape, Strides strides,
+               std::int64_t offset, DType dtype) {
+  constexpr const char* op = "tensor";
+  TESSEL_CHECK(storage.defined(), BadShape, op, "undefined storage");
+  if (strides.empty() && !shape.empty()) strides = contiguous_strides(shape);
+  TESSEL_CHECK(strides.size() == shape.size(), BadShape, op,
+               "shape {} has rank {} but strides {} have {} entries",
+               shape_string(shape), shape.size(), shape_string(strides),
+               strides.size());
+  const std::int64_t numel = checked_numel(shape);
+  TESSEL_CHECK(offset >= 0, BadShape, op, "negative offset {}", offset);
+  std::int64_t last = offset;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    TESSEL_CHECK(strides[i] >= 0, BadShape, op,
+                 "negative stride {} (use flip, which copies)", strides[i]);
+    if (shape[i] > 0) {
+      last = checked_add(last, checked_mul(shape[i] - 1, strides[i], op), op);
+    }
+  }
+  check_block_layout(dtype, shape, strides, offset, op);
+  if (numel > 0) {
+    const std::int64_t end = bytes_through_element(dtype, last);
+    TESSEL_CHECK(end <= storage.nbytes(), OutOfRange, op,
+                 "shape {} strides {} offset {} of {} address byte {} but the "
+                 "storage holds {} bytes",
+                 shape_string(shape), shape_string(strides), offset,
+                 dtype_name(dtype), end, storage.nbytes());
+  }
+  impl_ = std::make_shared<Impl>();
+  impl_->storage = std::move(storage);
+  impl_->contiguous = ::tessel::is_contiguous(shape, strides);
+  impl_->shape = std::move(shape);
+  impl_->strides = std::move(strides);
+  impl_->offset = offset;
+  impl_->dtype = dtype;
+  impl_->numel = numel;
+}
+
+const Tensor::Impl& Tensor::impl(const char* op) const {
+  TESSEL_CHECK(impl_ != nullptr, BadShape, op,
+               "the tensor is undefined (default-constructed)");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return impl("shape").shape; }
+const Strides& Tensor::strides() const { return impl("strides").strides; }
+std::int64_t Tensor::storage_offset() const { return impl("offset").offset; }
+DType Tensor::dtype() const { return impl("dtype").dtype; }
+Device Tensor::device() const { return impl("device").storage.device(); }
+std::int64_t Tensor::rank() const {
+  return static_cast<std::int64_t>(impl("rank").shape.size());
+}
+std::int64_t Tensor::numel() const { return impl("numel").numel; }
+std::int64_t Tensor::nbytes() const { return storage_bytes(dtype(), numel()); }
+bool Tensor::is_contiguous() const { return impl("is_contiguous").contiguous; }
+std::int64_t Tensor::size(std::int64_t dim) const {
+  return shape()[normalize_axis(dim, rank(), "size")];
+}
+std::int64_t Tensor::stride(std::int64_t dim) const {
+  return strides()[normalize_axis(dim, rank(), "stride")];
+}
+const Storage& Tensor::storage() const { return impl("storage").storage; }
+bool Tensor::shares_storage_with(const Tensor& other) const {
+  return storage().is_same(other.storage());
+}
+const std::string& Tensor::name() const { return impl("name").name; }
+Tensor& Tensor::set_name(std::string name) {
+  impl("set_name");
+  impl_->name = std::move(name);
+  return *this;
+}
+
+void Tensor::check_element_type(DType requested, const char* op) const {
+  TESSEL_CHECK(requested == dtype(), BadDType, op,
+               "element type {} requested from a {} tensor",
+               dtype_name(requested), dtype_name(dtype()));
+}
+
+void Tensor::check_writable(const char* op) const {
+  TESSEL_CHECK(storage().writable(), IoFailure, op,
+               "the tensor's memory is read-only ({}); clone() it, or map "
+               "the file copy-on-write",
+               origin_name(storage().origin()));
+}
+
+const void* Tensor::raw_data() const {
+  const auto& i = impl("raw_data");
+  return static_cast<const char*>(i.storage.data()) +
+         byte_offset_of(i.dtype, i.offset);
+}
+
+void* Tensor::mutable_raw_data() {
+  check_writable("data");
+  return const_cast<void*>(raw_data());
+}
+
+const void* Tensor::element_address(std::span<const std::int64_t> index,
+                                    const char* op) const {
+  const auto& i = impl(op);
+  TESSEL_CHECK(index.size() == i.shape.size(), BadShape, op,
+               "{} indices given for a tensor of shape {}", index.size(),
+               shape_string(i.shape));
+  std::int64_t e = i.offset;
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    std::int64_t k = index[d];
+    const std::int64_t extent = i.shape[d];
+    TESSEL_CHECK(k >= -extent && k < extent, OutOfRange, op,
+                 "index {} is out of range for axis {} of extent {} (shape {})",
+                 k, d, extent, shape_string(i.shape));
+    if (k < 0) k += extent;
+    e += k * i.strides[d];
+  }
+  return static_cast<const char*>(i.storage.data()) +
+         byte_offset_of(i.dtype, e);
+}
+
+namespace {
+
+// Packed i4/u4 elements: low nibble first; i4 is sign-extended.
+std::int64_t element_nibble_offset(const Tensor& t,
+                                   std::span<const std::int64_t> index) {
+  std::int64_t e = t.storage_offset();
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    const std::int64_t k = index[d] < 0 ? index[d] + t.shape()[d] : index[d];
+    e += k * t.strides()[d];
+  }
+  return e;
+}
+
+}  // namespace
+
+Scalar Tensor::get(std::span<const std::int64_t> idx) const {
+  const void* address = element_address(idx, "get");
+  if (is_packed(dtype())) {
+    const auto byte = *static_cast<const std::uint8_t*>(address);
+    const int nibble =
+        element_nibble_offset(*this, idx) % 2 == 0 ? byte & 0x0f : byte >> 4;
+    if (dtype() == DType::U4) return Scalar(static_cast<std::uint8_t>(nibble));
+    return Scalar(static_cast<std::int8_t>(nibble >= 8 ? nibble - 16 : nibble));
+  }
+  return detail::dispatch_element_type(dtype(), "get", [&]<class T>() {
+    return Scalar(*static_cast<const T*>(address));
+  });
+}
+
+void Tensor::set(std::span<const std::int64_t> idx, Scalar value) {
+  check_writable("set");
+  void* address = const_cast<void*>(element_address(idx, "set"));
+  if (is_packed(dtype())) {
+    auto& byte = *static_cast<std::uint8_t*>(address);
+    const auto nibble =
+        static_cast<std::uint8_t>(value.to<std::int8_t>() & 0x0f);
+    byte = element_nibble_offset(*this, idx) % 2 == 0
+               ? static_cast<std::uint8_t>((byte & 0xf0) | nibble)
+               : static_cast<std::uint8_t>((byte & 0x0f) | (nibble << 4));
+    return;
+  }
+  detail::dispatch_element_type(dtype(), "set", [&]<class T>() {
+    *static_cast<T*>(address) = value.to<T>();
+  });
+}
+
+Scalar Tensor::item_scalar() const {
+  TESSEL_CHECK(numel() == 1, BadShape, "item",
+               "a tensor of shape {} ({} elements) is not a single value",
+               shape_string(shape()), numel());
+  const Shape origin(static_cast<std::size_t>(rank()), 0);
+  return get(origin);
+}
+
+// ---- views -----------------------------------------------------------------
+
+Tensor Tensor::make_view(Shape shape, Strides strides, std::int64_t offset,
+                         const char* op) const {
+  const auto& i = impl(op);
+  check_block_layout(i.dtype, shape, strides, offset, op);
+  auto v = std::make_shared<Impl>();
+  v->storage = i.storage;
+  v->numel = checked_numel(shape);
+  v->contiguous = ::tessel::is_contiguous(shape, strides);
+  v->shape = std::move(shape);
+  v->strides = std::move(strides);
+  v->offset = offset;
+  v->dtype = i.dtype;
+  return Tensor(std::move(v));
+}
+
+Tensor Tensor::view(Shape target) const {
+  const auto& i = impl("view");
+  target = infer_shape(std::move(target), i.numel, i.shape, "view");
+  auto strides = view_strides(i.shape, i.strides, target, i.numel);
+  TESSEL_CHECK(strides.has_value(), NotContiguous, "view",
+               "a tensor of shape {} with strides {} cannot be viewed as {} "
+               "without copying; use reshape",
+               shape_string(i.shape), shape_string(i.strides),
+               shape_string(target));
+  return make_view(std::move(target), std::move(*strides), i.offset, "view");
+}
+
+Tensor Tensor::reshape(Shape target) const {
+  const auto& i = impl("reshape");
+  target = infer_shape(std::move(target), i.numel, i.shape, "reshape");
+  if (auto strides = view_strides(i.shape, i.strides, target, i.numel)) {
+    return make_view(std::move(target), std::move(*strides), i.offset,
+                     "reshape");
+  }
+  return contiguous().view(std::move(target));
+}
+
+Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
+  const auto& i = impl("permute");
+  const auto rank = static_cast<std::int64_t>(i.shape.size());
+  TESSEL_CHECK(static_cast<std::int64_t>(dims.size()) == rank, BadShape,
+               "permute", "{} axes given for a tensor of rank {}", dims.size(),
+               rank);
+  Shape shape(dims.size());
+  Strides strides(dims.size());
+  SmallVector<bool, 8> seen(dims.size(), false);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const auto d = normalize_axis(dims[k], rank, "permute");
+    TESSEL_CHECK(!seen[d], BadShape, "permute",
+                 "axis {} repeated in permutation {}", d, shape_string(dims));
+    seen[d] = true;
+    shape[k] = i.shape[d];
+    strides[k] = i.strides[d];
+  }
+  return make_view(std::move(shape), std::move(strides), i.offset, "permute");
+}
+
+Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
+  const auto& i = impl("transpose");
+  const auto rank = static_cast<std::int64_t>(i.shape.size());
+  const auto a = normalize_axis(dim0, rank, "transpose");
+  const auto b = normalize_axis(dim1, rank, "transpose");
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  std::swap(shape[a], shape[b]);
+  std::swap(strides[a], strides[b]);
+  return make_view(std::move(shape), std::move(strides), i.offset, "transpose");
+}
+
+Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
+                     std::int64_t step) const {
+  const auto& i = impl("slice");
+  const auto d =
+      normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "slice");
+  TESSEL_CHECK(step > 0, BadShape, "slice",
+               "step must be positive, got {} (use flip to reverse)", step);
+  const std::int64_t extent = i.shape[d];
+  auto clamp = [extent](std::int64_t k) {
+    if (k < 0) k += extent;
+    return std::clamp<std::int64_t>(k, 0, extent);
+  };
+  const std::int64_t lo = clamp(start);
+  const std::int64_t hi = std::max(clamp(stop), lo);
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  shape[d] = (hi - lo + step - 1) / step;
+  strides[d] = checked_mul(i.strides[d], step, "slice");
+  const std::int64_t offset = i.offset + (shape[d] > 0 ? lo * i.strides[d] : 0);
+  return make_view(std::move(shape), std::move(strides), offset, "slice");
+}
+
+Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
+  const auto& i = impl("select");
+  const auto d =
+      normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "select");
+  const std::int64_t extent = i.shape[d];
+  TESSEL_CHECK(index >= -extent && index < extent, OutOfRange, "select",
+               "index {} is out of range for axis {} of extent {} (shape {})",
+               index, d, extent, shape_string(i.shape));
+  if (index < 0) index += extent;
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  const std::int64_t offset = i.offset + index * i.strides[d];
+  shape.erase(static_cast<std::size_t>(d));
+  strides.erase(static_cast<std::size_t>(d));
+  return make_view(std::move(shape), std::move(strides), offset, "select");
+}
+
+Tensor Tensor::expand(Shape target) const {
+  const auto& i = impl("expand");
+  TESSEL_CHECK(target.size() >= i.shape.size(), BadShape, "expand",
+               "cannot expand {} to the lower rank {}", shape_string(i.shape),
+               shape_string(target));
+  const std::size_t lead = target.size() - i.shape.size();
+  Strides strides(target.size(), 0);
+  for (std::size_t k = 0; k < target.size(); ++k) {
+    if (k < lead) {
+      TESSEL_CHECK(target[k] >= 0, BadShape, "expand",
+                   "new leading axis {} needs an explicit extent in {}", k,
+                   shape_string(target));
+      continue;
+    }
+    const std::int64_t have = i.shape[k - lead];
+    if (target[k] == -1) target[k] = have;
+    if (target[k] == have) {
+      strides[k] = i.strides[k - lead];
+    } else {
+      TESSEL_CHECK(have == 1 && target[k] >= 0, BroadcastMismatch, "expand",
+                   "shape {} cannot be broadcast to {}: axis {} has extent {}",
+                   shape_string(i.shape), shape_string(target), k, have);
+    }
+  }
+  return make_view(std::move(target), std::move(strides), i.offset, "expand");
+}
+
+Tensor Tensor::squeeze() const {
+  const auto& i = impl("squeeze");
+  Shape shape;
+  Strides strides;
+  for (std::size_t k = 0; k < i.shape.size(); ++k) {
+    if (i.shape[k] == 1) continue;
+    shape.push_back(i.shape[k]);
+    strides.push_back(i.strides[k]);
+  }
+  return make_view(std::move(shape), std::move(strides), i.offset, "squeeze");
+}
+
+Tensor Tensor::squeeze(std::int64_t dim) const {
+  const auto& i = impl("squeeze");
+  const auto d =
+      normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "squeeze");
+  TESSEL_CHECK(i.shape[d] == 1, BadShape, "squeeze",
+               "axis {} of shape {} has extent {}, not 1", d,
+               shape_string(i.shape), i.shape[d]);
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  shape.erase(static_cast<std::size_t>(d));
+  strides.erase(static_cast<std::size_t>(d));
+  return make_view(std::move(shape), std::move(strides), i.offset, "squeeze");
+}
+
+Tensor Tensor::unsqueeze(std::int64_t dim) const {
+  const auto& i = impl("unsqueeze");
+  const auto rank = static_cast<std::int64_t>(i.shape.size());
+  const auto d = normalize_axis(dim, rank + 1, "unsqueeze");
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  const std::int64_t stride = d < rank ? i.strides[d] * i.shape[d] : 1;
+  shape.insert(static_cast<std::size_t>(d), 1);
+  strides.insert(static_cast<std::size_t>(d), stride);
+  return make_view(std::move(shape), std::move(strides), i.offset, "unsqueeze");
+}
+
+Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  const auto& i = impl("flatten");
+  const auto rank = static_cast<std::int64_t>(i.shape.size());
+  if (rank == 0) return reshape({1});
+  const auto a = normalize_axis(start_dim, rank, "flatten");
+  const auto b = normalize_axis(end_dim, rank, "flatten");
+  TESSEL_CHECK(a <= b, BadShape, "flatten",
+               "start_dim {} comes after end_dim {}", a, b);
+  Shape shape;
+  for (std::int64_t k = 0; k < a; ++k) shape.push_back(i.shape[k]);
+  std::int64_t merged = 1;
+  for (std::int64_t k = a; k <= b; ++k) merged *= i.shape[k];
+  shape.push_back(merged);
+  for (std::int64_t k = b + 1; k < rank; ++k) shape.push_back(i.shape[k]);
+  return reshape(std::move(shape));
+}
+
+}  // namespace tessel

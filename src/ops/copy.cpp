@@ -1,0 +1,126 @@
+// The Tensor members that move element data: contiguous, clone, to, fill_,
+// copy_. Packed i4/u4 go through one byte per element; block-quantised
+// tensors are copied as whole blocks and never cast element-wise.
+#include <cstring>
+
+#include "backends/cpu/kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel {
+
+namespace {
+
+// The one-byte-per-element dtype that packed values unpack to.
+DType unpacked_dtype(DType packed) {
+  return packed == DType::I4 ? DType::I8 : DType::U8;
+}
+
+Tensor unpack(const Tensor& packed) {
+  Tensor bytes = empty(packed.shape(), unpacked_dtype(packed.dtype()));
+  cpu::unpack_nibbles(bytes, packed);
+  return bytes;
+}
+
+// A block-quantised tensor seen as the u8 bytes of its blocks (same storage).
+Tensor block_bytes_view(const Tensor& t) {
+  const auto& tr = dtype_traits(t.dtype());
+  Shape shape = t.shape();
+  Strides strides = t.strides();
+  for (std::size_t d = 0; d + 1 < shape.size(); ++d) {
+    strides[d] = strides[d] / tr.block_size * tr.block_bytes;
+  }
+  shape.back() = shape.back() / tr.block_size * tr.block_bytes;
+  strides.back() = 1;
+  return Tensor(t.storage(), std::move(shape), std::move(strides),
+                t.storage_offset() / tr.block_size * tr.block_bytes, DType::U8);
+}
+
+void check_castable(DType from, DType to, const char* op) {
+  TESSEL_CHECK(
+      from == to || (!is_block_quantized(from) && !is_block_quantized(to)),
+      BadDType, op,
+      "{} -> {}: block-quantised data is converted by quantize / "
+      "dequantize, not by an element-wise cast",
+      dtype_name(from), dtype_name(to));
+}
+
+// dst and src have the same shape; any dtypes that pass check_castable.
+void copy_same_shape(const Tensor& dst, const Tensor& src,
+                     CastOptions options) {
+  if (is_block_quantized(dst.dtype())) {
+    cpu::copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
+  } else if (is_packed(dst.dtype())) {
+    const Tensor bytes =
+        is_packed(src.dtype()) && src.dtype() == dst.dtype()
+            ? unpack(src)
+            : src.to(unpacked_dtype(dst.dtype()), options).contiguous();
+    cpu::pack_nibbles(dst, bytes);
+  } else if (is_packed(src.dtype())) {
+    cpu::copy_cast(dst, unpack(src), options.saturate);
+  } else {
+    cpu::copy_cast(dst, src, options.saturate);
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), dtype());
+  if (numel() > 0) copy_same_shape(out, *this, {});
+  out.set_name(name());
+  return out;
+}
+
+Tensor Tensor::to(DType target, CastOptions options) const {
+  if (target == dtype()) return *this;
+  check_castable(dtype(), target, "to");
+  Tensor out = empty(shape(), target);
+  if (numel() > 0) copy_same_shape(out, *this, options);
+  return out;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (target == device()) return *this;
+  require_device(target, "to");
+  // Only reachable once a second backend is compiled in; it provides the
+  // transfer. Until then require_device has already thrown.
+  detail::fail(ErrorCode::DeviceMismatch, "to", "no transfer from {} to {}",
+               device().str(), target.str());
+}
+
+Tensor& Tensor::fill_(Scalar value) {
+  check_writable("fill_");
+  TESSEL_CHECK(!is_block_quantized(dtype()), BadDType, "fill_",
+               "cannot fill a {} tensor element-wise; quantize a filled f32 "
+               "tensor instead",
+               dtype_name(dtype()));
+  if (numel() == 0) return *this;
+  if (is_packed(dtype())) {
+    const Tensor bytes = full(shape(), value, unpacked_dtype(dtype()));
+    cpu::pack_nibbles(*this, bytes);
+    return *this;
+  }
+  cpu::fill(*this, value);
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src, CastOptions options) {
+  check_writable("copy_");
+  TESSEL_CHECK(src.device() == device(), DeviceMismatch, "copy_",
+               "source on {} but destination on {}", src.device().str(),
+               device().str());
+  check_castable(src.dtype(), dtype(), "copy_");
+  Tensor source = src.expand(shape());
+  // Overlapping memory: read everything before writing anything.
+  if (source.shares_storage_with(*this)) source = source.clone();
+  if (numel() > 0) copy_same_shape(*this, source, options);
+  return *this;
+}
+
+}  // namespace tessel

@@ -1,0 +1,184 @@
+#include "tessel/ops/factories.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/kernels.hpp"
+#include "core/check.hpp"
+
+namespace tessel {
+
+__extension__ using Int128 = __int128;
+
+Tensor empty(Shape shape, DType dtype) {
+  const std::int64_t numel = checked_numel(shape);
+  const std::int64_t bytes = storage_bytes(dtype, numel);
+  Storage storage = Storage::allocate(bytes, current_device());
+  Strides strides = contiguous_strides(shape);
+  return Tensor(std::move(storage), std::move(shape), std::move(strides), 0,
+                dtype);
+}
+
+Tensor zeros(Shape shape, DType dtype) {
+  Tensor t = empty(std::move(shape), dtype);
+  // All-zero bytes are zero in every dtype, block formats included (scale 0).
+  std::memset(t.mutable_raw_data(), 0, static_cast<std::size_t>(t.nbytes()));
+  return t;
+}
+
+Tensor ones(Shape shape, DType dtype) {
+  return full(std::move(shape), 1, dtype);
+}
+
+Tensor full(Shape shape, Scalar value, std::optional<DType> dtype) {
+  Tensor t = empty(std::move(shape), dtype.value_or(value.default_dtype()));
+  t.fill_(value);
+  return t;
+}
+
+Tensor arange(Scalar end) { return arange(0, end, 1); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step,
+              std::optional<DType> dtype) {
+  const bool all_int = !start.is_floating_point() && !end.is_floating_point() &&
+                       !step.is_floating_point();
+  const DType out_dtype = dtype.value_or(all_int ? DType::I64 : DType::F32);
+  std::int64_t length = 0;
+  if (all_int) {
+    const auto s = start.to<std::int64_t>();
+    const auto e = end.to<std::int64_t>();
+    const auto d = step.to<std::int64_t>();
+    TESSEL_CHECK(d != 0, BadShape, "arange", "step must not be zero");
+    const Int128 span = static_cast<Int128>(e) - s;
+    const Int128 n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
+    length = n > 0 ? static_cast<std::int64_t>(n) : 0;
+  } else {
+    const auto s = start.to<double>();
+    const auto e = end.to<double>();
+    const auto d = step.to<double>();
+    TESSEL_CHECK(
+        d != 0.0 && std::isfinite(s) && std::isfinite(e) && std::isfinite(d),
+        BadShape, "arange",
+        "start {}, end {} and step {} must be finite and step nonzero", s, e,
+        d);
+    const double n = std::ceil((e - s) / d);
+    TESSEL_CHECK(n < 9.2e18, SizeOverflow, "arange", "{} elements are too many",
+                 n);
+    length = n > 0 ? static_cast<std::int64_t>(n) : 0;
+  }
+  if (!is_byte_addressable(out_dtype)) {
+    return arange(start, end, step, DType::F64).to(out_dtype);
+  }
+  Tensor t = empty({length}, out_dtype);
+  cpu::fill_arange(t, start, step);
+  return t;
+}
+
+Tensor linspace(double start, double end, std::int64_t steps, DType dtype) {
+  TESSEL_CHECK(steps >= 0, BadShape, "linspace",
+               "number of steps must be non-negative, got {}", steps);
+  Tensor t = empty({steps}, dtype);
+  if (steps > 0) cpu::fill_linspace(t, start, end);
+  return t;
+}
+
+Tensor eye(std::int64_t n, std::optional<std::int64_t> m, DType dtype) {
+  const std::int64_t cols = m.value_or(n);
+  TESSEL_CHECK(n >= 0 && cols >= 0, BadShape, "eye",
+               "extents must be non-negative, got {} x {}", n, cols);
+  Tensor t = zeros({n, cols}, dtype);
+  const std::int64_t diag = std::min(n, cols);
+  if (diag > 0) {
+    // The diagonal is a strided view with stride cols + 1.
+    Tensor d(t.storage(), {diag}, {cols + 1}, 0, dtype);
+    d.fill_(1);
+  }
+  return t;
+}
+
+namespace {
+
+Tensor random_tensor(Shape shape, DType dtype, const char* op) {
+  TESSEL_CHECK(is_floating_point(dtype), BadDType, op,
+               "expected a floating-point dtype, got {}", dtype_name(dtype));
+  return empty(std::move(shape), dtype);
+}
+
+}  // namespace
+
+Tensor rand(Shape shape, Generator& generator, DType dtype) {
+  Tensor t = random_tensor(std::move(shape), dtype, "rand");
+  const auto first = generator.reserve(cpu::random_blocks(dtype, t.numel()));
+  cpu::fill_uniform(t, generator, first, 0.0, 1.0);
+  return t;
+}
+Tensor rand(Shape shape, DType dtype) {
+  return rand(std::move(shape), default_generator(), dtype);
+}
+
+Tensor randn(Shape shape, Generator& generator, DType dtype) {
+  Tensor t = random_tensor(std::move(shape), dtype, "randn");
+  const auto first = generator.reserve(cpu::random_blocks(dtype, t.numel()));
+  cpu::fill_normal(t, generator, first, 0.0, 1.0);
+  return t;
+}
+Tensor randn(Shape shape, DType dtype) {
+  return randn(std::move(shape), default_generator(), dtype);
+}
+
+Tensor randint(std::int64_t low, std::int64_t high, Shape shape,
+               Generator& generator, DType dtype) {
+  TESSEL_CHECK(low < high, BadShape, "randint", "empty range [{}, {})", low,
+               high);
+  TESSEL_CHECK(is_byte_addressable(dtype), BadDType, "randint",
+               "dtype {} has no addressable elements", dtype_name(dtype));
+  Tensor t = empty(std::move(shape), dtype);
+  const auto first =
+      generator.reserve(cpu::random_blocks(DType::I64, t.numel()));
+  cpu::fill_randint(t, generator, first, low, high);
+  return t;
+}
+Tensor randint(std::int64_t low, std::int64_t high, Shape shape, DType dtype) {
+  return randint(low, high, std::move(shape), default_generator(), dtype);
+}
+
+Tensor from_values(const void* values, std::int64_t count, DType dtype,
+                   Shape shape) {
+  const std::int64_t numel = checked_numel(shape);
+  TESSEL_CHECK(numel == count, BadShape, "from_vector",
+               "{} values cannot fill shape {} ({} elements)", count,
+               shape_string(shape), numel);
+  Tensor t = empty(std::move(shape), dtype);
+  if (count > 0) {
+    std::memcpy(t.mutable_raw_data(), values,
+                static_cast<std::size_t>(t.nbytes()));
+  }
+  return t;
+}
+
+Tensor from_blob(void* data, Shape shape, DType dtype, Strides strides,
+                 std::function<void(void*)> deleter, Device device) {
+  require_device(device, "from_blob");
+  if (strides.empty()) strides = contiguous_strides(shape);
+  // The blob must cover the furthest element the strides reach.
+  std::int64_t last = 0;
+  const std::int64_t numel = checked_numel(shape);
+  TESSEL_CHECK(strides.size() == shape.size(), BadShape, "from_blob",
+               "shape {} and strides {} differ in rank", shape_string(shape),
+               shape_string(strides));
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    TESSEL_CHECK(strides[i] >= 0, BadShape, "from_blob",
+                 "negative stride {} in {}", strides[i], shape_string(strides));
+    if (shape[i] > 0)
+      last =
+          checked_add(last, checked_mul(shape[i] - 1, strides[i], "from_blob"),
+                      "from_blob");
+  }
+  const std::int64_t bytes =
+      numel == 0 ? 0 : bytes_through_element(dtype, last);
+  Storage storage = Storage::borrow(data, bytes, device, std::move(deleter));
+  return Tensor(std::move(storage), std::move(shape), std::move(strides), 0,
+                dtype);
+}
+
+}  // namespace tessel
