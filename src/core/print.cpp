@@ -321,14 +321,14 @@ std::string to_string(const Tensor& t, const PrintOptions& options) {
   const std::string prefix = "tensor(";
   std::string body;
   if (is_block_quantized(t.dtype())) {
-    body = fmt::format("<{} blocks of {}>",
-                       t.numel() / dtype_traits(t.dtype()).block_size,
-                       dtype_traits(t.dtype()).block_size);
+    const auto& traits = dtype_traits(t.dtype());
+    body = fmt::format("<{} {} blocks of {}>", t.numel() / traits.block_size,
+                       traits.name, traits.block_size);
   } else if (t.numel() == 0) {
     body = "[]";
   } else {
     ArrayFormatter f(t, options, options.line_width - 1,
-                     std::string(prefix.size(), ' '));
+                     std::string(prefix.size() + 1, ' '));
     body = f.format();
   }
   std::string out = prefix + body + ",";

@@ -59,9 +59,11 @@ Strides contiguous_strides(std::span<const std::int64_t> shape) {
 
 bool is_contiguous(std::span<const std::int64_t> shape,
                    std::span<const std::int64_t> strides) {
+  for (auto extent : shape) {
+    if (extent == 0) return true;  // no element, nothing to misplace
+  }
   std::int64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 0) return true;
     if (shape[i] != 1 && strides[i] != expected) return false;
     expected *= shape[i];
   }

@@ -218,6 +218,9 @@ void* Tensor::mutable_raw_data() {
 const void* Tensor::element_address(std::span<const std::int64_t> index,
                                     const char* op) const {
   const auto& i = impl(op);
+  TESSEL_CHECK(i.storage.device().is_cpu(), DeviceMismatch, op,
+               "elements of a tensor on {} are not addressable from the host",
+               i.storage.device().str());
   TESSEL_CHECK(index.size() == i.shape.size(), BadShape, op,
                "{} indices given for a tensor of shape {}", index.size(),
                shape_string(i.shape));

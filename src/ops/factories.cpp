@@ -37,6 +37,7 @@ Tensor full(Shape shape, Scalar value, std::optional<DType> dtype) {
 }
 
 Tensor arange(Scalar end) { return arange(0, end, 1); }
+Tensor arange(Scalar end, DType dtype) { return arange(0, end, 1, dtype); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step,
               std::optional<DType> dtype) {

@@ -24,34 +24,47 @@ inline constexpr bool is_element_type_v =
 namespace detail {
 
 // Float to integer as NumPy does on x86-64, but defined on every platform:
-// truncate toward zero; narrow targets go through a 32-bit conversion and
-// i64/u32 through a 64-bit one, where NaN and out-of-range values become the
-// "integer indefinite" minimum; the result then wraps to the target width.
+// truncate toward zero, then convert like the hardware instruction NumPy's
+// loops compile to. Signed conversions give the "integer indefinite" minimum
+// for NaN and out-of-range values; u8/u16/i8/i16 go through int32 and wrap;
+// u32/u64 subtract 2^31/2^63 from large values and flip the top bit back.
+template <class Signed>
+Signed truncate_to_signed(double t) {
+  constexpr double limit =
+      static_cast<double>(std::uint64_t{1} << (8 * sizeof(Signed) - 1));
+  if (!std::isnan(t) && t >= -limit && t < limit) return static_cast<Signed>(t);
+  return std::numeric_limits<Signed>::min();
+}
+
 template <class To>
 To float_to_int(double x) {
   const double t = std::trunc(x);
   if constexpr (sizeof(To) <= 2 || std::is_same_v<To, std::int32_t>) {
-    const bool ok = !std::isnan(t) && t >= -2147483648.0 && t < 2147483648.0;
-    const std::int32_t v = ok ? static_cast<std::int32_t>(t)
-                              : std::numeric_limits<std::int32_t>::min();
-    return static_cast<To>(v);
-  } else if constexpr (std::is_same_v<To, std::uint64_t>) {
-    if (!std::isnan(t) && t >= 0.0 && t < 18446744073709551616.0) {
-      return static_cast<std::uint64_t>(t);
-    }
-    if (!std::isnan(t) && t >= -9223372036854775808.0 && t < 0.0) {
-      return static_cast<std::uint64_t>(static_cast<std::int64_t>(t));
-    }
-    // x86 converts x >= 2^63 as (x - 2^63) and flips the top bit back; an
-    // out-of-range remainder yields the indefinite value, which flips to 0.
-    return std::isnan(t) || t < 0.0 ? std::uint64_t{1} << 63 : 0;
+    return static_cast<To>(truncate_to_signed<std::int32_t>(t));
+  } else if constexpr (std::is_same_v<To, std::int64_t>) {
+    return truncate_to_signed<std::int64_t>(t);
   } else {
-    const bool ok = !std::isnan(t) && t >= -9223372036854775808.0 &&
-                    t < 9223372036854775808.0;
-    const std::int64_t v = ok ? static_cast<std::int64_t>(t)
-                              : std::numeric_limits<std::int64_t>::min();
-    return static_cast<To>(v);
+    using Signed = std::make_signed_t<To>;
+    constexpr To top = To{1} << (8 * sizeof(To) - 1);
+    if (t >= static_cast<double>(top)) {
+      return static_cast<To>(
+                 truncate_to_signed<Signed>(t - static_cast<double>(top))) ^
+             top;
+    }
+    return static_cast<To>(truncate_to_signed<Signed>(t));
   }
+}
+
+// ml_dtypes' float8 -> integer: NaN is 0 and +-Inf saturate to the target's
+// range; finite values convert like f32.
+template <class To>
+To float8_to_int(float x) {
+  if (std::isnan(x)) return To{0};
+  if (std::isinf(x)) {
+    return x > 0 ? std::numeric_limits<To>::max()
+                 : std::numeric_limits<To>::min();
+  }
+  return float_to_int<To>(x);
 }
 
 template <class To>
@@ -88,7 +101,27 @@ To convert(From v, bool saturate = false) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (is_narrow_float_v<From>) {
-    return convert<To>(static_cast<float>(v), saturate);
+    // Narrow floats widen exactly; only NaN payloads and the float8 integer
+    // rule need care to match NumPy and ml_dtypes bit for bit.
+    const float f = static_cast<float>(v);
+    if constexpr (std::is_same_v<To, double>) {
+      return static_cast<double>(v);  // f16 keeps its NaN payload (NumPy)
+    } else if constexpr (std::is_same_v<To, Half>) {
+      if (std::isnan(f))
+        return Half::from_bits(std::signbit(f) ? 0xFE00 : 0x7E00);
+      return convert<To>(f, saturate);
+    } else if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> &&
+                         (std::is_same_v<From, Float8E4M3FN> ||
+                          std::is_same_v<From, Float8E5M2>)) {
+      return detail::float8_to_int<To>(f);
+    } else if constexpr (std::is_same_v<From, Half> &&
+                         std::is_same_v<To, std::uint32_t>) {
+      // NumPy's half loop is scalar code: f64, then a 64-bit truncation.
+      return static_cast<To>(
+          detail::truncate_to_signed<std::int64_t>(std::trunc(f)));
+    } else {
+      return convert<To>(f, saturate);
+    }
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From{0};
   } else if constexpr (std::is_same_v<From, bool>) {

@@ -31,7 +31,7 @@ class SmallVector {
     assign(values.begin(), values.end());
   }
   template <class It>
-  SmallVector(It first, It last) {
+  requires(!std::is_integral_v<It>) SmallVector(It first, It last) {
     assign(first, last);
   }
   SmallVector(std::span<const T> values) {  // NOLINT: implicit by design

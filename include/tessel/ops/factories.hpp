@@ -26,6 +26,7 @@ Tensor full(Shape shape, Scalar value,
 // [0, end) and [start, end) in steps of `step` (NumPy's length rule). The
 // dtype defaults to i64 when every argument is an integer, else f32.
 Tensor arange(Scalar end);
+Tensor arange(Scalar end, DType dtype);
 Tensor arange(Scalar start, Scalar end, Scalar step = 1,
               std::optional<DType> dtype = std::nullopt);
 // `steps` values from start to end inclusive.

@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+TEST(Parallel, CoversTheRangeExactlyOnce) {
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    EXPECT_EQ(get_num_threads(), threads);
+    std::vector<std::atomic<int>> hits(10007);
+    parallel_for(0, 10007, 100, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+}
+
+TEST(Parallel, SplitsIntoAtMostThreadCountChunksOfAtLeastGrain) {
+  set_num_threads(3);
+  std::atomic<int> chunks{0};
+  parallel_for(0, 1000, 400, [&](std::int64_t lo, std::int64_t hi) {
+    EXPECT_GE(hi - lo, 1);
+    ++chunks;
+  });
+  EXPECT_EQ(chunks.load(), 3);  // ceil(1000 / 400) = 3 <= 3 threads
+  chunks = 0;
+  parallel_for(0, 1000, 2000, [&](std::int64_t, std::int64_t) { ++chunks; });
+  EXPECT_EQ(chunks.load(), 1);
+  parallel_for(5, 5, 1, [&](std::int64_t, std::int64_t) { ADD_FAILURE(); });
+}
+
+TEST(Parallel, NestedCallsRunInline) {
+  set_num_threads(2);
+  std::atomic<int> inner{0};
+  parallel_for(0, 2, 1, [&](std::int64_t, std::int64_t) {
+    parallel_for(0, 100, 1, [&](std::int64_t lo, std::int64_t hi) {
+      inner += static_cast<int>(hi - lo);
+    });
+  });
+  EXPECT_EQ(inner.load(), 200);
+}
+
+TEST(Parallel, ExceptionsReachTheCaller) {
+  set_num_threads(2);
+  EXPECT_THROW(parallel_for(0, 100, 1,
+                            [](std::int64_t lo, std::int64_t) {
+                              if (lo > 0) throw std::runtime_error("chunk");
+                            }),
+               std::runtime_error);
+  // The pool still works afterwards.
+  std::atomic<int> n{0};
+  parallel_for(0, 10, 1, [&](std::int64_t lo, std::int64_t hi) {
+    n += static_cast<int>(hi - lo);
+  });
+  EXPECT_EQ(n.load(), 10);
+}
+
+TEST(Parallel, ConcurrentCallersDoNotDeadlock) {
+  set_num_threads(2);
+  std::atomic<std::int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 50; ++rep) {
+        parallel_for(0, 1000, 10, [&](std::int64_t lo, std::int64_t hi) {
+          total += hi - lo;
+        });
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4 * 50 * 1000);
+}
+
+TEST(Parallel, InvalidThreadCountIsE4001) {
+  EXPECT_TESSEL_ERROR(set_num_threads(0), "E4001", "[set_num_threads]");
+  set_num_threads(2);
+  EXPECT_THROW(
+      parallel_for(0, 2, 1,
+                   [](std::int64_t, std::int64_t) { set_num_threads(1); }),
+      ConfigError);
+}
+
+TEST(Parallel, KernelsGiveTheSameBitsOnAnyThreadCount) {
+  Tensor src = randn({513, 517}, DType::F32).transpose(0, 1);
+  set_num_threads(1);
+  Tensor one = src.to(DType::BF16);
+  set_num_threads(3);
+  Tensor three = src.to(DType::BF16);
+  EXPECT_EQ(std::memcmp(one.raw_data(), three.raw_data(), one.nbytes()), 0);
+}
+
+}  // namespace
+}  // namespace tessel

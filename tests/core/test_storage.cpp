@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+std::filesystem::path temp_file(const std::string& name,
+                                const std::string& bytes) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("tessel_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(Storage, OwnedIs64ByteAlignedAndRefCounted) {
+  for (std::int64_t n : {0, 1, 63, 64, 1000, 1 << 20}) {
+    Storage s = Storage::allocate(n);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.data()) % 64, 0u) << n;
+    EXPECT_GE(s.alignment(), 64u);
+    EXPECT_EQ(s.nbytes(), n);
+    EXPECT_NE(s.data(), nullptr);  // even for 0 bytes
+    EXPECT_EQ(s.origin(), StorageOrigin::Owned);
+    EXPECT_TRUE(s.writable());
+    Storage copy = s;
+    EXPECT_EQ(s.use_count(), 2);
+    EXPECT_TRUE(copy.is_same(s));
+  }
+  EXPECT_FALSE(Storage::allocate(8).is_same(Storage::allocate(8)));
+}
+
+TEST(Storage, NegativeSizeIsE2102) {
+  EXPECT_TESSEL_ERROR(Storage::allocate(-1), "E2102", "[allocate]");
+}
+
+TEST(Storage, BorrowedRunsDeleterOnceWhenLastUserGoes) {
+  int calls = 0;
+  float buffer[4] = {1, 2, 3, 4};
+  {
+    Storage s =
+        Storage::borrow(buffer, sizeof buffer, Device::cpu(), [&](void* p) {
+          EXPECT_EQ(p, buffer);
+          ++calls;
+        });
+    Tensor t(s, {4}, {}, 0, DType::F32);
+    Tensor view = t.slice(0, 1, 3);
+    s = Storage();
+    t = Tensor();
+    EXPECT_EQ(calls, 0);  // the view still holds it
+    EXPECT_EQ(view.at<float>({1}), 3.0f);
+  }
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Storage, MapFileReadOnlyIsZeroCopyAndRefusesWrites) {
+  const auto path =
+      temp_file("ro.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  Storage s = Storage::map_file(path, MapMode::ReadOnly, 2, 4);
+  EXPECT_EQ(s.origin(), StorageOrigin::MappedFile);
+  EXPECT_FALSE(s.writable());
+  EXPECT_EQ(s.nbytes(), 4);
+  const auto* bytes = static_cast<const std::uint8_t*>(s.data());
+  EXPECT_EQ(bytes[0], 3);
+  EXPECT_EQ(bytes[3], 6);
+  Tensor t(s, {4}, {}, 0, DType::U8);
+  // Reading through a const handle is fine; asking for a mutable reference
+  // or pointer is refused (a write would fault on the mapping).
+  EXPECT_EQ(std::as_const(t).at<std::uint8_t>({0}), 3);
+  EXPECT_EQ(t.get({1}).to<int>(), 4);
+  EXPECT_EQ(t.const_data<std::uint8_t>()[3], 6);
+  EXPECT_TESSEL_ERROR(t.at<std::uint8_t>({0}), "E3002", "[at]", "read-only");
+  EXPECT_TESSEL_ERROR(t.data<std::uint8_t>(), "E3002", "read-only");
+  EXPECT_TESSEL_ERROR(t.fill_(0), "E3002", "[fill_]");
+  EXPECT_TESSEL_ERROR(t.set({0}, 1), "E3002");
+  Tensor copy = t.clone();  // a clone is ordinary memory
+  copy.fill_(9);
+  EXPECT_EQ(copy.at<std::uint8_t>({3}), 9);
+  std::filesystem::remove(path);
+}
+
+TEST(Storage, MapFileCopyOnWriteLeavesFileUntouched) {
+  const auto path = temp_file("cow.bin", "abcdefgh");
+  {
+    Storage s = Storage::map_file(path, MapMode::CopyOnWrite);
+    EXPECT_TRUE(s.writable());
+    EXPECT_EQ(s.nbytes(), 8);
+    Tensor t(s, {8}, {}, 0, DType::U8);
+    t.fill_(static_cast<std::uint8_t>('z'));
+    EXPECT_EQ(t.at<std::uint8_t>({7}), 'z');
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "abcdefgh");
+  std::filesystem::remove(path);
+}
+
+TEST(Storage, MapFileErrorsAreE3002) {
+  EXPECT_TESSEL_ERROR(Storage::map_file("/nonexistent/tessel.bin"), "E3002",
+                      "[map_file]", "/nonexistent/tessel.bin");
+  const auto path = temp_file("short.bin", "abc");
+  EXPECT_TESSEL_ERROR(Storage::map_file(path, MapMode::ReadOnly, 2, 5), "E3002",
+                      "outside");
+  EXPECT_TESSEL_ERROR(Storage::map_file(path, MapMode::ReadOnly, 4), "E3002");
+  Storage empty = Storage::map_file(path, MapMode::ReadOnly, 3);
+  EXPECT_EQ(empty.nbytes(), 0);
+  std::filesystem::remove(path);
+}
+
+TEST(Storage, PinnedMemoryIsPageLocked) {
+  Storage s = Storage::allocate_pinned(1 << 16, /*fall_back_to_pageable=*/true);
+  EXPECT_NE(s.data(), nullptr);
+  EXPECT_EQ(s.nbytes(), 1 << 16);
+  if (s.origin() == StorageOrigin::Pinned) {
+    EXPECT_EQ(s.alignment(), 4096u);  // whole pages
+  }
+  std::memset(s.data(), 1, 1 << 16);
+}
+
+// Drops CAP_IPC_LOCK (root ignores RLIMIT_MEMLOCK otherwise), sets the
+// limit to 0 and checks that pinning fails with a clear E3002 and that the
+// opt-in fallback hands out ordinary memory. Runs in a child process.
+TEST(Storage, PinnedRefusalIsAClearErrorOrAFallback) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    syscall(SYS_capget, &header, data);
+    data[0].effective &= ~(1u << CAP_IPC_LOCK);
+    syscall(SYS_capset, &header, data);
+    rlimit zero{0, 0};
+    setrlimit(RLIMIT_MEMLOCK, &zero);
+    int status = 0;
+    try {
+      Storage::allocate_pinned(1 << 20);
+      status = 10;  // should have thrown
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (std::string(e.code()) != "E3002") status = 11;
+      if (what.find("RLIMIT_MEMLOCK") == std::string::npos) status = 12;
+      if (what.find("[allocate_pinned]") == std::string::npos) status = 13;
+    }
+    Storage fallback = Storage::allocate_pinned(1 << 20, true);
+    if (fallback.origin() != StorageOrigin::Owned) status = 14;
+    _exit(status);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace tessel
