@@ -86,8 +86,10 @@ To narrow_from_f32(float f, bool saturate) {
     return Half::from_bits(fp::f16_from_f32(f, saturate));
   } else if constexpr (std::is_same_v<To, BFloat16>) {
     return BFloat16::from_bits(fp::bf16_from_f32(f, saturate));
+  } else if constexpr (std::is_same_v<To, Float8E4M3FN>) {
+    return To::from_bits(fp::f8_from_f32<fp::kF8E4M3FN>(f, saturate));
   } else {
-    return narrow_from_f64<To>(static_cast<double>(f), saturate);
+    return To::from_bits(fp::f8_from_f32<fp::kF8E5M2>(f, saturate));
   }
 }
 

@@ -152,13 +152,16 @@ inline std::uint16_t f16_from_f64(double d, bool saturate = false) {
       encode_magnitude<kF16>(std::fabs(d), sign, saturate));
 }
 
+// Exact and branch-light: the f16 bits shifted into an f32 are the value
+// times 2^-112 (subnormals included), and Inf/NaN keep their payload (NumPy).
 inline float f16_to_f32(std::uint16_t h) {
-  if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0) {
-    return std::bit_cast<float>(
-        (static_cast<std::uint32_t>(h & 0x8000u) << 16) | 0x7f800000u |
-        (static_cast<std::uint32_t>(h & 0x03ffu) << 13));
-  }
-  return decode_to_f32<kF16>(h);
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t mag = static_cast<std::uint32_t>(h & 0x7fffu) << 13;
+  const std::uint32_t bits =
+      (h & 0x7c00u) == 0x7c00u
+          ? mag | 0x7f800000u
+          : std::bit_cast<std::uint32_t>(std::bit_cast<float>(mag) * 0x1p112f);
+  return std::bit_cast<float>(sign | bits);
 }
 
 inline double f16_to_f64(std::uint16_t h) {
@@ -207,6 +210,44 @@ inline std::uint8_t f8_from_f64(double d, bool saturate = false) {
   if (std::isnan(d)) return static_cast<std::uint8_t>(sign | F.nan_bits);
   return static_cast<std::uint8_t>(
       encode_magnitude<F>(std::fabs(d), std::signbit(d), saturate));
+}
+
+// The same rounding from f32 in integer arithmetic (the fast path of casts).
+// F must have fewer mantissa bits than f32 and a smaller exponent range.
+template <const Format& F>
+constexpr std::uint8_t f8_from_f32(float f, bool saturate = false) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (bits >> 31) != 0 ? F.sign_bit() : 0u;
+  const std::uint32_t a = bits & 0x7fffffffu;
+  const std::uint32_t overflow =
+      saturate ? F.max_finite_bits()
+               : (F.ieee_specials ? F.inf_bits() : F.nan_bits);
+  if (a > 0x7f800000u) return static_cast<std::uint8_t>(sign | F.nan_bits);
+  if (a == 0x7f800000u) return static_cast<std::uint8_t>(sign | overflow);
+  if (a < 0x00800000u) return static_cast<std::uint8_t>(sign);  // f32 subnormal
+  const int exponent = static_cast<int>(a >> 23) - 127;
+  const int emin = 1 - F.bias();
+  const int emax = (1 << F.exponent_bits) - 1 - F.bias();
+  if (exponent > emax) return static_cast<std::uint8_t>(sign | overflow);
+  const std::uint32_t significand = (a & 0x007fffffu) | 0x00800000u;
+  // Bits of the 24-bit significand that fall below the target's last place.
+  const int shift =
+      23 - F.mantissa_bits + (exponent < emin ? emin - exponent : 0);
+  if (shift > 25) return static_cast<std::uint8_t>(sign);  // below half a unit
+  const std::uint32_t half = 1u << (shift - 1);
+  const std::uint32_t rest = significand & ((half << 1) - 1);
+  std::uint32_t units = significand >> shift;
+  if (rest > half || (rest == half && (units & 1u) != 0)) ++units;
+  // Normal results add the exponent; a carry out of the mantissa lands on
+  // the next exponent, and subnormals carry into the smallest normal.
+  const std::uint32_t out =
+      exponent < emin ? units
+                      : (static_cast<std::uint32_t>(exponent + F.bias())
+                         << F.mantissa_bits) +
+                            units - (1u << F.mantissa_bits);
+  if (out > F.max_finite_bits())
+    return static_cast<std::uint8_t>(sign | overflow);
+  return static_cast<std::uint8_t>(sign | out);
 }
 
 // ---- integers: one rounding from the exact integer value --------------------

@@ -41,7 +41,7 @@ struct Float8 {
   std::uint8_t bits = 0;
   Float8() = default;
   explicit Float8(double value) : bits(fp::f8_from_f64<F>(value)) {}
-  explicit Float8(float value) : bits(fp::f8_from_f64<F>(value)) {}
+  explicit Float8(float value) : bits(fp::f8_from_f32<F>(value)) {}
   static constexpr Float8 from_bits(std::uint8_t b) {
     Float8 h;
     h.bits = b;

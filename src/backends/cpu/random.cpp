@@ -97,24 +97,35 @@ void fill_normal(const Tensor& dst, const Generator& gen,
   detail::dispatch_float_type(dst.dtype(), "randn", [&]<class T>() {
     T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
     constexpr int per_block = values_per_block<T>();
-    for_each_block<per_block>(
-        dst.numel(), gen, first_block, [&](std::int64_t i, const auto& w) {
-          double u1 = 0.0;  // in (0, 1], so the log is finite
-          double u2 = 0.0;
-          if constexpr (per_block == 2) {
-            u1 = std::ldexp(static_cast<double>((word64(w, 0) >> 11) + 1), -53);
-            u2 = std::ldexp(static_cast<double>(word64(w, 1) >> 11), -53);
-          } else {
-            const int pair = static_cast<int>(i % 4) / 2;
-            u1 = std::ldexp(static_cast<double>(w[2 * pair]) + 1.0, -32);
-            u2 = std::ldexp(static_cast<double>(w[2 * pair + 1]), -32);
+    const std::int64_t n = dst.numel();
+    const std::int64_t blocks = (n + per_block - 1) / per_block;
+    // Values 2j and 2j+1 share one Box-Muller pair: one log, one sqrt and
+    // one sincos for both.
+    auto emit_pair = [&](std::int64_t i, double u1, double u2) {
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      const double angle = 2.0 * std::numbers::pi * u2;
+      out[i] = convert<T>(mean + std * r * std::cos(angle));
+      if (i + 1 < n) out[i + 1] = convert<T>(mean + std * r * std::sin(angle));
+    };
+    parallel_for(0, blocks, 4096, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t b = lo; b < hi; ++b) {
+        const auto w = gen.block(first_block + static_cast<std::uint64_t>(b));
+        const std::int64_t first = b * per_block;
+        if constexpr (per_block == 2) {
+          // u1 in (0, 1] so that the log is finite.
+          emit_pair(
+              first,
+              std::ldexp(static_cast<double>((word64(w, 0) >> 11) + 1), -53),
+              std::ldexp(static_cast<double>(word64(w, 1) >> 11), -53));
+        } else {
+          for (int pair = 0; pair < 2 && first + 2 * pair < n; ++pair) {
+            emit_pair(first + 2 * pair,
+                      std::ldexp(static_cast<double>(w[2 * pair]) + 1.0, -32),
+                      std::ldexp(static_cast<double>(w[2 * pair + 1]), -32));
           }
-          const double r = std::sqrt(-2.0 * std::log(u1));
-          const double angle = 2.0 * std::numbers::pi * u2;
-          const double z =
-              i % 2 == 0 ? r * std::cos(angle) : r * std::sin(angle);
-          out[i] = convert<T>(mean + std * z);
-        });
+        }
+      }
+    });
   });
 }
 
