@@ -215,7 +215,7 @@ void* Tensor::mutable_raw_data() {
   return const_cast<void*>(raw_data());
 }
 
-const void* Tensor::element_address(std::span<const std::int64_t> index,
+std::int64_t Tensor::element_offset(std::span<const std::int64_t> index,
                                     const char* op) const {
   const auto& i = impl(op);
   TESSEL_CHECK(i.storage.device().is_cpu(), DeviceMismatch, op,
@@ -234,53 +234,48 @@ const void* Tensor::element_address(std::span<const std::int64_t> index,
     if (k < 0) k += extent;
     e += k * i.strides[d];
   }
-  return static_cast<const char*>(i.storage.data()) +
-         byte_offset_of(i.dtype, e);
-}
-
-namespace {
-
-// Packed i4/u4 elements: low nibble first; i4 is sign-extended.
-std::int64_t element_nibble_offset(const Tensor& t,
-                                   std::span<const std::int64_t> index) {
-  std::int64_t e = t.storage_offset();
-  for (std::size_t d = 0; d < index.size(); ++d) {
-    const std::int64_t k = index[d] < 0 ? index[d] + t.shape()[d] : index[d];
-    e += k * t.strides()[d];
-  }
   return e;
 }
 
-}  // namespace
+const void* Tensor::element_address(std::span<const std::int64_t> index,
+                                    const char* op) const {
+  return static_cast<const char*>(storage().data()) +
+         byte_offset_of(dtype(), element_offset(index, op));
+}
 
+// Packed i4/u4 elements: element e is the low nibble of byte e/2 when e is
+// even, the high nibble when odd; i4 is sign-extended.
 Scalar Tensor::get(std::span<const std::int64_t> idx) const {
-  const void* address = element_address(idx, "get");
+  const std::int64_t e = element_offset(idx, "get");
+  const char* address =
+      static_cast<const char*>(storage().data()) + byte_offset_of(dtype(), e);
   if (is_packed(dtype())) {
-    const auto byte = *static_cast<const std::uint8_t*>(address);
-    const int nibble =
-        element_nibble_offset(*this, idx) % 2 == 0 ? byte & 0x0f : byte >> 4;
+    const auto byte = static_cast<std::uint8_t>(*address);
+    const int nibble = e % 2 == 0 ? byte & 0x0f : byte >> 4;
     if (dtype() == DType::U4) return Scalar(static_cast<std::uint8_t>(nibble));
     return Scalar(static_cast<std::int8_t>(nibble >= 8 ? nibble - 16 : nibble));
   }
   return detail::dispatch_element_type(dtype(), "get", [&]<class T>() {
-    return Scalar(*static_cast<const T*>(address));
+    return Scalar(*reinterpret_cast<const T*>(address));
   });
 }
 
 void Tensor::set(std::span<const std::int64_t> idx, Scalar value) {
   check_writable("set");
-  void* address = const_cast<void*>(element_address(idx, "set"));
+  const std::int64_t e = element_offset(idx, "set");
+  char* address =
+      static_cast<char*>(storage().data()) + byte_offset_of(dtype(), e);
   if (is_packed(dtype())) {
-    auto& byte = *static_cast<std::uint8_t*>(address);
+    auto& byte = *reinterpret_cast<std::uint8_t*>(address);
     const auto nibble =
         static_cast<std::uint8_t>(value.to<std::int8_t>() & 0x0f);
-    byte = element_nibble_offset(*this, idx) % 2 == 0
+    byte = e % 2 == 0
                ? static_cast<std::uint8_t>((byte & 0xf0) | nibble)
                : static_cast<std::uint8_t>((byte & 0x0f) | (nibble << 4));
     return;
   }
   detail::dispatch_element_type(dtype(), "set", [&]<class T>() {
-    *static_cast<T*>(address) = value.to<T>();
+    *reinterpret_cast<T*>(address) = value.to<T>();
   });
 }
 

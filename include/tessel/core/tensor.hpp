@@ -146,11 +146,13 @@ class Tensor {
   // Copies `src` into this tensor, broadcasting and casting it.
   Tensor& copy_(const Tensor& src, CastOptions options = {});
 
-  // The same tensor's element `index` as byte address (internal use).
+ private:
+  // Validated element offset (in elements) of `index` into the storage.
+  std::int64_t element_offset(std::span<const std::int64_t> index,
+                              const char* op) const;
+  // Its byte address (for packed dtypes the byte holding the element).
   const void* element_address(std::span<const std::int64_t> index,
                               const char* op) const;
-
- private:
   struct Impl;
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   const Impl& impl(const char* op) const;
