@@ -7,9 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include "tessel/core/dtype.hpp"
 #include "tessel/core/error.hpp"
 
 namespace tessel::testing {
+
+// Every dtype with per-element values (all but the block-quantised ones).
+inline constexpr DType kElementDTypes[] = {
+    DType::Bool, DType::U8,  DType::I8,  DType::I16,      DType::I32,
+    DType::I64,  DType::U16, DType::U32, DType::U64,      DType::F16,
+    DType::BF16, DType::F32, DType::F64, DType::F8E4M3FN, DType::F8E5M2,
+    DType::I4,   DType::U4};
 
 inline void check_error(const Error& e, const char* code,
                         std::initializer_list<std::string_view> parts) {

@@ -55,12 +55,7 @@ TEST(Access, ItemConvertsTheOnlyElement) {
 }
 
 TEST(Access, GetAndSetWorkForEveryDType) {
-  const DType dtypes[] = {
-      DType::Bool, DType::U8,  DType::I8,  DType::I16,      DType::I32,
-      DType::I64,  DType::U16, DType::U32, DType::U64,      DType::F16,
-      DType::BF16, DType::F32, DType::F64, DType::F8E4M3FN, DType::F8E5M2,
-      DType::I4,   DType::U4};
-  for (DType d : dtypes) {
+  for (DType d : testing::kElementDTypes) {
     Tensor t = zeros({3}, d);
     t.set({2}, 1);
     EXPECT_EQ(t.get({2}).to<int>(), 1) << dtype_name(d);

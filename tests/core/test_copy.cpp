@@ -73,18 +73,13 @@ TEST(Copy, FillThroughViews) {
 }
 
 TEST(Copy, ToConvertsEveryDTypeRoundTrip) {
-  const DType dtypes[] = {
-      DType::Bool, DType::U8,  DType::I8,  DType::I16,      DType::I32,
-      DType::I64,  DType::U16, DType::U32, DType::U64,      DType::F16,
-      DType::BF16, DType::F32, DType::F64, DType::F8E4M3FN, DType::F8E5M2,
-      DType::I4,   DType::U4};
   // Small non-negative integers are exact in every dtype but bool.
   Tensor src = from_vector<std::int64_t>({0, 1, 2, 3, 4, 5, 6, 7}, {2, 4});
-  for (DType a : dtypes) {
+  for (DType a : testing::kElementDTypes) {
     if (a == DType::Bool) continue;
     Tensor ta = src.to(a);
     EXPECT_EQ(ta.dtype(), a);
-    for (DType b : dtypes) {
+    for (DType b : testing::kElementDTypes) {
       if (b == DType::Bool) continue;
       Tensor back = ta.to(b).to(DType::I64);
       for (std::int64_t i = 0; i < 8; ++i) {
