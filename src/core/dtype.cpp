@@ -97,6 +97,68 @@ std::int64_t bytes_through_element(DType t, std::int64_t last) {
                      "storage_bytes");
 }
 
+namespace {
+
+// Integers of the array-API lattice: signedness and width in bits.
+int int_bits(DType t) { return dtype_traits(t).bits; }
+
+DType signed_of_bits(int bits) {
+  switch (bits) {
+    case 8: return DType::I8;
+    case 16: return DType::I16;
+    case 32: return DType::I32;
+    default: return DType::I64;
+  }
+}
+
+DType unsigned_of_bits(int bits) {
+  switch (bits) {
+    case 8: return DType::U8;
+    case 16: return DType::U16;
+    case 32: return DType::U32;
+    default: return DType::U64;
+  }
+}
+
+}  // namespace
+
+DType promote_types(DType a, DType b, const char* op) {
+  // Rule 4: packed and block-quantised operands count as f32.
+  if (!is_byte_addressable(a)) a = DType::F32;
+  if (!is_byte_addressable(b)) b = DType::F32;
+  // Rule 3's exception: i8 arithmetic widens so that it cannot silently wrap.
+  if (a == DType::I8 && b == DType::I8) return DType::I16;
+  if (a == b) return a;
+  const bool fa = is_floating_point(a);
+  const bool fb = is_floating_point(b);
+  if (fa && fb) {
+    if (a == DType::F64 || b == DType::F64) return DType::F64;
+    return DType::F32;  // f32 with another float, or two narrow floats
+  }
+  if (fa) return a;  // integer or bool with a float: the float
+  if (fb) return b;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  const bool sa = is_signed(a);
+  const bool sb = is_signed(b);
+  if (sa == sb) {
+    const int bits = std::max(int_bits(a), int_bits(b));
+    return sa ? signed_of_bits(bits) : unsigned_of_bits(bits);
+  }
+  const DType s = sa ? a : b;
+  const DType u = sa ? b : a;
+  TESSEL_CHECK(u != DType::U64, BadDType, op,
+               "{} and {} have no common integer type (u64 with a signed "
+               "integer); cast one of them first",
+               dtype_name(a), dtype_name(b));
+  // A signed type wide enough for every value of the unsigned one.
+  return signed_of_bits(std::max(int_bits(s), 2 * int_bits(u)));
+}
+
+DType float_result_type(DType t) {
+  return is_floating_point(t) ? t : DType::F32;
+}
+
 std::ostream& operator<<(std::ostream& os, DType t) {
   return os << dtype_name(t);
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/check.hpp"
+#include "core/host_allocator.hpp"
 
 namespace tessel {
 
@@ -68,17 +69,15 @@ Storage Storage::allocate(std::int64_t nbytes, Device device) {
   require_device(device, "allocate");
   // Empty tensors still get a valid, aligned pointer: kernels may form
   // pointers into them and memcpy of zero bytes requires non-null.
-  const std::size_t size =
-      round_up(std::max<std::size_t>(static_cast<std::size_t>(nbytes), 1),
-               kAllocAlignment);
-  void* data = std::aligned_alloc(kAllocAlignment, size);
+  const auto size = static_cast<std::size_t>(nbytes);
+  void* data = detail::host_allocate(size);
   TESSEL_CHECK(data != nullptr, IoFailure, "allocate",
                "out of memory allocating {} bytes on {}", nbytes, device.str());
   auto impl = std::make_shared<Impl>();
   impl->data = data;
   impl->nbytes = nbytes;
   impl->device = device;
-  impl->release = [data] { std::free(data); };
+  impl->release = [data, size] { detail::host_free(data, size); };
   return Storage(std::move(impl));
 }
 

@@ -159,3 +159,67 @@ TEST(DType, DTypeOfCppTypes) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// DESIGN §1's promotion rules, one row per rule.
+TEST(Promotion, FollowsDesignRules) {
+  // 1. f64 with anything, then f32 with anything else.
+  EXPECT_EQ(promote_types(DType::F64, DType::BF16), DType::F64);
+  EXPECT_EQ(promote_types(DType::I64, DType::F64), DType::F64);
+  EXPECT_EQ(promote_types(DType::F32, DType::F16), DType::F32);
+  EXPECT_EQ(promote_types(DType::U8, DType::F32), DType::F32);
+  // 2. Two different narrow floats give f32; a float with itself stays.
+  EXPECT_EQ(promote_types(DType::BF16, DType::F16), DType::F32);
+  EXPECT_EQ(promote_types(DType::F8E4M3FN, DType::F8E5M2), DType::F32);
+  EXPECT_EQ(promote_types(DType::F8E4M3FN, DType::BF16), DType::F32);
+  EXPECT_EQ(promote_types(DType::BF16, DType::BF16), DType::BF16);
+  EXPECT_EQ(promote_types(DType::F8E5M2, DType::F8E5M2), DType::F8E5M2);
+  // 3. i8 with i8 widens; other integers follow the array-API lattice.
+  EXPECT_EQ(promote_types(DType::I8, DType::I8), DType::I16);
+  EXPECT_EQ(promote_types(DType::U8, DType::U8), DType::U8);
+  EXPECT_EQ(promote_types(DType::I8, DType::I32), DType::I32);
+  EXPECT_EQ(promote_types(DType::U8, DType::I8), DType::I16);
+  EXPECT_EQ(promote_types(DType::U16, DType::I8), DType::I32);
+  EXPECT_EQ(promote_types(DType::U32, DType::I16), DType::I64);
+  EXPECT_EQ(promote_types(DType::U32, DType::U64), DType::U64);
+  EXPECT_EQ(promote_types(DType::U8, DType::I64), DType::I64);
+  EXPECT_EQ(promote_types(DType::Bool, DType::U16), DType::U16);
+  EXPECT_EQ(promote_types(DType::Bool, DType::Bool), DType::Bool);
+  // 4. Packed and block types count as f32.
+  EXPECT_EQ(promote_types(DType::I4, DType::I4), DType::F32);
+  EXPECT_EQ(promote_types(DType::U4, DType::I32), DType::F32);
+  EXPECT_EQ(promote_types(DType::Q4_0, DType::F64), DType::F64);
+  // 5. Integers and bool with a float give that float (PyTorch).
+  EXPECT_EQ(promote_types(DType::I64, DType::F16), DType::F16);
+  EXPECT_EQ(promote_types(DType::Bool, DType::BF16), DType::BF16);
+  // Symmetric.
+  for (DType a : testing::kElementDTypes) {
+    for (DType b : testing::kElementDTypes) {
+      if ((a == DType::U64 && is_integral(b) && is_signed(b) &&
+           !is_packed(b)) ||
+          (b == DType::U64 && is_integral(a) && is_signed(a) &&
+           !is_packed(a))) {
+        continue;
+      }
+      EXPECT_EQ(promote_types(a, b), promote_types(b, a))
+          << dtype_name(a) << " " << dtype_name(b);
+    }
+  }
+}
+
+TEST(Promotion, U64WithSignedIsE2201) {
+  EXPECT_TESSEL_ERROR(promote_types(DType::U64, DType::I8, "add"), "E2201",
+                      "[add]", "u64", "i8");
+}
+
+TEST(Promotion, FloatResultType) {
+  EXPECT_EQ(float_result_type(DType::I32), DType::F32);
+  EXPECT_EQ(float_result_type(DType::Bool), DType::F32);
+  EXPECT_EQ(float_result_type(DType::BF16), DType::BF16);
+  EXPECT_EQ(float_result_type(DType::F64), DType::F64);
+}
+
+}  // namespace
+}  // namespace tessel

@@ -167,3 +167,34 @@ TEST(Storage, PinnedRefusalIsAClearErrorOrAFallback) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+TEST(Storage, LargeBuffersAreReusedFromTheCache) {
+  empty_cache();
+  const AllocatorStats before = allocator_stats();
+  void* first = nullptr;
+  {
+    Storage s = Storage::allocate(8 << 20);
+    first = s.data();
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % 64, 0u);
+    std::memset(first, 1, 8 << 20);
+  }
+  EXPECT_EQ(allocator_stats().cached_blocks, before.cached_blocks + 1);
+  {
+    Storage again = Storage::allocate((8 << 20) - 100);  // same 2 MiB bucket
+    EXPECT_EQ(again.data(), first);
+    EXPECT_EQ(allocator_stats().hits, before.hits + 1);
+  }
+  {
+    // Far smaller than the cached buffer: not worth pinning 8 MiB for it.
+    Storage small = Storage::allocate(2 << 20);
+    EXPECT_NE(small.data(), first);
+  }
+  empty_cache();
+  EXPECT_EQ(allocator_stats().cached_bytes, 0);
+}
+
+}  // namespace
+}  // namespace tessel

@@ -114,6 +114,17 @@ std::int64_t storage_bytes(DType t, std::int64_t numel);
 // `last` (its whole block for block types, its byte for packed types).
 std::int64_t bytes_through_element(DType t, std::int64_t last);
 
+// The result dtype of a binary op on tensors of dtypes a and b (DESIGN §1):
+// f64 wins, then f32; two different floats of 16 bits or fewer give f32;
+// i8 with i8 gives i16; other integers follow the Python array-API lattice;
+// i4/u4 and block types count as f32; integers and bool yield to floats.
+// u64 with a signed integer has no lattice type: E2201 naming `op`.
+DType promote_types(DType a, DType b, const char* op = "promote_types");
+
+// The dtype an op that needs floats computes in for an input of dtype t:
+// t itself for floats, f32 for everything else (PyTorch's default float).
+DType float_result_type(DType t);
+
 // The DType of a C++ element type (bool, std::int32_t, float, Half, ...).
 template <class T>
 struct dtype_of;

@@ -32,11 +32,23 @@ inline constexpr std::size_t kAllocAlignment = 64;
 
 const char* origin_name(StorageOrigin origin);
 
+// The cache of large host buffers (Note [caching allocator]).
+struct AllocatorStats {
+  std::int64_t cached_bytes = 0;  // freed buffers kept for reuse
+  std::int64_t cached_blocks = 0;
+  std::int64_t hits = 0;  // large allocations served from the cache
+  std::int64_t misses = 0;
+};
+AllocatorStats allocator_stats();
+// Returns every cached buffer to the OS.
+void empty_cache();
+
 class Storage {
  public:
   Storage() = default;
 
-  // Owned, uninitialised, 64-byte aligned. E2501 for an unavailable device.
+  // Owned, uninitialised, 64-byte aligned (large buffers come from a cache
+  // of freed ones). E2501 for an unavailable device.
   static Storage allocate(std::int64_t nbytes, Device device = Device::cpu());
 
   // Page-locked host memory. When the OS refuses to lock (RLIMIT_MEMLOCK),

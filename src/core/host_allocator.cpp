@@ -1,0 +1,142 @@
+// Note [caching allocator]
+// Buffers of kLargeBytes or more are whole mmap'd regions rounded up to
+// 2 MiB (and marked for transparent huge pages). When freed they go to a
+// cache keyed by rounded size; an allocation takes the smallest cached
+// buffer that is at least its size and at most 1.5x it. The cache holds at
+// most kCacheLimit bytes (the oldest buffers are unmapped first) and is
+// emptied before an allocation is allowed to fail.
+#include "core/host_allocator.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <mutex>
+
+#include "tessel/core/storage.hpp"
+
+namespace tessel {
+
+namespace {
+
+constexpr std::size_t kLargeBytes = std::size_t{1} << 20;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kCacheLimit = std::size_t{1} << 30;
+
+std::size_t round_up(std::size_t n, std::size_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+class LargeBlockCache {
+ public:
+  void* take(std::size_t size) {
+    std::lock_guard lock(mutex_);
+    auto it = by_size_.lower_bound(size);
+    if (it == by_size_.end() || it->first > size + size / 2) {
+      ++stats_.misses;
+      return nullptr;
+    }
+    ++stats_.hits;
+    void* data = it->second->data;
+    stats_.cached_bytes -= static_cast<std::int64_t>(it->second->size);
+    --stats_.cached_blocks;
+    age_.erase(it->second);
+    by_size_.erase(it);
+    return data;
+  }
+
+  // Keeps the block, evicting the oldest ones beyond the limit.
+  void give(void* data, std::size_t size) {
+    std::lock_guard lock(mutex_);
+    age_.push_back({data, size});
+    by_size_.emplace(size, std::prev(age_.end()));
+    stats_.cached_bytes += static_cast<std::int64_t>(size);
+    ++stats_.cached_blocks;
+    while (static_cast<std::size_t>(stats_.cached_bytes) > kCacheLimit) {
+      evict_oldest();
+    }
+  }
+
+  void clear() {
+    std::lock_guard lock(mutex_);
+    while (!age_.empty()) evict_oldest();
+  }
+
+  AllocatorStats stats() {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  struct Block {
+    void* data;
+    std::size_t size;
+  };
+
+  void evict_oldest() {
+    const Block oldest = age_.front();
+    for (auto it = by_size_.find(oldest.size); it != by_size_.end(); ++it) {
+      if (it->second == age_.begin()) {
+        by_size_.erase(it);
+        break;
+      }
+    }
+    age_.pop_front();
+    munmap(oldest.data, oldest.size);
+    stats_.cached_bytes -= static_cast<std::int64_t>(oldest.size);
+    --stats_.cached_blocks;
+  }
+
+  std::mutex mutex_;
+  std::list<Block> age_;  // oldest first
+  std::multimap<std::size_t, std::list<Block>::iterator> by_size_;
+  AllocatorStats stats_;
+};
+
+LargeBlockCache& cache() {
+  // Leaked on purpose: storages may be freed during static destruction.
+  static auto* instance = new LargeBlockCache;
+  return *instance;
+}
+
+void* map_large(std::size_t size) {
+  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) return nullptr;
+  madvise(data, size, MADV_HUGEPAGE);
+  return data;
+}
+
+}  // namespace
+
+namespace detail {
+
+void* host_allocate(std::size_t size) {
+  if (size < kLargeBytes) {
+    return std::aligned_alloc(
+        kAllocAlignment,
+        round_up(std::max<std::size_t>(size, 1), kAllocAlignment));
+  }
+  const std::size_t rounded = round_up(size, kHugePage);
+  if (void* reused = cache().take(rounded)) return reused;
+  if (void* fresh = map_large(rounded)) return fresh;
+  cache().clear();  // give cached memory back to the OS and try once more
+  return map_large(rounded);
+}
+
+void host_free(void* data, std::size_t size) {
+  if (size < kLargeBytes) {
+    std::free(data);
+    return;
+  }
+  cache().give(data, round_up(size, kHugePage));
+}
+
+}  // namespace detail
+
+AllocatorStats allocator_stats() { return cache().stats(); }
+
+void empty_cache() { cache().clear(); }
+
+}  // namespace tessel

@@ -1,0 +1,16 @@
+// Host memory for owned storage. Small buffers come from aligned_alloc;
+// large ones from mmap, and freed large buffers are kept for reuse so that
+// repeated allocations of the same size do not pay fresh page faults.
+#pragma once
+
+#include <cstddef>
+
+namespace tessel::detail {
+
+// At least 64-byte aligned; never null for size 0. Returns nullptr when the
+// OS has no memory even after the cache was emptied.
+void* host_allocate(std::size_t size);
+// Returns a buffer from host_allocate (the same size).
+void host_free(void* data, std::size_t size);
+
+}  // namespace tessel::detail
