@@ -14,4 +14,5 @@
 #include "tessel/core/shape.hpp"
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"

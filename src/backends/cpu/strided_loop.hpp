@@ -5,8 +5,9 @@
 // Axes of extent 1 are dropped, the rest are ordered by the output's strides
 // and adjacent axes that are contiguous in every operand are merged, so a
 // contiguous tensor of any shape becomes one run. The kernel sees only 1-D
-// runs: loop(pointers, byte_strides, n). Runs are split over the thread
-// pool by row; the split never changes results.
+// runs: loop(pointers, byte_strides, n). The element range is split over
+// the thread pool (a run may be cut in two); the split never changes
+// results.
 #pragma once
 
 #include <algorithm>
@@ -69,7 +70,9 @@ StridedDims<N> coalesce_dims(
 }
 
 // Calls loop(std::array<char*, N>& ptrs, const std::array<int64_t, N>&
-// byte_strides, int64_t n) for every innermost run.
+// byte_strides, int64_t n) for every innermost run. The element range is
+// split over the pool in chunks of at least `grain` elements; a chunk may
+// start or end inside a run, so even one long run uses every thread.
 template <std::size_t N, class Loop>
 void for_each_strided(
     std::span<const std::int64_t> shape, std::array<char*, N> base,
@@ -87,29 +90,32 @@ void for_each_strided(
   const std::size_t outer_rank = dims.extent.size() - 1;
   const std::int64_t inner = dims.extent.back();
   const auto inner_stride = dims.stride.back();
-  std::int64_t rows = 1;
-  for (std::size_t d = 0; d < outer_rank; ++d) rows *= dims.extent[d];
-  const std::int64_t rows_per_task = std::max<std::int64_t>(1, grain / inner);
-  parallel_for(0, rows, rows_per_task, [&](std::int64_t lo, std::int64_t hi) {
-    // Multi-index of row `lo`, then an odometer over the outer axes.
+  std::int64_t total = inner;
+  for (std::size_t d = 0; d < outer_rank; ++d) total *= dims.extent[d];
+  parallel_for(0, total, grain, [&](std::int64_t lo, std::int64_t hi) {
+    // Multi-index of the row holding element `lo`, then an odometer.
     SmallVector<std::int64_t, 6> index(outer_rank, 0);
-    std::array<char*, N> ptr = base;
-    std::int64_t rest = lo;
+    std::array<char*, N> row = base;
+    std::int64_t rest = lo / inner;
     for (std::size_t d = outer_rank; d-- > 0;) {
       index[d] = rest % dims.extent[d];
       rest /= dims.extent[d];
-      for (std::size_t k = 0; k < N; ++k) {
-        ptr[k] += index[d] * dims.stride[d][k];
-      }
+      for (std::size_t k = 0; k < N; ++k)
+        row[k] += index[d] * dims.stride[d][k];
     }
-    for (std::int64_t row = lo; row < hi; ++row) {
-      std::array<char*, N> run = ptr;
-      loop(run, inner_stride, inner);
+    std::int64_t col = lo % inner;
+    for (std::int64_t at = lo; at < hi;) {
+      const std::int64_t n = std::min(inner - col, hi - at);
+      std::array<char*, N> run = row;
+      for (std::size_t k = 0; k < N; ++k) run[k] += col * inner_stride[k];
+      loop(run, inner_stride, n);
+      at += n;
+      col = 0;
       for (std::size_t d = outer_rank; d-- > 0;) {
-        for (std::size_t k = 0; k < N; ++k) ptr[k] += dims.stride[d][k];
+        for (std::size_t k = 0; k < N; ++k) row[k] += dims.stride[d][k];
         if (++index[d] < dims.extent[d]) break;
         for (std::size_t k = 0; k < N; ++k) {
-          ptr[k] -= dims.extent[d] * dims.stride[d][k];
+          row[k] -= dims.extent[d] * dims.stride[d][k];
         }
         index[d] = 0;
       }

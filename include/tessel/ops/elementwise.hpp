@@ -1,0 +1,118 @@
+// Element-wise ops (DESIGN §7 names). Inputs broadcast with NumPy rules and
+// are never materialised; dtypes promote per DESIGN §1 (a Scalar operand is
+// "weak": it never widens the tensor's dtype, except that a float scalar
+// makes an integer or bool tensor compute in f32); f16/bf16/f8 compute in
+// f32 and round once. Every op has an allocating form, an `_out` form that
+// writes into a given tensor, and the arithmetic ones an in-place `_` form.
+// Op semantics at the edges (NaN, integer division by zero, ...) are in
+// docs/ops.md.
+#pragma once
+
+#include <optional>
+
+#include "tessel/core/scalar.hpp"
+#include "tessel/core/tensor.hpp"
+#include "tessel/ops/op_list.hpp"
+
+namespace tessel {
+
+// ---- unary -----------------------------------------------------------------
+// neg abs sign sqrt rsqrt reciprocal exp expm1 log log1p log2 sin cos tanh
+// sigmoid relu selu silu erf floor ceil round (half to even) trunc isnan
+// isinf isfinite logical_not bitwise_not. Float-valued ops give f32 for
+// integer and bool inputs.
+#define TESSEL_DECLARE_UNARY(e, name, result, inputs, kind) \
+  TESSEL_DECLARE_UNARY_##kind(name)
+#define TESSEL_DECLARE_UNARY_Plain(name) \
+  Tensor name(const Tensor& x);          \
+  Tensor& name##_out(Tensor& out, const Tensor& x);
+#define TESSEL_DECLARE_UNARY_Param(name)
+TESSEL_FOR_EACH_UNARY_OP(TESSEL_DECLARE_UNARY)
+#undef TESSEL_DECLARE_UNARY_Param
+#undef TESSEL_DECLARE_UNARY_Plain
+#undef TESSEL_DECLARE_UNARY
+
+enum class GeluApproximation { None, Tanh };
+
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+// x * Phi(x) with the exact normal CDF (erf), or the tanh approximation.
+Tensor gelu(const Tensor& x,
+            GeluApproximation approximation = GeluApproximation::None);
+Tensor gelu_tanh(const Tensor& x);
+// log(1 + exp(beta x)) / beta, or x where beta x > threshold (PyTorch).
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+// maximum(x, min) then minimum(..., max); a missing bound is not applied.
+Tensor clip(const Tensor& x, std::optional<Scalar> min,
+            std::optional<Scalar> max);
+Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max);
+
+// In place, for the unary ops whose result dtype is the input's.
+Tensor& neg_(Tensor& x);
+Tensor& abs_(Tensor& x);
+Tensor& relu_(Tensor& x);
+Tensor& exp_(Tensor& x);
+Tensor& sqrt_(Tensor& x);
+Tensor& tanh_(Tensor& x);
+Tensor& sigmoid_(Tensor& x);
+
+// ---- binary ----------------------------------------------------------------
+// add sub mul div (true division: integers give f32) floor_divide remainder
+// (Python semantics) pow maximum minimum (NaN-propagating) eq ne lt le gt
+// ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor.
+#define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind)         \
+  Tensor name(const Tensor& a, const Tensor& b);                     \
+  Tensor name(const Tensor& a, Scalar b);                            \
+  Tensor name(Scalar a, const Tensor& b);                            \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b); \
+  Tensor& name##_(Tensor& self, const Tensor& other);                \
+  Tensor& name##_(Tensor& self, Scalar other);
+TESSEL_FOR_EACH_BINARY_OP(TESSEL_DECLARE_BINARY)
+#undef TESSEL_DECLARE_BINARY
+
+// ---- ternary ---------------------------------------------------------------
+// cond ? a : b element-wise; cond is read as bool (non-zero is true).
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, Scalar b);
+// a * b + c with a single rounding for floats.
+Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c);
+
+// The dtype `op(t, s)` computes in for a tensor of dtype t and a scalar s.
+DType scalar_result_type(DType t, const Scalar& s);
+
+// ---- operators
+// ---------------------------------------------------------------
+Tensor operator-(const Tensor& x);
+Tensor operator!(const Tensor& x);  // logical_not
+Tensor operator~(const Tensor& x);  // bitwise_not
+#define TESSEL_DECLARE_OPERATOR(symbol, name)               \
+  Tensor operator symbol(const Tensor& a, const Tensor& b); \
+  Tensor operator symbol(const Tensor& a, Scalar b);        \
+  Tensor operator symbol(Scalar a, const Tensor& b);
+TESSEL_DECLARE_OPERATOR(+, add)
+TESSEL_DECLARE_OPERATOR(-, sub)
+TESSEL_DECLARE_OPERATOR(*, mul)
+TESSEL_DECLARE_OPERATOR(/, div)
+TESSEL_DECLARE_OPERATOR(%, remainder)
+TESSEL_DECLARE_OPERATOR(==, eq)
+TESSEL_DECLARE_OPERATOR(!=, ne)
+TESSEL_DECLARE_OPERATOR(<, lt)
+TESSEL_DECLARE_OPERATOR(<=, le)
+TESSEL_DECLARE_OPERATOR(>, gt)
+TESSEL_DECLARE_OPERATOR(>=, ge)
+TESSEL_DECLARE_OPERATOR(&, bitwise_and)
+TESSEL_DECLARE_OPERATOR(|, bitwise_or)
+TESSEL_DECLARE_OPERATOR(^, bitwise_xor)
+#undef TESSEL_DECLARE_OPERATOR
+Tensor& operator+=(Tensor& self, const Tensor& other);
+Tensor& operator-=(Tensor& self, const Tensor& other);
+Tensor& operator*=(Tensor& self, const Tensor& other);
+Tensor& operator/=(Tensor& self, const Tensor& other);
+Tensor& operator+=(Tensor& self, Scalar other);
+Tensor& operator-=(Tensor& self, Scalar other);
+Tensor& operator*=(Tensor& self, Scalar other);
+Tensor& operator/=(Tensor& self, Scalar other);
+
+}  // namespace tessel

@@ -1,0 +1,45 @@
+// Shared by the element-wise kernel files: compute types, SIMD storage
+// mapping and byte strides.
+#pragma once
+
+#include <type_traits>
+
+#include "backends/cpu/simd/elementwise_simd.hpp"
+#include "tessel/core/convert.hpp"
+#include "tessel/core/tensor.hpp"
+
+namespace tessel::cpu {
+
+// Narrow floats compute in f32 and round once; every other type computes
+// in itself.
+template <class T>
+using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
+
+template <class T>
+constexpr bool has_simd_storage() {
+  return std::is_same_v<T, float> || std::is_same_v<T, BFloat16> ||
+         std::is_same_v<T, Half>;
+}
+
+template <class T>
+constexpr simd::FloatStorage simd_storage() {
+  if constexpr (std::is_same_v<T, float>)
+    return simd::FloatStorage::F32;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return simd::FloatStorage::BF16;
+  else
+    return simd::FloatStorage::F16;
+}
+
+inline Strides byte_strides(const Tensor& t) {
+  Strides s = t.strides();
+  const int size = element_size(t.dtype());
+  for (auto& v : s) v *= size;
+  return s;
+}
+
+inline char* base_pointer(const Tensor& t) {
+  return static_cast<char*>(const_cast<void*>(t.raw_data()));
+}
+
+}  // namespace tessel::cpu
