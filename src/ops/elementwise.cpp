@@ -68,9 +68,9 @@ bool has_self_overlap(const Tensor& t) {
 // the result dtype and it does not partly overlap an input, else through a
 // temporary and a cast.
 template <class Compute>
-Tensor& into(Tensor& out, const Shape& shape, DType dtype,
-             std::initializer_list<const Tensor*> inputs, const char* op,
-             Compute compute) {
+Tensor into(Tensor out, const Shape& shape, DType dtype,
+            std::initializer_list<const Tensor*> inputs, const char* op,
+            Compute compute) {
   TESSEL_CHECK(out.shape() == shape, BadShape, op,
                "the output has shape {} but the result has shape {}",
                shape_string(out.shape()), shape_string(shape));
@@ -85,7 +85,9 @@ Tensor& into(Tensor& out, const Shape& shape, DType dtype,
   for (const Tensor* in : inputs) {
     if (in->shares_storage_with(out) && !same_view(*in, out)) direct = false;
   }
-  if (!out.storage().writable()) out.fill_(0);  // raises the E3002
+  TESSEL_CHECK(out.storage().writable(), IoFailure, op,
+               "the output's memory is read-only ({})",
+               origin_name(out.storage().origin()));
   if (direct) {
     compute(out);
   } else {
@@ -110,11 +112,10 @@ DType output_dtype(const OpInfo& info, DType compute) {
   return info.result == ResultKind::Bool ? DType::Bool : compute;
 }
 
-// ---- unary
-// -------------------------------------------------------------------
+// ---- unary ----
 
-Tensor& unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
-                   Tensor* out, Tensor& storage) {
+Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
+                  const Tensor* out) {
   const OpInfo& info = op_info(op);
   require_defined(x, info.name);
   check_same_device(info.name, {&x});
@@ -128,30 +129,26 @@ Tensor& unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
     if (dst.numel() > 0) cpu::unary(op, params, dst, x.to(compute));
   };
   if (out == nullptr) {
-    storage = empty(x.shape(), result);
-    kernel(storage);
-    return storage;
+    Tensor result_tensor = empty(x.shape(), result);
+    kernel(result_tensor);
+    return result_tensor;
   }
   return into(*out, x.shape(), result, {&x}, info.name, kernel);
 }
 
 Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params = {}) {
-  Tensor result;
-  return unary_into(op, params, x, nullptr, result);
+  return unary_into(op, params, x, nullptr);
 }
 
-Tensor& unary_out(UnaryOp op, Tensor& out, const Tensor& x,
-                  UnaryParams params = {}) {
-  Tensor unused;
-  return unary_into(op, params, x, &out, unused);
+Tensor unary_out(UnaryOp op, const Tensor& out, const Tensor& x,
+                 UnaryParams params = {}) {
+  return unary_into(op, params, x, &out);
 }
 
-// ---- binary
-// -------------------------------------------------------------------
+// ---- binary ----
 
-Tensor& binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
-                    std::optional<DType> scalar_dtype, Tensor* out,
-                    Tensor& storage) {
+Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
+                   std::optional<DType> scalar_dtype, const Tensor* out) {
   const OpInfo& info = op_info(op);
   require_defined(a, info.name);
   require_defined(b, info.name);
@@ -177,23 +174,22 @@ Tensor& binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
                 prepare(b, compute, shape));
   };
   if (out == nullptr) {
-    storage = empty(shape, result);
-    kernel(storage);
-    return storage;
+    Tensor result_tensor = empty(shape, result);
+    kernel(result_tensor);
+    return result_tensor;
   }
   return into(*out, shape, result, {&a, &b}, info.name, kernel);
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b,
               std::optional<DType> scalar_dtype = std::nullopt) {
-  Tensor result;
-  return binary_into(op, a, b, scalar_dtype, nullptr, result);
+  return binary_into(op, a, b, scalar_dtype, nullptr);
 }
 
-Tensor& binary_out(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b,
-                   std::optional<DType> scalar_dtype = std::nullopt) {
-  Tensor unused;
-  return binary_into(op, a, b, scalar_dtype, &out, unused);
+Tensor binary_out(BinaryOp op, const Tensor& out, const Tensor& a,
+                  const Tensor& b,
+                  std::optional<DType> scalar_dtype = std::nullopt) {
+  return binary_into(op, a, b, scalar_dtype, &out);
 }
 
 Tensor scalar_tensor(const Scalar& s, DType dtype) {
@@ -210,14 +206,13 @@ DType scalar_result_type(DType t, const Scalar& s) {
   return t;
 }
 
-// ---- generated unary and binary entry points
-// -----------------------------------
+// ---- generated unary and binary entry points ----
 
 #define TESSEL_DEFINE_UNARY(e, name, result, inputs, kind) \
   TESSEL_DEFINE_UNARY_##kind(e, name)
 #define TESSEL_DEFINE_UNARY_Plain(e, name)                      \
   Tensor name(const Tensor& x) { return unary(UnaryOp::e, x); } \
-  Tensor& name##_out(Tensor& out, const Tensor& x) {            \
+  Tensor name##_out(const Tensor& out, const Tensor& x) {       \
     return unary_out(UnaryOp::e, out, x);                       \
   }
 #define TESSEL_DEFINE_UNARY_Param(e, name)
@@ -240,13 +235,13 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
     const DType t = scalar_result_type(b.dtype(), a);                       \
     return binary(BinaryOp::e, scalar_tensor(a, t), b, t);                  \
   }                                                                         \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {       \
+  Tensor name##_out(const Tensor& out, const Tensor& a, const Tensor& b) {  \
     return binary_out(BinaryOp::e, out, a, b);                              \
   }                                                                         \
-  Tensor& name##_(Tensor& self, const Tensor& other) {                      \
+  Tensor name##_(const Tensor& self, const Tensor& other) {                 \
     return binary_out(BinaryOp::e, self, self, other);                      \
   }                                                                         \
-  Tensor& name##_(Tensor& self, Scalar other) {                             \
+  Tensor name##_(const Tensor& self, Scalar other) {                        \
     require_defined(self, #name "_");                                       \
     const DType t = scalar_result_type(self.dtype(), other);                \
     return binary_out(BinaryOp::e, self, self, scalar_tensor(other, t), t); \
@@ -254,8 +249,7 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
 TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_BINARY)
 #undef TESSEL_DEFINE_BINARY
 
-// ---- parameterised unary ops
-// ------------------------------------------------------
+// ---- parameterised unary ops ----
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary(UnaryOp::LeakyRelu, x, {negative_slope, 0.0});
@@ -290,7 +284,7 @@ Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max) {
 }
 
 #define TESSEL_DEFINE_INPLACE(name, e) \
-  Tensor& name##_(Tensor& x) { return unary_out(UnaryOp::e, x, x); }
+  Tensor name##_(const Tensor& x) { return unary_out(UnaryOp::e, x, x); }
 TESSEL_DEFINE_INPLACE(neg, Neg)
 TESSEL_DEFINE_INPLACE(abs, Abs)
 TESSEL_DEFINE_INPLACE(relu, Relu)
@@ -300,8 +294,7 @@ TESSEL_DEFINE_INPLACE(tanh, Tanh)
 TESSEL_DEFINE_INPLACE(sigmoid, Sigmoid)
 #undef TESSEL_DEFINE_INPLACE
 
-// ---- ternary
-// --------------------------------------------------------------------
+// ---- ternary ----
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   for (const Tensor* t : {&cond, &a, &b}) require_defined(*t, "where");
@@ -362,8 +355,7 @@ Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
   return out;
 }
 
-// ---- operators
-// --------------------------------------------------------------------
+// ---- operators ----
 
 Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor operator!(const Tensor& x) { return logical_not(x); }
@@ -392,20 +384,36 @@ TESSEL_DEFINE_OPERATOR(^, bitwise_xor)
 #undef TESSEL_DEFINE_OPERATOR
 
 Tensor& operator+=(Tensor& self, const Tensor& other) {
-  return add_(self, other);
+  add_(self, other);
+  return self;
 }
 Tensor& operator-=(Tensor& self, const Tensor& other) {
-  return sub_(self, other);
+  sub_(self, other);
+  return self;
 }
 Tensor& operator*=(Tensor& self, const Tensor& other) {
-  return mul_(self, other);
+  mul_(self, other);
+  return self;
 }
 Tensor& operator/=(Tensor& self, const Tensor& other) {
-  return div_(self, other);
+  div_(self, other);
+  return self;
 }
-Tensor& operator+=(Tensor& self, Scalar other) { return add_(self, other); }
-Tensor& operator-=(Tensor& self, Scalar other) { return sub_(self, other); }
-Tensor& operator*=(Tensor& self, Scalar other) { return mul_(self, other); }
-Tensor& operator/=(Tensor& self, Scalar other) { return div_(self, other); }
+Tensor& operator+=(Tensor& self, Scalar other) {
+  add_(self, other);
+  return self;
+}
+Tensor& operator-=(Tensor& self, Scalar other) {
+  sub_(self, other);
+  return self;
+}
+Tensor& operator*=(Tensor& self, Scalar other) {
+  mul_(self, other);
+  return self;
+}
+Tensor& operator/=(Tensor& self, Scalar other) {
+  div_(self, other);
+  return self;
+}
 
 }  // namespace tessel

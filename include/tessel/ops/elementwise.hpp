@@ -2,8 +2,11 @@
 // are never materialised; dtypes promote per DESIGN §1 (a Scalar operand is
 // "weak": it never widens the tensor's dtype, except that a float scalar
 // makes an integer or bool tensor compute in f32); f16/bf16/f8 compute in
-// f32 and round once. Every op has an allocating form, an `_out` form that
-// writes into a given tensor, and the arithmetic ones an in-place `_` form.
+// f32 and round once. Every op has an allocating form and an `_out` form
+// that writes into a given tensor (any view of the result's shape); binary
+// ops also have an in-place `_` form. A result dtype may be stored into a
+// different output dtype unless that would turn floats into integers or
+// numbers into bool (PyTorch's rule).
 // Op semantics at the edges (NaN, integer division by zero, ...) are in
 // docs/ops.md.
 #pragma once
@@ -25,7 +28,7 @@ namespace tessel {
   TESSEL_DECLARE_UNARY_##kind(name)
 #define TESSEL_DECLARE_UNARY_Plain(name) \
   Tensor name(const Tensor& x);          \
-  Tensor& name##_out(Tensor& out, const Tensor& x);
+  Tensor name##_out(const Tensor& out, const Tensor& x);
 #define TESSEL_DECLARE_UNARY_Param(name)
 TESSEL_FOR_EACH_UNARY_OP(TESSEL_DECLARE_UNARY)
 #undef TESSEL_DECLARE_UNARY_Param
@@ -47,26 +50,27 @@ Tensor clip(const Tensor& x, std::optional<Scalar> min,
             std::optional<Scalar> max);
 Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max);
 
-// In place, for the unary ops whose result dtype is the input's.
-Tensor& neg_(Tensor& x);
-Tensor& abs_(Tensor& x);
-Tensor& relu_(Tensor& x);
-Tensor& exp_(Tensor& x);
-Tensor& sqrt_(Tensor& x);
-Tensor& tanh_(Tensor& x);
-Tensor& sigmoid_(Tensor& x);
+// In place (through any view, so `exp_(t.slice(0, 0, 4))` works); the
+// result is the same tensor handle.
+Tensor neg_(const Tensor& x);
+Tensor abs_(const Tensor& x);
+Tensor relu_(const Tensor& x);
+Tensor exp_(const Tensor& x);
+Tensor sqrt_(const Tensor& x);
+Tensor tanh_(const Tensor& x);
+Tensor sigmoid_(const Tensor& x);
 
 // ---- binary ----------------------------------------------------------------
 // add sub mul div (true division: integers give f32) floor_divide remainder
 // (Python semantics) pow maximum minimum (NaN-propagating) eq ne lt le gt
 // ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor.
-#define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind)         \
-  Tensor name(const Tensor& a, const Tensor& b);                     \
-  Tensor name(const Tensor& a, Scalar b);                            \
-  Tensor name(Scalar a, const Tensor& b);                            \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b); \
-  Tensor& name##_(Tensor& self, const Tensor& other);                \
-  Tensor& name##_(Tensor& self, Scalar other);
+#define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind)              \
+  Tensor name(const Tensor& a, const Tensor& b);                          \
+  Tensor name(const Tensor& a, Scalar b);                                 \
+  Tensor name(Scalar a, const Tensor& b);                                 \
+  Tensor name##_out(const Tensor& out, const Tensor& a, const Tensor& b); \
+  Tensor name##_(const Tensor& self, const Tensor& other);                \
+  Tensor name##_(const Tensor& self, Scalar other);
 TESSEL_FOR_EACH_BINARY_OP(TESSEL_DECLARE_BINARY)
 #undef TESSEL_DECLARE_BINARY
 
@@ -82,8 +86,7 @@ Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c);
 // The dtype `op(t, s)` computes in for a tensor of dtype t and a scalar s.
 DType scalar_result_type(DType t, const Scalar& s);
 
-// ---- operators
-// ---------------------------------------------------------------
+// ---- operators -------------------------------------------------------------
 Tensor operator-(const Tensor& x);
 Tensor operator!(const Tensor& x);  // logical_not
 Tensor operator~(const Tensor& x);  // bitwise_not
