@@ -7,6 +7,7 @@
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/core/float_types.hpp"
+#include "tessel/core/numerics.hpp"
 #include "tessel/core/parallel.hpp"
 #include "tessel/core/print.hpp"
 #include "tessel/core/random.hpp"
@@ -16,3 +17,4 @@
 #include "tessel/core/tensor.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/reduce.hpp"

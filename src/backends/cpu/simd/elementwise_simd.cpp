@@ -9,66 +9,17 @@
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 
+#include "backends/cpu/simd/float_io-inl.h"
+
 #include <cmath>
 #include <cstring>
 
 #include "backends/cpu/scalar_ops.hpp"
 #include "backends/cpu/simd/elementwise_simd.hpp"
-#include "tessel/core/float_formats.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-using D = hn::ScalableTag<float>;
-using V = hn::Vec<D>;
-
-// ---- loads and stores ------------------------------------------------------
-
-HWY_INLINE V load(D d, const float* p) { return hn::LoadU(d, p); }
-HWY_INLINE V load(D d, const hwy::bfloat16_t* p) {
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
-}
-HWY_INLINE V load(D d, const hwy::float16_t* p) {
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
-}
-
-HWY_INLINE void store(D d, V v, float* p) { hn::StoreU(v, d, p); }
-// Round to nearest even on the upper 16 bits; NaN becomes the canonical
-// quiet NaN with its sign (ml_dtypes).
-HWY_INLINE void store(D, V v, hwy::bfloat16_t* p) {
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const auto bits = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  auto rounded =
-      hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), lsb)));
-  const auto nan =
-      hn::Or(hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)),
-             hn::Set(du, 0x7fc0u));
-  rounded = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
-  const hn::Rebind<std::uint16_t, D> d16;
-  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, rounded)), d16,
-             reinterpret_cast<std::uint16_t*>(p));
-}
-HWY_INLINE void store(D d, V v, hwy::float16_t* p) {
-  const hn::Rebind<hwy::float16_t, D> dh;
-  (void)d;
-  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
-}
-
-// One element as f32 (for operands broadcast over a run).
-HWY_INLINE float first(const float* p) { return *p; }
-HWY_INLINE float first(const hwy::bfloat16_t* p) {
-  std::uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return fp::bf16_to_f32(bits);
-}
-HWY_INLINE float first(const hwy::float16_t* p) {
-  std::uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return fp::f16_to_f32(bits);
-}
 
 // Runs body(d, vectors...) over n elements; the tail goes through a padded
 // stack buffer so that every load and store is a full vector.

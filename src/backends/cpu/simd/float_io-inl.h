@@ -1,0 +1,88 @@
+// Per-target helpers shared by the SIMD kernel files: f32 lanes loaded from
+// and stored to f32, bf16 and f16 memory (stores round to nearest even).
+// Included once per target by files that use foreach_target.h, hence the
+// Highway include-guard idiom below instead of #pragma once.
+#if defined(TESSEL_FLOAT_IO_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSEL_FLOAT_IO_INL_H_
+#undef TESSEL_FLOAT_IO_INL_H_
+#else
+#define TESSEL_FLOAT_IO_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "tessel/core/float_formats.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+
+HWY_INLINE V load(D d, const float* p) { return hn::LoadU(d, p); }
+HWY_INLINE V load(D d, const hwy::bfloat16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
+}
+HWY_INLINE V load(D d, const hwy::float16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+}
+
+HWY_INLINE void store(D d, V v, float* p) { hn::StoreU(v, d, p); }
+// Round to nearest even on the upper 16 bits; NaN becomes the canonical
+// quiet NaN with its sign (ml_dtypes).
+HWY_INLINE void store(D, V v, hwy::bfloat16_t* p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  auto rounded =
+      hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), lsb)));
+  const auto nan = hn::Or(hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)),
+                          hn::Set(du, 0x7fc0u));
+  rounded = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
+  const hn::Rebind<std::uint16_t, D> d16;
+  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, rounded)), d16,
+             reinterpret_cast<std::uint16_t*>(p));
+}
+HWY_INLINE void store(D, V v, hwy::float16_t* p) {
+  const hn::Rebind<hwy::float16_t, D> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
+}
+
+// One element as f32.
+HWY_INLINE float first(const float* p) { return *p; }
+HWY_INLINE float first(const hwy::bfloat16_t* p) {
+  std::uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return fp::bf16_to_f32(bits);
+}
+HWY_INLINE float first(const hwy::float16_t* p) {
+  std::uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return fp::f16_to_f32(bits);
+}
+
+// The first `count` (< a vector) elements as f32 lanes, the rest `fill`.
+template <class T>
+HWY_INLINE V load_partial(D d, const T* p, std::size_t count, float fill) {
+  HWY_ALIGN T tmp[hn::MaxLanes(d)];
+  std::memcpy(tmp, p, count * sizeof(T));
+  const V v = load(d, tmp);
+  return hn::IfThenElse(hn::FirstN(d, count), v, hn::Set(d, fill));
+}
+
+template <class T>
+HWY_INLINE void store_partial(D d, V v, T* p, std::size_t count) {
+  HWY_ALIGN T tmp[hn::MaxLanes(d)];
+  store(d, v, tmp);
+  std::memcpy(p, tmp, count * sizeof(T));
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TESSEL_FLOAT_IO_INL_H_
