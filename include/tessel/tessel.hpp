@@ -17,4 +17,5 @@
 #include "tessel/core/tensor.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/indexing.hpp"
 #include "tessel/ops/reduce.hpp"

@@ -1,0 +1,602 @@
+// Indexing, joining and layout ops: shape rules and index checks here,
+// byte moves in backends/cpu/index.cpp, the rest composed from views and
+// element-wise ops.
+#include "tessel/ops/indexing.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "backends/cpu/index_kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel {
+
+namespace {
+
+void require(const Tensor& t, const char* op) {
+  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
+               "no {} kernel for tensors on {} in this build", op,
+               t.device().str());
+}
+
+// A byte-addressable version of t (packed and block types go to f32, as in
+// every other op).
+Tensor addressable(const Tensor& t) {
+  return is_byte_addressable(t.dtype()) ? t : t.to(DType::F32);
+}
+
+// The index tensor as contiguous i64 with negatives wrapped; every value
+// checked against [-extent, extent) before anything is written.
+Tensor normalized_index(const Tensor& index, std::int64_t extent,
+                        const char* op) {
+  require(index, op);
+  TESSEL_CHECK(is_integral(index.dtype()), BadDType, op,
+               "indices must be integers, got {}", dtype_name(index.dtype()));
+  Tensor idx = index.to(DType::I64).contiguous();
+  if (idx.shares_storage_with(index)) idx = idx.clone();
+  auto* p = static_cast<std::int64_t*>(idx.mutable_raw_data());
+  for (std::int64_t i = 0; i < idx.numel(); ++i) {
+    const std::int64_t v = p[i];
+    TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, op,
+                 "index {} is out of range for an axis of extent {}", v,
+                 extent);
+    if (v < 0) p[i] = v + extent;
+  }
+  return idx;
+}
+
+cpu::ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
+  std::int64_t before = 1, after = 1;
+  for (std::int64_t d = 0; d < axis; ++d) before *= shape[d];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size();
+       ++d) {
+    after *= shape[d];
+  }
+  return {before, shape[axis], after};
+}
+
+}  // namespace
+
+// ---- joining and splitting ----
+
+Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
+  TESSEL_CHECK(!tensors.empty(), BadShape, "concat",
+               "no tensors to concatenate");
+  for (const auto& t : tensors) require(t, "concat");
+  const Tensor& first = tensors.front();
+  const auto rank = first.rank();
+  TESSEL_CHECK(rank > 0, BadShape, "concat",
+               "cannot concatenate rank-0 tensors");
+  const auto a = normalize_axis(axis, rank, "concat");
+  DType dtype = first.dtype();
+  std::int64_t total = 0;
+  for (const auto& t : tensors) {
+    dtype = promote_types(dtype, t.dtype(), "concat");
+    bool ok = t.rank() == rank;
+    for (std::int64_t d = 0; ok && d < rank; ++d) {
+      ok = d == a || t.shape()[d] == first.shape()[d];
+    }
+    TESSEL_CHECK(ok, BadShape, "concat",
+                 "shapes {} and {} differ outside axis {}",
+                 shape_string(first.shape()), shape_string(t.shape()), a);
+    total += t.shape()[a];
+  }
+  Shape shape = first.shape();
+  shape[a] = total;
+  Tensor out = empty(shape, dtype);
+  std::int64_t at = 0;
+  for (const auto& t : tensors) {
+    const std::int64_t n = t.shape()[a];
+    if (n > 0) out.slice(a, at, at + n).copy_(t);
+    at += n;
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis) {
+  TESSEL_CHECK(!tensors.empty(), BadShape, "stack", "no tensors to stack");
+  const Shape& shape = tensors.front().shape();
+  std::vector<Tensor> expanded;
+  for (const auto& t : tensors) {
+    require(t, "stack");
+    TESSEL_CHECK(t.shape() == shape, BadShape, "stack",
+                 "every tensor must have one shape; got {} and {}",
+                 shape_string(shape), shape_string(t.shape()));
+    expanded.push_back(
+        t.unsqueeze(normalize_axis(axis, t.rank() + 1, "stack")));
+  }
+  return concat(expanded, axis);
+}
+
+std::vector<Tensor> split(const Tensor& x,
+                          const std::vector<std::int64_t>& sizes,
+                          std::int64_t axis) {
+  require(x, "split");
+  const auto a = normalize_axis(axis, x.rank(), "split");
+  std::int64_t total = 0;
+  for (auto s : sizes) {
+    TESSEL_CHECK(s >= 0, BadShape, "split", "negative size {} in split", s);
+    total += s;
+  }
+  TESSEL_CHECK(total == x.shape()[a], BadShape, "split",
+               "sizes add up to {} but axis {} of {} has extent {}", total, a,
+               shape_string(x.shape()), x.shape()[a]);
+  std::vector<Tensor> pieces;
+  std::int64_t at = 0;
+  for (auto s : sizes) {
+    pieces.push_back(x.slice(a, at, at + s));
+    at += s;
+  }
+  return pieces;
+}
+
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
+                          std::int64_t axis) {
+  require(x, "chunk");
+  TESSEL_CHECK(chunks > 0, BadShape, "chunk", "chunks must be positive, got {}",
+               chunks);
+  const auto a = normalize_axis(axis, x.rank(), "chunk");
+  const std::int64_t extent = x.shape()[a];
+  const std::int64_t step =
+      std::max<std::int64_t>(1, (extent + chunks - 1) / chunks);
+  std::vector<Tensor> pieces;
+  for (std::int64_t at = 0; at < extent; at += step) {
+    pieces.push_back(x.slice(a, at, std::min(extent, at + step)));
+  }
+  if (pieces.empty()) pieces.push_back(x);
+  return pieces;
+}
+
+// ---- gathering and scattering ----
+
+Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
+  require(x_in, "gather");
+  const Tensor x = addressable(x_in);
+  TESSEL_CHECK(x.rank() > 0, BadShape, "gather",
+               "cannot gather from a rank-0 tensor");
+  const auto a = normalize_axis(axis, x.rank(), "gather");
+  const Tensor idx = normalized_index(index, x.shape()[a], "gather");
+  Shape shape;
+  for (std::int64_t d = 0; d < a; ++d) shape.push_back(x.shape()[d]);
+  for (auto e : index.shape()) shape.push_back(e);
+  for (std::int64_t d = a + 1; d < x.rank(); ++d) shape.push_back(x.shape()[d]);
+  Tensor out = empty(shape, x.dtype());
+  if (out.numel() > 0) {
+    cpu::gather_blocks(x.contiguous(), idx.const_data<std::int64_t>(),
+                       idx.numel(), out, around_axis(x.shape(), a));
+  }
+  return out;
+}
+
+Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index) {
+  TESSEL_CHECK(index.defined() && index.rank() == 1, BadShape, "index_select",
+               "the index must be 1-D, got shape {}",
+               index.defined() ? shape_string(index.shape()) : "undefined");
+  return gather(x, index, axis);
+}
+
+Tensor gather_elements(const Tensor& x_in, const Tensor& index,
+                       std::int64_t axis) {
+  require(x_in, "gather_elements");
+  require(index, "gather_elements");
+  const Tensor x = addressable(x_in);
+  const auto a = normalize_axis(axis, x.rank(), "gather_elements");
+  bool ok = index.rank() == x.rank();
+  for (std::int64_t d = 0; ok && d < x.rank(); ++d) {
+    ok = d == a || index.shape()[d] <= x.shape()[d];
+  }
+  TESSEL_CHECK(
+      ok, BadShape, "gather_elements",
+      "index of shape {} does not fit data of shape {} outside axis {}",
+      shape_string(index.shape()), shape_string(x.shape()), a);
+  const Tensor idx = normalized_index(index, x.shape()[a], "gather_elements");
+  Tensor out = empty(index.shape(), x.dtype());
+  if (out.numel() > 0) cpu::gather_elements(x, idx, a, out);
+  return out;
+}
+
+Tensor take_along_axis(const Tensor& x, const Tensor& index,
+                       std::int64_t axis) {
+  return gather_elements(x, index, axis);
+}
+
+Tensor gather_nd(const Tensor& x_in, const Tensor& index,
+                 std::int64_t batch_dims) {
+  require(x_in, "gather_nd");
+  require(index, "gather_nd");
+  const Tensor x = addressable(x_in);
+  const std::int64_t q = index.rank();
+  TESSEL_CHECK(
+      q >= 1 && batch_dims >= 0 && batch_dims < std::min(q, x.rank() + 1),
+      BadShape, "gather_nd", "bad batch_dims {} for index {} and data {}",
+      batch_dims, shape_string(index.shape()), shape_string(x.shape()));
+  const std::int64_t depth = index.shape()[q - 1];
+  TESSEL_CHECK(
+      depth >= 1 && batch_dims + depth <= x.rank(), BadShape, "gather_nd",
+      "index tuples of length {} after {} batch axes do not fit data {}", depth,
+      batch_dims, shape_string(x.shape()));
+  for (std::int64_t d = 0; d < batch_dims; ++d) {
+    TESSEL_CHECK(index.shape()[d] == x.shape()[d], BadShape, "gather_nd",
+                 "batch axis {} differs: index {} vs data {}", d,
+                 shape_string(index.shape()), shape_string(x.shape()));
+  }
+  const Tensor idx = index.to(DType::I64).contiguous();
+  // Output: index.shape[:-1] + x.shape[batch_dims + depth:].
+  Shape shape(index.shape().begin(), index.shape().end() - 1);
+  std::int64_t slice_elems = 1;
+  for (std::int64_t d = batch_dims + depth; d < x.rank(); ++d) {
+    shape.push_back(x.shape()[d]);
+    slice_elems *= x.shape()[d];
+  }
+  Tensor out = empty(shape, x.dtype());
+  const Tensor xc = x.contiguous();
+  std::int64_t batch = 1;
+  for (std::int64_t d = 0; d < batch_dims; ++d) batch *= x.shape()[d];
+  const std::int64_t per_batch_tuples =
+      idx.numel() / depth / std::max<std::int64_t>(batch, 1);
+  std::int64_t per_batch_elems = 1;
+  for (std::int64_t d = batch_dims; d < x.rank(); ++d)
+    per_batch_elems *= x.shape()[d];
+  const auto size = static_cast<std::size_t>(element_size(x.dtype()));
+  const auto* from = static_cast<const char*>(xc.raw_data());
+  auto* to = static_cast<char*>(out.mutable_raw_data());
+  const auto* t = idx.const_data<std::int64_t>();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t k = 0; k < per_batch_tuples; ++k) {
+      const std::int64_t* tuple = t + (b * per_batch_tuples + k) * depth;
+      std::int64_t offset = 0;
+      for (std::int64_t j = 0; j < depth; ++j) {
+        const std::int64_t extent = x.shape()[batch_dims + j];
+        std::int64_t v = tuple[j];
+        TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, "gather_nd",
+                     "index {} is out of range for axis {} of extent {}", v,
+                     batch_dims + j, extent);
+        if (v < 0) v += extent;
+        offset = offset * extent + v;
+      }
+      std::memcpy(to + static_cast<std::size_t>((b * per_batch_tuples + k) *
+                                                slice_elems) *
+                           size,
+                  from + static_cast<std::size_t>(b * per_batch_elems +
+                                                  offset * slice_elems) *
+                             size,
+                  static_cast<std::size_t>(slice_elems) * size);
+    }
+  }
+  return out;
+}
+
+Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
+               const Tensor& updates, ScatterReduce reduce) {
+  for (const Tensor* t : {&x_in, &index, &updates}) require(*t, "scatter");
+  const Tensor x = addressable(x_in);
+  const auto a = normalize_axis(axis, x.rank(), "scatter");
+  bool ok = index.rank() == x.rank() && updates.shape() == index.shape();
+  for (std::int64_t d = 0; ok && d < x.rank(); ++d) {
+    ok = d == a || index.shape()[d] <= x.shape()[d];
+  }
+  TESSEL_CHECK(ok, BadShape, "scatter",
+               "index {} and updates {} must have one shape that fits data {} "
+               "outside axis {}",
+               shape_string(index.shape()), shape_string(updates.shape()),
+               shape_string(x.shape()), a);
+  const Tensor idx = normalized_index(index, x.shape()[a], "scatter");
+  Tensor out = x.clone();
+  const Tensor upd = updates.to(x.dtype()).contiguous();
+  const cpu::ScatterMode mode = [&] {
+    switch (reduce) {
+      case ScatterReduce::Add: return cpu::ScatterMode::Add;
+      case ScatterReduce::Mul: return cpu::ScatterMode::Mul;
+      case ScatterReduce::Max: return cpu::ScatterMode::Max;
+      case ScatterReduce::Min: return cpu::ScatterMode::Min;
+      case ScatterReduce::None: break;
+    }
+    return cpu::ScatterMode::Assign;
+  }();
+  if (idx.numel() > 0) cpu::scatter_elements(out, idx, upd, a, mode);
+  return out;
+}
+
+Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index,
+                   const Tensor& updates) {
+  return scatter(x, axis, index, updates, ScatterReduce::Add);
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+  require(x, "masked_fill");
+  require(mask, "masked_fill");
+  TESSEL_CHECK(broadcast_shapes(x.shape(), mask.shape()) == x.shape(),
+               BroadcastMismatch, "masked_fill",
+               "mask {} does not broadcast to the shape {} of x",
+               shape_string(mask.shape()), shape_string(x.shape()));
+  return where(mask, full({}, value, x.dtype()), x).to(x.dtype());
+}
+
+Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
+               Scalar on_value, Scalar off_value, DType dtype) {
+  require(indices, "one_hot");
+  TESSEL_CHECK(depth > 0, BadShape, "one_hot", "depth must be positive, got {}",
+               depth);
+  const Tensor idx = normalized_index(indices, depth, "one_hot");
+  const auto a = normalize_axis(axis, indices.rank() + 1, "one_hot");
+  // Compare the indices (with a new axis) against 0..depth-1 along it.
+  Shape class_shape(static_cast<std::size_t>(indices.rank() + 1), 1);
+  class_shape[static_cast<std::size_t>(a)] = depth;
+  const Tensor classes = arange(depth).reshape(class_shape);
+  const Tensor hit = eq(idx.reshape(indices.shape()).unsqueeze(a), classes);
+  return where(hit, full({}, on_value, dtype), full({}, off_value, dtype))
+      .to(dtype);
+}
+
+// ---- layout ----
+
+namespace {
+
+Tensor triangle(const Tensor& x, std::int64_t k, bool lower, const char* op) {
+  require(x, op);
+  TESSEL_CHECK(x.rank() >= 2, BadShape, op,
+               "needs at least 2 axes, got shape {}", shape_string(x.shape()));
+  const std::int64_t rows = x.shape()[x.rank() - 2];
+  const std::int64_t cols = x.shape()[x.rank() - 1];
+  const Tensor diff =
+      sub(arange(cols).reshape({1, cols}), arange(rows).reshape({rows, 1}));
+  const Tensor keep = lower ? le(diff, k) : ge(diff, k);
+  return where(keep, x, full({}, 0, x.dtype())).to(x.dtype());
+}
+
+// Source positions along an axis of extent n for output positions
+// [-before, n + after), under a pad mode.
+std::vector<std::int64_t> pad_positions(std::int64_t n, std::int64_t before,
+                                        std::int64_t after, PadMode mode) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t i = -before; i < n + after; ++i) {
+    std::int64_t j = i;
+    switch (mode) {
+      case PadMode::Edge: j = std::clamp<std::int64_t>(i, 0, n - 1); break;
+      case PadMode::Wrap: j = ((i % n) + n) % n; break;
+      case PadMode::Reflect: {
+        if (n == 1) {
+          j = 0;
+          break;
+        }
+        const std::int64_t period = 2 * (n - 1);
+        j = ((i % period) + period) % period;
+        if (j >= n) j = period - j;
+        break;
+      }
+      case PadMode::Constant: break;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor tril(const Tensor& x, std::int64_t k) {
+  return triangle(x, k, true, "tril");
+}
+Tensor triu(const Tensor& x, std::int64_t k) {
+  return triangle(x, k, false, "triu");
+}
+
+Tensor pad(const Tensor& x_in,
+           const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
+           PadMode mode, Scalar value) {
+  require(x_in, "pad");
+  const Tensor x = addressable(x_in);
+  TESSEL_CHECK(static_cast<std::int64_t>(pads.size()) <= x.rank(), BadShape,
+               "pad", "{} pad pairs for a tensor of rank {}", pads.size(),
+               x.rank());
+  // Negative amounts crop first.
+  Tensor cropped = x;
+  std::vector<std::pair<std::int64_t, std::int64_t>> grow(
+      static_cast<std::size_t>(x.rank()));
+  for (std::size_t d = 0; d < pads.size(); ++d) {
+    const auto [before, after] = pads[d];
+    const std::int64_t extent = cropped.shape()[d];
+    const std::int64_t lo = std::max<std::int64_t>(0, -before);
+    const std::int64_t hi = extent - std::max<std::int64_t>(0, -after);
+    TESSEL_CHECK(lo <= hi, BadShape, "pad",
+                 "cropping ({}, {}) exceeds axis {} of extent {}", before,
+                 after, d, extent);
+    cropped = cropped.slice(static_cast<std::int64_t>(d), lo, hi);
+    grow[d] = {std::max<std::int64_t>(0, before),
+               std::max<std::int64_t>(0, after)};
+  }
+  if (mode == PadMode::Constant) {
+    Shape shape = cropped.shape();
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      shape[d] += grow[d].first + grow[d].second;
+    Tensor out = full(shape, value, x.dtype());
+    Tensor inner = out;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      inner = inner.slice(static_cast<std::int64_t>(d), grow[d].first,
+                          grow[d].first + cropped.shape()[d]);
+    }
+    if (inner.numel() > 0) inner.copy_(cropped);
+    return out;
+  }
+  Tensor out = cropped;
+  for (std::size_t d = 0; d < grow.size(); ++d) {
+    if (grow[d].first == 0 && grow[d].second == 0) continue;
+    const std::int64_t n = out.shape()[d];
+    TESSEL_CHECK(n > 0, BadShape, "pad", "cannot {} an empty axis {}",
+                 mode == PadMode::Reflect ? "reflect" : "extend", d);
+    const auto positions =
+        pad_positions(n, grow[d].first, grow[d].second, mode);
+    out =
+        index_select(out, static_cast<std::int64_t>(d), from_vector(positions));
+  }
+  return out.contiguous();
+}
+
+Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps_in) {
+  require(x, "tile");
+  const auto rank = std::max<std::int64_t>(
+      x.rank(), static_cast<std::int64_t>(reps_in.size()));
+  std::vector<std::int64_t> reps(
+      static_cast<std::size_t>(rank) - reps_in.size(), 1);
+  reps.insert(reps.end(), reps_in.begin(), reps_in.end());
+  Shape shape(static_cast<std::size_t>(rank - x.rank()), 1);
+  for (auto e : x.shape()) shape.push_back(e);
+  for (auto r : reps)
+    TESSEL_CHECK(r >= 0, BadShape, "tile", "negative repeat {}", r);
+  // (r0, s0, r1, s1, ...) by stride-0 expansion, then one reshape copy.
+  Shape interleaved, expanded, result;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    interleaved.push_back(1);
+    interleaved.push_back(shape[d]);
+    expanded.push_back(reps[static_cast<std::size_t>(d)]);
+    expanded.push_back(shape[d]);
+    result.push_back(reps[static_cast<std::size_t>(d)] * shape[d]);
+  }
+  return x.reshape(interleaved).expand(expanded).reshape(result);
+}
+
+Tensor repeat(const Tensor& x, std::int64_t repeats,
+              std::optional<std::int64_t> axis) {
+  require(x, "repeat");
+  TESSEL_CHECK(repeats >= 0, BadShape, "repeat", "negative repeats {}",
+               repeats);
+  const Tensor src = axis ? x : x.reshape({-1});
+  const auto a = normalize_axis(axis.value_or(0), src.rank(), "repeat");
+  Shape expanded = src.unsqueeze(a + 1).shape();
+  expanded[static_cast<std::size_t>(a + 1)] = repeats;
+  Shape result = src.shape();
+  result[static_cast<std::size_t>(a)] *= repeats;
+  return src.unsqueeze(a + 1).expand(expanded).reshape(result);
+}
+
+Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
+  require(x, "repeat");
+  require(repeats, "repeat");
+  const auto a = normalize_axis(axis, x.rank(), "repeat");
+  TESSEL_CHECK(
+      repeats.rank() == 1 && repeats.numel() == x.shape()[a], BadShape,
+      "repeat",
+      "repeats of shape {} must have one count per element of axis {} ({})",
+      shape_string(repeats.shape()), a, x.shape()[a]);
+  const Tensor counts = repeats.to(DType::I64).contiguous();
+  std::vector<std::int64_t> positions;
+  for (std::int64_t i = 0; i < counts.numel(); ++i) {
+    const std::int64_t c = counts.const_data<std::int64_t>()[i];
+    TESSEL_CHECK(c >= 0, BadShape, "repeat", "negative repeat count {}", c);
+    positions.insert(positions.end(), static_cast<std::size_t>(c), i);
+  }
+  return index_select(x, a, from_vector(positions));
+}
+
+Tensor flip(const Tensor& x, Axes axes) {
+  require(x, "flip");
+  Tensor out = x;
+  const auto mask_size = static_cast<std::size_t>(x.rank());
+  SmallVector<bool, 8> flipped(mask_size, axes.empty());
+  for (auto axis : axes)
+    flipped[static_cast<std::size_t>(normalize_axis(axis, x.rank(), "flip"))] =
+        true;
+  for (std::size_t d = 0; d < mask_size; ++d) {
+    if (!flipped[d] || x.shape()[d] <= 1) continue;
+    const std::int64_t n = x.shape()[d];
+    out =
+        index_select(out, static_cast<std::int64_t>(d), arange(n - 1, -1, -1));
+  }
+  return out.shares_storage_with(x) ? x.clone() : out;
+}
+
+Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
+            Axes axes) {
+  require(x, "roll");
+  if (axes.empty()) {
+    TESSEL_CHECK(shifts.size() == 1, BadShape, "roll",
+                 "without axes, roll takes one shift, got {}", shifts.size());
+    return roll(x.reshape({-1}), shifts, {0}).reshape(x.shape());
+  }
+  TESSEL_CHECK(shifts.size() == axes.size(), BadShape, "roll",
+               "{} shifts for {} axes", shifts.size(), axes.size());
+  Tensor out = x;
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const auto a = normalize_axis(axes[k], x.rank(), "roll");
+    const std::int64_t n = x.shape()[a];
+    if (n == 0) continue;
+    const std::int64_t s = ((shifts[k] % n) + n) % n;
+    // Output position i reads input position (i - s) mod n.
+    out = index_select(out, a, remainder(sub(arange(n), s), n));
+  }
+  return out.shares_storage_with(x) ? x.clone() : out;
+}
+
+Tensor nchw_to_nhwc(const Tensor& x) {
+  require(x, "nchw_to_nhwc");
+  TESSEL_CHECK(x.rank() == 4, BadShape, "nchw_to_nhwc",
+               "needs a 4-D tensor, got {}", shape_string(x.shape()));
+  return x.permute({0, 2, 3, 1}).clone();
+}
+
+Tensor nhwc_to_nchw(const Tensor& x) {
+  require(x, "nhwc_to_nchw");
+  TESSEL_CHECK(x.rank() == 4, BadShape, "nhwc_to_nchw",
+               "needs a 4-D tensor, got {}", shape_string(x.shape()));
+  return x.permute({0, 3, 1, 2}).clone();
+}
+
+// ---- ordering ----
+
+namespace {
+
+void sort_impl(const Tensor& x_in, std::int64_t axis, bool descending,
+               Tensor* values, Tensor* indices, const char* op) {
+  require(x_in, op);
+  const Tensor x = addressable(x_in);
+  const Tensor src = x.rank() == 0 ? x.reshape({1}) : x;
+  const auto a = normalize_axis(axis, src.rank(), op);
+  const Tensor c = src.contiguous();
+  if (values) *values = empty(src.shape(), src.dtype());
+  if (indices) *indices = empty(src.shape(), DType::I64);
+  if (src.numel() > 0) {
+    cpu::sort_runs(c, values ? *values : Tensor(),
+                   indices ? *indices : Tensor(), around_axis(src.shape(), a),
+                   descending);
+  }
+  if (x.rank() == 0) {
+    if (values) *values = values->reshape({});
+    if (indices) *indices = indices->reshape({});
+  }
+}
+
+}  // namespace
+
+Tensor sort(const Tensor& x, std::int64_t axis, bool descending) {
+  Tensor values;
+  sort_impl(x, axis, descending, &values, nullptr, "sort");
+  return values;
+}
+
+Tensor argsort(const Tensor& x, std::int64_t axis, bool descending) {
+  Tensor indices;
+  sort_impl(x, axis, descending, nullptr, &indices, "argsort");
+  return indices;
+}
+
+TopK topk(const Tensor& x, std::int64_t k, std::int64_t axis, bool largest,
+          bool sorted) {
+  require(x, "topk");
+  const auto a =
+      normalize_axis(axis, std::max<std::int64_t>(x.rank(), 1), "topk");
+  const std::int64_t extent = x.rank() == 0 ? 1 : x.shape()[a];
+  TESSEL_CHECK(k >= 0 && k <= extent, OutOfRange, "topk",
+               "k = {} is out of range for an axis of extent {}", k, extent);
+  Tensor values, indices;
+  // A stable sort keeps ties in index order, as ONNX TopK asks; the result
+  // is in order whether or not `sorted` asks for it.
+  static_cast<void>(sorted);
+  sort_impl(x, a, largest, &values, &indices, "topk");
+  if (x.rank() == 0) return {values, indices};
+  return {values.slice(a, 0, k).contiguous(),
+          indices.slice(a, 0, k).contiguous()};
+}
+
+}  // namespace tessel
