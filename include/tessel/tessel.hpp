@@ -15,6 +15,7 @@
 #include "tessel/core/shape.hpp"
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/io/npy.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"

@@ -1,0 +1,24 @@
+// NumPy .npy files (format versions 1, 2 and 3). Reading validates the whole
+// header before allocating; big-endian data is byte-swapped and Fortran
+// order is transposed on load. Writing is atomic (temp file, then rename).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+
+#include "tessel/core/tensor.hpp"
+
+namespace tessel {
+
+// E3002 when the file cannot be read; E3001 (with the byte offset) when it
+// is not a valid .npy or holds a dtype tessel does not have.
+Tensor load_npy(const std::filesystem::path& path);
+// The same from bytes in memory (what load_npy reads).
+Tensor parse_npy(std::span<const std::uint8_t> bytes);
+
+// Writes row-major little-endian data, format 1.0 (2.0 for huge headers).
+// Packed and block-quantised dtypes have no NumPy equivalent: E2201.
+void save_npy(const std::filesystem::path& path, const Tensor& t);
+
+}  // namespace tessel

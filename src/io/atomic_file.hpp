@@ -1,0 +1,20 @@
+// Atomic output files: everything is written to a temporary file in the
+// target's directory, flushed, then renamed over the target, so a failure
+// never leaves a half-written file behind.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+namespace tessel::io {
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::span<const std::uint8_t> header,
+                           std::span<const std::uint8_t> body);
+
+// Whole file into memory; E3002 on failure.
+std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
+
+}  // namespace tessel::io

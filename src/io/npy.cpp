@@ -1,0 +1,287 @@
+// .npy: "\x93NUMPY", version, header length, a Python dict literal
+// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}, then the data.
+#include "tessel/io/npy.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/check.hpp"
+#include "io/atomic_file.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel {
+
+namespace {
+
+[[noreturn]] void malformed(std::int64_t offset, const std::string& what) {
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[load_npy] {} at byte {}", what, offset),
+                    offset);
+}
+
+struct Descr {
+  DType dtype;
+  bool big_endian;
+};
+
+Descr parse_descr(std::string_view d, std::int64_t offset) {
+  if (d.size() < 3) malformed(offset, fmt::format("unsupported descr '{}'", d));
+  const char order = d[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    malformed(offset, fmt::format("unsupported byte order in descr '{}'", d));
+  }
+  const std::string_view type = d.substr(1);
+  constexpr std::pair<std::string_view, DType> kTypes[] = {
+      {"b1", DType::Bool}, {"u1", DType::U8},  {"i1", DType::I8},
+      {"i2", DType::I16},  {"i4", DType::I32}, {"i8", DType::I64},
+      {"u2", DType::U16},  {"u4", DType::U32}, {"u8", DType::U64},
+      {"f2", DType::F16},  {"f4", DType::F32}, {"f8", DType::F64},
+  };
+  for (const auto& [name, dtype] : kTypes) {
+    if (name == type) {
+      const bool big = order == '>' || (order == '=' && std::endian::native ==
+                                                            std::endian::big);
+      return {dtype, big && element_size(dtype) > 1};
+    }
+  }
+  malformed(offset, fmt::format("descr '{}' has no tessel dtype", d));
+}
+
+// A cursor over the header dict with bounds-checked reads.
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, std::int64_t base)
+      : text_(text), base_(base) {}
+
+  void skip_space() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' ||
+            text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(fmt::format("expected '{}'", c));
+    ++pos_;
+  }
+  std::string_view string() {
+    skip_space();
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"')) {
+      fail("expected a string");
+    }
+    const char quote = text_[pos_++];
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != quote) ++pos_;
+    if (pos_ >= text_.size()) fail("unterminated string");
+    return text_.substr(start, pos_++ - start);
+  }
+  bool boolean() {
+    skip_space();
+    if (text_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return false;
+    }
+    fail("expected True or False");
+  }
+  Shape tuple() {
+    expect('(');
+    Shape shape;
+    while (!peek(')')) {
+      skip_space();
+      std::int64_t v = 0;
+      std::size_t digits = 0;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+        if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10) {
+          fail("shape extent too large");
+        }
+        v = v * 10 + (text_[pos_++] - '0');
+        ++digits;
+      }
+      if (digits == 0) fail("expected a non-negative integer in the shape");
+      if (static_cast<std::int64_t>(shape.size()) >= kMaxRank)
+        fail("too many dimensions");
+      shape.push_back(v);
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return shape;
+  }
+  std::int64_t offset() const {
+    return base_ + static_cast<std::int64_t>(pos_);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    malformed(offset(), what);
+  }
+
+ private:
+  std::string_view text_;
+  std::int64_t base_;
+  std::size_t pos_ = 0;
+};
+
+void byteswap(void* data, std::int64_t count, int size) {
+  auto* p = static_cast<std::uint8_t*>(data);
+  for (std::int64_t i = 0; i < count; ++i, p += size) std::reverse(p, p + size);
+}
+
+}  // namespace
+
+Tensor parse_npy(std::span<const std::uint8_t> bytes) {
+  constexpr std::uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+    malformed(0, "not a .npy file (bad magic)");
+  }
+  const std::uint8_t major = bytes[6];
+  if (major < 1 || major > 3)
+    malformed(6, fmt::format("unsupported .npy version {}", major));
+  std::size_t header_len = 0;
+  std::size_t header_start = 10;
+  if (major == 1) {
+    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8);
+  } else {
+    if (bytes.size() < 12) malformed(8, "truncated header length");
+    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8) |
+                 (static_cast<std::size_t>(bytes[10]) << 16) |
+                 (static_cast<std::size_t>(bytes[11]) << 24);
+    header_start = 12;
+  }
+  if (header_len > bytes.size() - header_start) {
+    malformed(static_cast<std::int64_t>(header_start - 2),
+              fmt::format("header of {} bytes runs past the end of the file",
+                          header_len));
+  }
+  const std::string_view text(
+      reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
+  HeaderParser p(text, static_cast<std::int64_t>(header_start));
+  std::optional<Descr> descr;
+  std::optional<bool> fortran;
+  std::optional<Shape> shape;
+  p.expect('{');
+  while (!p.peek('}')) {
+    const std::int64_t key_at = p.offset();
+    const std::string_view key = p.string();
+    p.expect(':');
+    if (key == "descr") {
+      const std::int64_t at = p.offset();
+      descr = parse_descr(p.string(), at);
+    } else if (key == "fortran_order") {
+      fortran = p.boolean();
+    } else if (key == "shape") {
+      shape = p.tuple();
+    } else {
+      malformed(key_at, fmt::format("unknown header key '{}'", key));
+    }
+    if (!p.peek('}')) p.expect(',');
+  }
+  if (!descr || !fortran || !shape) {
+    malformed(static_cast<std::int64_t>(header_start),
+              "the header needs 'descr', 'fortran_order' and 'shape'");
+  }
+  const std::int64_t data_at =
+      static_cast<std::int64_t>(header_start + header_len);
+  std::int64_t numel = 0;
+  std::int64_t nbytes = 0;
+  try {
+    numel = checked_numel(*shape);
+    nbytes = storage_bytes(descr->dtype, numel);
+  } catch (const Error&) {
+    malformed(static_cast<std::int64_t>(header_start),
+              fmt::format("shape {} is too large", shape_string(*shape)));
+  }
+  const auto available = static_cast<std::int64_t>(bytes.size()) - data_at;
+  if (available != nbytes) {
+    malformed(
+        data_at,
+        fmt::format("shape {} of {} needs {} data bytes but the file has {}",
+                    shape_string(*shape), dtype_name(descr->dtype), nbytes,
+                    available));
+  }
+  // Fortran order: the bytes are the transpose in C order.
+  Shape stored = *shape;
+  if (*fortran) std::reverse(stored.begin(), stored.end());
+  Tensor t = empty(stored, descr->dtype);
+  if (nbytes > 0)
+    std::memcpy(t.mutable_raw_data(), bytes.data() + data_at,
+                static_cast<std::size_t>(nbytes));
+  if (descr->big_endian)
+    byteswap(t.mutable_raw_data(), numel, element_size(descr->dtype));
+  if (*fortran && stored.size() > 1) {
+    SmallVector<std::int64_t, 8> order;
+    for (std::size_t d = stored.size(); d-- > 0;)
+      order.push_back(static_cast<std::int64_t>(d));
+    t = t.permute(std::span<const std::int64_t>(order.data(), order.size()))
+            .contiguous();
+  }
+  return t;
+}
+
+Tensor load_npy(const std::filesystem::path& path) {
+  const std::vector<std::uint8_t> bytes = io::read_file(path);
+  try {
+    return parse_npy(bytes);
+  } catch (const FormatError& e) {
+    throw FormatError(ErrorCode::MalformedFile,
+                      fmt::format("{} ('{}')", e.message(), path.string()),
+                      e.byte_offset());
+  }
+}
+
+void save_npy(const std::filesystem::path& path, const Tensor& t) {
+  TESSEL_CHECK(t.defined(), BadShape, "save_npy", "the tensor is undefined");
+  TESSEL_CHECK(is_byte_addressable(t.dtype()) && t.dtype() != DType::BF16 &&
+                   t.dtype() != DType::F8E4M3FN && t.dtype() != DType::F8E5M2,
+               BadDType, "save_npy", "NumPy has no {} dtype; convert first",
+               dtype_name(t.dtype()));
+  const std::string descr =
+      fmt::format("{}{}{}", element_size(t.dtype()) == 1 ? '|' : '<',
+                  t.dtype() == DType::Bool       ? 'b'
+                  : is_floating_point(t.dtype()) ? 'f'
+                  : is_signed(t.dtype())         ? 'i'
+                                                 : 'u',
+                  element_size(t.dtype()));
+  static_assert(std::endian::native == std::endian::little,
+                "save_npy writes native bytes as little-endian");
+  std::string shape;
+  for (auto e : t.shape()) shape += std::to_string(e) + ", ";
+  if (t.rank() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.rank() == 1)
+    shape.resize(shape.size() - 1);
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                  descr, shape);
+  // Pad with spaces so the data starts on a 64-byte boundary, then '\n'.
+  const bool v2 = dict.size() + 11 > 65535;
+  const std::size_t prefix = v2 ? 12 : 10;
+  const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - prefix - dict.size() - 1, ' ');
+  dict.push_back('\n');
+  std::vector<std::uint8_t> header = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(v2 ? 2 : 1), 0};
+  const std::size_t len = dict.size();
+  header.push_back(static_cast<std::uint8_t>(len & 0xff));
+  header.push_back(static_cast<std::uint8_t>((len >> 8) & 0xff));
+  if (v2) {
+    header.push_back(static_cast<std::uint8_t>((len >> 16) & 0xff));
+    header.push_back(static_cast<std::uint8_t>((len >> 24) & 0xff));
+  }
+  header.insert(header.end(), dict.begin(), dict.end());
+  const Tensor c = t.contiguous();
+  io::write_file_atomically(path, header,
+                            {static_cast<const std::uint8_t*>(c.raw_data()),
+                             static_cast<std::size_t>(c.nbytes())});
+}
+
+}  // namespace tessel
