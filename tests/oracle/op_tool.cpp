@@ -55,18 +55,18 @@ std::map<std::string, Op> registry() {
 #define UNARY(name) \
   m[#name] = [](const auto& in, const Json&) { return one(name(in[0])); };
   UNARY(neg)
-  UNARY(abs) UNARY(sign) UNARY(sqrt) UNARY(rsqrt) UNARY(reciprocal) UNARY(exp)
-      UNARY(expm1) UNARY(log) UNARY(log1p) UNARY(log2) UNARY(sin) UNARY(cos)
-          UNARY(tanh) UNARY(sigmoid) UNARY(relu) UNARY(selu) UNARY(silu) UNARY(
-              erf) UNARY(floor) UNARY(ceil) UNARY(round) UNARY(trunc)
-              UNARY(isnan) UNARY(isinf) UNARY(isfinite) UNARY(logical_not)
-                  UNARY(bitwise_not)
+  UNARY(abs)
+  UNARY(sign) UNARY(sqrt) UNARY(rsqrt) UNARY(reciprocal) UNARY(exp) UNARY(expm1)
+      UNARY(log) UNARY(log1p) UNARY(log2) UNARY(sin) UNARY(cos) UNARY(tanh)
+          UNARY(sigmoid) UNARY(relu) UNARY(selu) UNARY(silu) UNARY(erf) UNARY(
+              floor) UNARY(ceil) UNARY(round) UNARY(trunc) UNARY(isnan)
+              UNARY(isinf) UNARY(isfinite) UNARY(logical_not) UNARY(bitwise_not)
 #undef UNARY
-                      m["gelu"] = [](const auto& in, const Json& a) {
-                        return one(gelu(in[0], a.value("tanh", false)
-                                                   ? GeluApproximation::Tanh
-                                                   : GeluApproximation::None));
-                      };
+                  m["gelu"] = [](const auto& in, const Json& a) {
+                    return one(gelu(in[0], a.value("tanh", false)
+                                               ? GeluApproximation::Tanh
+                                               : GeluApproximation::None));
+                  };
   m["leaky_relu"] = [](const auto& in, const Json& a) {
     return one(leaky_relu(in[0], a.value("alpha", 0.01)));
   };
@@ -81,11 +81,12 @@ std::map<std::string, Op> registry() {
     return one(name(in[0], in[1]));            \
   };
   BINARY(add)
-  BINARY(sub) BINARY(mul) BINARY(div) BINARY(floor_divide) BINARY(remainder)
-      BINARY(pow) BINARY(maximum) BINARY(minimum) BINARY(eq) BINARY(ne)
-          BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and)
-              BINARY(logical_or) BINARY(logical_xor) BINARY(bitwise_and) BINARY(
-                  bitwise_or) BINARY(bitwise_xor)
+  BINARY(sub)
+  BINARY(mul) BINARY(div) BINARY(floor_divide) BINARY(remainder) BINARY(pow)
+      BINARY(maximum) BINARY(minimum) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(
+          le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
+          BINARY(logical_xor) BINARY(bitwise_and) BINARY(bitwise_or)
+              BINARY(bitwise_xor)
 #undef BINARY
                   m["add_scalar"] = [](const auto& in, const Json& a) {
                     return one(add(in[0], Scalar(a["value"].get<double>())));
@@ -102,8 +103,9 @@ std::map<std::string, Op> registry() {
     return one(name(in[0], axes(a), a.value("keepdims", false))); \
   };
   REDUCE(sum)
-  REDUCE(mean) REDUCE(prod) REDUCE(max) REDUCE(min) REDUCE(any) REDUCE(all)
-      REDUCE(logsumexp) REDUCE(sum_squares)
+  REDUCE(mean)
+  REDUCE(prod) REDUCE(max) REDUCE(min) REDUCE(any) REDUCE(all) REDUCE(logsumexp)
+      REDUCE(sum_squares)
 #undef REDUCE
           m["var"] = [](const auto& in, const Json& a) {
             return one(var(in[0], axes(a), a.value("correction", 1.0),
