@@ -53,20 +53,40 @@ std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 std::map<std::string, Op> registry() {
   std::map<std::string, Op> m;
 #define UNARY(name) \
-  m[#name] = [](const auto& in, const Json&) { return one(name(in[0])); };
-  UNARY(neg)
-  UNARY(abs)
-  UNARY(sign) UNARY(sqrt) UNARY(rsqrt) UNARY(reciprocal) UNARY(exp) UNARY(expm1)
-      UNARY(log) UNARY(log1p) UNARY(log2) UNARY(sin) UNARY(cos) UNARY(tanh)
-          UNARY(sigmoid) UNARY(relu) UNARY(selu) UNARY(silu) UNARY(erf) UNARY(
-              floor) UNARY(ceil) UNARY(round) UNARY(trunc) UNARY(isnan)
-              UNARY(isinf) UNARY(isfinite) UNARY(logical_not) UNARY(bitwise_not)
+  m[#name] = [](const auto& in, const Json&) { return one(name(in[0])); }
+  UNARY(neg);
+  UNARY(abs);
+  UNARY(sign);
+  UNARY(sqrt);
+  UNARY(rsqrt);
+  UNARY(reciprocal);
+  UNARY(exp);
+  UNARY(expm1);
+  UNARY(log);
+  UNARY(log1p);
+  UNARY(log2);
+  UNARY(sin);
+  UNARY(cos);
+  UNARY(tanh);
+  UNARY(sigmoid);
+  UNARY(relu);
+  UNARY(selu);
+  UNARY(silu);
+  UNARY(erf);
+  UNARY(floor);
+  UNARY(ceil);
+  UNARY(round);
+  UNARY(trunc);
+  UNARY(isnan);
+  UNARY(isinf);
+  UNARY(isfinite);
+  UNARY(logical_not);
+  UNARY(bitwise_not);
 #undef UNARY
-                  m["gelu"] = [](const auto& in, const Json& a) {
-                    return one(gelu(in[0], a.value("tanh", false)
-                                               ? GeluApproximation::Tanh
-                                               : GeluApproximation::None));
-                  };
+  m["gelu"] = [](const auto& in, const Json& a) {
+    return one(gelu(in[0], a.value("tanh", false) ? GeluApproximation::Tanh
+                                                  : GeluApproximation::None));
+  };
   m["leaky_relu"] = [](const auto& in, const Json& a) {
     return one(leaky_relu(in[0], a.value("alpha", 0.01)));
   };
@@ -76,21 +96,33 @@ std::map<std::string, Op> registry() {
   m["softplus"] = [](const auto& in, const Json&) {
     return one(softplus(in[0]));
   };
-#define BINARY(name)                           \
-  m[#name] = [](const auto& in, const Json&) { \
-    return one(name(in[0], in[1]));            \
-  };
-  BINARY(add)
-  BINARY(sub)
-  BINARY(mul) BINARY(div) BINARY(floor_divide) BINARY(remainder) BINARY(pow)
-      BINARY(maximum) BINARY(minimum) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(
-          le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
-          BINARY(logical_xor) BINARY(bitwise_and) BINARY(bitwise_or)
-              BINARY(bitwise_xor)
+#define BINARY(name) \
+  m[#name] = [](const auto& in, const Json&) { return one(name(in[0], in[1])); }
+  BINARY(add);
+  BINARY(sub);
+  BINARY(mul);
+  BINARY(div);
+  BINARY(floor_divide);
+  BINARY(remainder);
+  BINARY(pow);
+  BINARY(maximum);
+  BINARY(minimum);
+  BINARY(eq);
+  BINARY(ne);
+  BINARY(lt);
+  BINARY(le);
+  BINARY(gt);
+  BINARY(ge);
+  BINARY(logical_and);
+  BINARY(logical_or);
+  BINARY(logical_xor);
+  BINARY(bitwise_and);
+  BINARY(bitwise_or);
+  BINARY(bitwise_xor);
 #undef BINARY
-                  m["add_scalar"] = [](const auto& in, const Json& a) {
-                    return one(add(in[0], Scalar(a["value"].get<double>())));
-                  };
+  m["add_scalar"] = [](const auto& in, const Json& a) {
+    return one(add(in[0], Scalar(a["value"].get<double>())));
+  };
   m["where"] = [](const auto& in, const Json&) {
     return one(where(in[0], in[1], in[2]));
   };
@@ -101,16 +133,21 @@ std::map<std::string, Op> registry() {
 #define REDUCE(name)                                              \
   m[#name] = [](const auto& in, const Json& a) {                  \
     return one(name(in[0], axes(a), a.value("keepdims", false))); \
-  };
-  REDUCE(sum)
-  REDUCE(mean)
-  REDUCE(prod) REDUCE(max) REDUCE(min) REDUCE(any) REDUCE(all) REDUCE(logsumexp)
-      REDUCE(sum_squares)
+  }
+  REDUCE(sum);
+  REDUCE(mean);
+  REDUCE(prod);
+  REDUCE(max);
+  REDUCE(min);
+  REDUCE(any);
+  REDUCE(all);
+  REDUCE(logsumexp);
+  REDUCE(sum_squares);
 #undef REDUCE
-          m["var"] = [](const auto& in, const Json& a) {
-            return one(var(in[0], axes(a), a.value("correction", 1.0),
-                           a.value("keepdims", false)));
-          };
+  m["var"] = [](const auto& in, const Json& a) {
+    return one(var(in[0], axes(a), a.value("correction", 1.0),
+                   a.value("keepdims", false)));
+  };
   m["std"] = [](const auto& in, const Json& a) {
     return one(tessel::std(in[0], axes(a), a.value("correction", 1.0),
                            a.value("keepdims", false)));
