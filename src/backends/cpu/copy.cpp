@@ -47,6 +47,59 @@ void move_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
   }
 }
 
+// Note [blocked transpose]
+// A copy whose innermost output axis is the input's outermost-stride-1 axis
+// (contiguous() of a transposed matrix, NCHW <-> NHWC) reads one operand
+// against its layout whatever the loop order. Copying square tiles makes
+// both the reads and the writes of a tile hit few cache lines.
+template <class Word>
+bool try_blocked_transpose(const std::array<char*, 2>& base,
+                           const StridedDims<2>& dims) {
+  const std::size_t r = dims.extent.size();
+  if (r < 2) return false;
+  const auto& inner = dims.stride[r - 1];  // output-contiguous axis
+  const auto& outer = dims.stride[r - 2];
+  constexpr auto kSize = static_cast<std::int64_t>(sizeof(Word));
+  if (inner[0] != kSize || outer[1] != kSize || inner[1] == kSize) return false;
+  const std::int64_t rows = dims.extent[r - 2];
+  const std::int64_t cols = dims.extent[r - 1];
+  if (rows < 16 || cols < 16) return false;
+  std::int64_t batches = 1;
+  for (std::size_t k = 0; k + 2 < r; ++k) batches *= dims.extent[k];
+  constexpr std::int64_t kTile = 16;
+  const std::int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const std::int64_t col_tiles = (cols + kTile - 1) / kTile;
+  parallel_for(0, batches * row_tiles * col_tiles, 4,
+               [&](std::int64_t lo, std::int64_t hi) {
+                 for (std::int64_t t = lo; t < hi; ++t) {
+                   std::int64_t rest = t / (row_tiles * col_tiles);
+                   const std::int64_t tile = t % (row_tiles * col_tiles);
+                   std::array<char*, 2> p = base;
+                   for (std::size_t k = r - 2; k-- > 0;) {
+                     const std::int64_t i = rest % dims.extent[k];
+                     rest /= dims.extent[k];
+                     p[0] += i * dims.stride[k][0];
+                     p[1] += i * dims.stride[k][1];
+                   }
+                   // Consecutive tiles walk along the input's rows (its
+                   // contiguous axis, the output's rows), so each input row is
+                   // read front to back.
+                   const std::int64_t i0 = tile % row_tiles * kTile;
+                   const std::int64_t j0 = tile / row_tiles * kTile;
+                   const std::int64_t i1 = std::min(rows, i0 + kTile);
+                   const std::int64_t j1 = std::min(cols, j0 + kTile);
+                   for (std::int64_t i = i0; i < i1; ++i) {
+                     auto* out = reinterpret_cast<Word*>(p[0] + i * outer[0]);
+                     const char* in = p[1] + i * kSize;
+                     for (std::int64_t j = j0; j < j1; ++j) {
+                       std::memcpy(out + j, in + j * inner[1], sizeof(Word));
+                     }
+                   }
+                 }
+               });
+  return true;
+}
+
 }  // namespace
 
 void copy_cast(const Tensor& dst, const Tensor& src, bool saturate) {
@@ -59,6 +112,11 @@ void copy_cast(const Tensor& dst, const Tensor& src, bool saturate) {
       std::span<const std::int64_t>(ds), std::span<const std::int64_t>(ss)};
   if (dst.dtype() == src.dtype()) {
     auto run = [&]<class Word>() {
+      if (dst.numel() >= 4096 &&
+          try_blocked_transpose<Word>(base,
+                                      coalesce_dims<2>(dst.shape(), strides))) {
+        return;
+      }
       for_each_strided<2>(dst.shape(), base, strides,
                           [](auto& p, const auto& s, std::int64_t n) {
                             move_run<Word>(p, s, n);

@@ -18,7 +18,6 @@ namespace tessel::cpu {
 namespace {
 
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;  // elements per partial
-constexpr std::int64_t kColumnBlock = 512;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -277,29 +276,51 @@ void rows_simd(ReduceOp op, simd::RowReduce kind, const T* x, Out* out,
   }
 }
 
+// Column reductions: tasks are (outer index, chunk of kRowChunk rows); each
+// streams whole rows into f64 partials, which are then combined in chunk
+// order (so the result does not depend on the thread count).
 template <class T, class Out>
 void columns_simd(ReduceOp op, simd::RowReduce kind, const T* x, Out* out,
                   const ReduceShape& s) {
-  const std::int64_t blocks = (s.inner + kColumnBlock - 1) / kColumnBlock;
-  parallel_for(0, s.outer * blocks, 1, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<double> acc(static_cast<std::size_t>(kColumnBlock));
+  constexpr std::int64_t kRowChunk = 256;
+  const std::int64_t chunks = (s.reduce + kRowChunk - 1) / kRowChunk;
+  const double init = kind == simd::RowReduce::Min   ? kInf
+                      : kind == simd::RowReduce::Max ? -kInf
+                                                     : 0.0;
+  std::vector<double> partial(
+      static_cast<std::size_t>(s.outer * chunks * s.inner), init);
+  parallel_for(0, s.outer * chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t t = lo; t < hi; ++t) {
-      const std::int64_t a = t / blocks;
-      const std::int64_t c0 = (t % blocks) * kColumnBlock;
-      const std::int64_t width = std::min(kColumnBlock, s.inner - c0);
-      const double init = kind == simd::RowReduce::Min   ? kInf
-                          : kind == simd::RowReduce::Max ? -kInf
-                                                         : 0.0;
-      std::fill(acc.begin(), acc.end(), init);
+      const std::int64_t a = t / chunks;
+      const std::int64_t r0 = (t % chunks) * kRowChunk;
+      const std::int64_t rows = std::min(kRowChunk, s.reduce - r0);
       simd::reduce_columns(kind, simd_storage<T>(),
-                           x + a * s.reduce * s.inner + c0, s.reduce, width,
-                           s.inner, acc.data());
-      for (std::int64_t j = 0; j < width; ++j) {
-        out[a * s.inner + c0 + j] = convert<Out>(
-            finish(op, acc[static_cast<std::size_t>(j)], s.reduce));
-      }
+                           x + (a * s.reduce + r0) * s.inner, rows, s.inner,
+                           s.inner, partial.data() + t * s.inner);
     }
   });
+  parallel_for(
+      0, s.outer * s.inner, 4096, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t o = lo; o < hi; ++o) {
+          const std::int64_t a = o / s.inner;
+          const std::int64_t b = o % s.inner;
+          double v =
+              partial[static_cast<std::size_t>(a * chunks * s.inner + b)];
+          for (std::int64_t c = 1; c < chunks; ++c) {
+            const double p = partial[static_cast<std::size_t>(
+                (a * chunks + c) * s.inner + b)];
+            if (is_sum_kind(kind)) {
+              v += p;
+            } else if (std::isnan(v) || std::isnan(p)) {
+              v = kNaN;
+            } else {
+              v = kind == simd::RowReduce::Min ? std::min(v, p)
+                                               : std::max(v, p);
+            }
+          }
+          out[o] = convert<Out>(finish(op, v, s.reduce));
+        }
+      });
 }
 
 // Calls f with the C++ type of a reduction's output: the input's own type
@@ -425,9 +446,10 @@ void softmax(SoftmaxKind kind, const Tensor& in, const Tensor& out,
             [&](std::int64_t lo, std::int64_t hi) {
               std::vector<float> scratch(static_cast<std::size_t>(s.reduce));
               for (std::int64_t a = lo; a < hi; ++a) {
+                const T* next = a + 1 < hi ? x + (a + 1) * s.reduce : nullptr;
                 simd::softmax_row(simd_storage<T>(), x + a * s.reduce,
                                   y + a * s.reduce, s.reduce, log,
-                                  scratch.data());
+                                  scratch.data(), next);
               }
             });
         return;

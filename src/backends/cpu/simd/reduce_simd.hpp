@@ -37,7 +37,9 @@ void reduce_columns(RowReduce kind, FloatStorage storage, const void* data,
                     double* acc);
 
 // Softmax (or log-softmax) of one contiguous row; `scratch` holds n floats.
+// `next_row` (may be null) is prefetched while the row is computed.
 void softmax_row(FloatStorage storage, const void* in, void* out,
-                 std::int64_t n, bool log, float* scratch);
+                 std::int64_t n, bool log, float* scratch,
+                 const void* next_row);
 
 }  // namespace tessel::cpu::simd

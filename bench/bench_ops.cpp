@@ -1,0 +1,225 @@
+// Element-wise, reduction, softmax and layout kernels, plus STREAM-like
+// copy/add/read loops over the same sizes as this machine's bandwidth
+// ceilings. bench/compare_ops.py runs this next to NumPy and PyTorch and
+// prints every ratio (BENCHMARKS.md).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+
+constexpr std::int64_t kN = std::int64_t{1} << 24;  // 16M elements
+constexpr std::int64_t kSide = 4096;
+
+void bytes(benchmark::State& state, std::int64_t per_iteration) {
+  state.SetBytesProcessed(state.iterations() * per_iteration);
+}
+
+// Every input is random: pages of identical values can be merged by the
+// hypervisor and then read from cache, which inflates bandwidth.
+
+// ---- ceilings: plain loops, split over the same pool ----
+
+void BM_StreamCopy(benchmark::State& state) {
+  const Tensor a = randn({kN});
+  Tensor c = empty({kN});
+  const float* x = a.const_data<float>();
+  float* y = c.data<float>();
+  for (auto _ : state) {
+    parallel_for(0, kN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+      std::memcpy(y + lo, x + lo,
+                  static_cast<std::size_t>(hi - lo) * sizeof(float));
+    });
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 2 * kN * 4);
+}
+BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamAdd(benchmark::State& state) {
+  const Tensor a = randn({kN});
+  const Tensor b = randn({kN});
+  Tensor c = empty({kN});
+  const float* x = a.const_data<float>();
+  const float* y = b.const_data<float>();
+  float* z = c.data<float>();
+  for (auto _ : state) {
+    parallel_for(0, kN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) z[i] = x[i] + y[i];
+    });
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 3 * kN * 4);
+}
+BENCHMARK(BM_StreamAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Integer adds vectorise without reassociation rules, so this loop is
+// limited by memory reads alone.
+void BM_StreamRead(benchmark::State& state) {
+  const Tensor a = randint(0, 1000, {kN}, DType::I32);
+  const std::int32_t* x = a.const_data<std::int32_t>();
+  for (auto _ : state) {
+    std::uint32_t partial[2] = {0, 0};
+    parallel_for(0, kN, 1 << 20, [&](std::int64_t lo, std::int64_t hi) {
+      std::uint32_t s = 0;
+      for (std::int64_t i = lo; i < hi; ++i)
+        s += static_cast<std::uint32_t>(x[i]);
+      partial[lo == 0 ? 0 : 1] += s;
+    });
+    benchmark::DoNotOptimize(partial);
+  }
+  bytes(state, kN * 4);
+}
+BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- element-wise ----
+
+void BM_AddOut(benchmark::State& state, DType dtype) {
+  const Tensor a = randn({kN}, dtype);
+  const Tensor b = randn({kN}, dtype);
+  Tensor c = empty({kN}, dtype);
+  for (auto _ : state) add_out(c, a, b);
+  bytes(state, 3 * kN * element_size(dtype));
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+BENCHMARK_CAPTURE(BM_AddOut, f32, DType::F32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AddOut, bf16, DType::BF16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AddOut, f16, DType::F16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_AddAlloc(benchmark::State& state) {
+  const Tensor a = randn({kN});
+  const Tensor b = randn({kN});
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.raw_data());
+  }
+  bytes(state, 3 * kN * 4);
+}
+BENCHMARK(BM_AddAlloc)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_AddRowBroadcast(benchmark::State& state) {
+  const Tensor a = randn({kSide, kSide});
+  const Tensor b = randn({kSide});
+  Tensor c = empty({kSide, kSide});
+  for (auto _ : state) add_out(c, a, b);
+  bytes(state, 2 * kSide * kSide * 4);
+}
+BENCHMARK(BM_AddRowBroadcast)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_AddColBroadcast(benchmark::State& state) {
+  const Tensor a = randn({kSide, kSide});
+  const Tensor b = randn({kSide, 1});
+  Tensor c = empty({kSide, kSide});
+  for (auto _ : state) add_out(c, a, b);
+  bytes(state, 2 * kSide * kSide * 4);
+}
+BENCHMARK(BM_AddColBroadcast)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Unary ops, allocating (what PyTorch's functional forms do) and, where
+// tessel has one, into a given output.
+void BM_UnaryAlloc(benchmark::State& state, Tensor (*op)(const Tensor&),
+                   DType dtype) {
+  const Tensor x = randn({kN}, dtype);
+  for (auto _ : state) {
+    Tensor y = op(x);
+    benchmark::DoNotOptimize(y.raw_data());
+  }
+  bytes(state, 2 * kN * element_size(dtype));
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+Tensor gelu_erf(const Tensor& x) { return gelu(x); }
+BENCHMARK_CAPTURE(BM_UnaryAlloc, exp, exp, DType::F32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_UnaryAlloc, tanh, tanh, DType::F32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_UnaryAlloc, gelu, gelu_erf, DType::F32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_UnaryAlloc, gelu_tanh, gelu_tanh, DType::F32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_UnaryAlloc, exp_bf16, exp, DType::BF16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_UnaryAlloc, exp_f16, exp, DType::F16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_UnaryOut(benchmark::State& state,
+                 Tensor (*op)(const Tensor&, const Tensor&), DType dtype) {
+  const Tensor x = randn({kN}, dtype);
+  Tensor y = empty({kN}, dtype);
+  for (auto _ : state) op(y, x);
+  bytes(state, 2 * kN * element_size(dtype));
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+#define TESSEL_UNARY_OUT(name, op, dtype)                \
+  BENCHMARK_CAPTURE(BM_UnaryOut, name, op, DType::dtype) \
+      ->Unit(benchmark::kMillisecond)                    \
+      ->UseRealTime()
+TESSEL_UNARY_OUT(exp, exp_out, F32);
+TESSEL_UNARY_OUT(tanh, tanh_out, F32);
+TESSEL_UNARY_OUT(exp_bf16, exp_out, BF16);
+TESSEL_UNARY_OUT(exp_f16, exp_out, F16);
+TESSEL_UNARY_OUT(tanh_bf16, tanh_out, BF16);
+TESSEL_UNARY_OUT(tanh_f16, tanh_out, F16);
+
+// ---- reductions ----
+
+void BM_SumAll(benchmark::State& state) {
+  const Tensor x = randn({kN});
+  for (auto _ : state) benchmark::DoNotOptimize(sum(x).raw_data());
+  bytes(state, kN * 4);
+}
+BENCHMARK(BM_SumAll)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SumAxis(benchmark::State& state, std::int64_t axis) {
+  const Tensor x = randn({kSide, kSide});
+  for (auto _ : state) benchmark::DoNotOptimize(sum(x, {axis}).raw_data());
+  bytes(state, kSide * kSide * 4);
+}
+BENCHMARK_CAPTURE(BM_SumAxis, axis0, 0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_SumAxis, axis1, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_ArgmaxLast(benchmark::State& state) {
+  const Tensor x = randn({kSide, kSide});
+  for (auto _ : state) benchmark::DoNotOptimize(argmax(x, -1).raw_data());
+  bytes(state, kSide * kSide * 4);
+}
+BENCHMARK(BM_ArgmaxLast)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SoftmaxLast(benchmark::State& state) {
+  const Tensor x = randn({kSide, kSide});
+  for (auto _ : state) benchmark::DoNotOptimize(softmax(x, -1).raw_data());
+  bytes(state, 2 * kSide * kSide * 4);
+}
+BENCHMARK(BM_SoftmaxLast)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- layout ----
+
+void BM_ContiguousTranspose(benchmark::State& state) {
+  const Tensor x = randn({kSide, kSide}).transpose(0, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(x.contiguous().raw_data());
+  bytes(state, 2 * kSide * kSide * 4);
+}
+BENCHMARK(BM_ContiguousTranspose)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
