@@ -63,20 +63,22 @@ double sum_row(const T* x, std::int64_t n) {
   double total = 0.0;
   for (std::int64_t start = 0; start < n; start += kBlock) {
     const std::int64_t end = std::min(n, start + kBlock);
-    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    // Eight accumulators: enough independent adds to stay load-bound.
+    V a[8];
+    for (auto& v : a) v = hn::Zero(d);
     std::int64_t i = start;
-    for (; i + 4 * N <= end; i += 4 * N) {
-      a0 = hn::Add(a0, term<K>(load(d, x + i)));
-      a1 = hn::Add(a1, term<K>(load(d, x + i + N)));
-      a2 = hn::Add(a2, term<K>(load(d, x + i + 2 * N)));
-      a3 = hn::Add(a3, term<K>(load(d, x + i + 3 * N)));
+    for (; i + 8 * N <= end; i += 8 * N) {
+      for (int k = 0; k < 8; ++k)
+        a[k] = hn::Add(a[k], term<K>(load(d, x + i + k * N)));
     }
-    for (; i + N <= end; i += N) a0 = hn::Add(a0, term<K>(load(d, x + i)));
+    for (; i + N <= end; i += N) a[0] = hn::Add(a[0], term<K>(load(d, x + i)));
     if (i < end) {
-      a1 = hn::Add(a1, term<K>(load_partial(
-                           d, x + i, static_cast<std::size_t>(end - i), 0.0f)));
+      a[1] = hn::Add(
+          a[1], term<K>(load_partial(d, x + i,
+                                     static_cast<std::size_t>(end - i), 0.0f)));
     }
-    const V sum = hn::Add(hn::Add(a0, a1), hn::Add(a2, a3));
+    const V sum = hn::Add(hn::Add(hn::Add(a[0], a[1]), hn::Add(a[2], a[3])),
+                          hn::Add(hn::Add(a[4], a[5]), hn::Add(a[6], a[7])));
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sum)));
   }
   return total;
