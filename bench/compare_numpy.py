@@ -9,22 +9,13 @@ pool (TESSEL_NUM_THREADS or all CPUs). memcpy is the bandwidth ceiling.
 import json
 import subprocess
 import sys
-import time
 
 import ml_dtypes
+from timing import best_seconds
 import numpy as np
 
 N = 1 << 24
 
-
-def best_seconds(fn, repeats=7):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def numpy_cases():

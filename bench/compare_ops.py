@@ -14,11 +14,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 if "avx512f" in open("/proc/cpuinfo").read():
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
 
+from timing import best_seconds
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
@@ -27,15 +27,6 @@ torch.set_num_threads(THREADS)
 N = 1 << 24
 SIDE = 4096
 
-
-def best_seconds(fn, repeats=15):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def peers():

@@ -6,9 +6,11 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/error.hpp"
+#include "tessel/core/tensor.hpp"
 
 namespace tessel::testing {
 
@@ -18,6 +20,13 @@ inline constexpr DType kElementDTypes[] = {
     DType::I64,  DType::U16, DType::U32, DType::U64,      DType::F16,
     DType::BF16, DType::F32, DType::F64, DType::F8E4M3FN, DType::F8E5M2,
     DType::I4,   DType::U4};
+
+// The elements of t in row-major order.
+template <class T>
+std::vector<T> values(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  return std::vector<T>(c.const_data<T>(), c.const_data<T>() + c.numel());
+}
 
 inline void check_error(const Error& e, const char* code,
                         std::initializer_list<std::string_view> parts) {

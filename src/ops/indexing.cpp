@@ -48,6 +48,20 @@ Tensor normalized_index(const Tensor& index, std::int64_t extent,
   return idx;
 }
 
+// gather_elements and scatter: the index has x's rank and is no larger
+// than x on the other axes.
+void check_element_index(const Tensor& x, const Tensor& index,
+                         std::int64_t axis, const char* op) {
+  bool ok = index.rank() == x.rank();
+  for (std::int64_t d = 0; ok && d < x.rank(); ++d) {
+    ok = d == axis || index.shape()[d] <= x.shape()[d];
+  }
+  TESSEL_CHECK(
+      ok, BadShape, op,
+      "index of shape {} does not fit data of shape {} outside axis {}",
+      shape_string(index.shape()), shape_string(x.shape()), axis);
+}
+
 cpu::ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
   std::int64_t before = 1, after = 1;
   for (std::int64_t d = 0; d < axis; ++d) before *= shape[d];
@@ -184,14 +198,7 @@ Tensor gather_elements(const Tensor& x_in, const Tensor& index,
   require(index, "gather_elements");
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "gather_elements");
-  bool ok = index.rank() == x.rank();
-  for (std::int64_t d = 0; ok && d < x.rank(); ++d) {
-    ok = d == a || index.shape()[d] <= x.shape()[d];
-  }
-  TESSEL_CHECK(
-      ok, BadShape, "gather_elements",
-      "index of shape {} does not fit data of shape {} outside axis {}",
-      shape_string(index.shape()), shape_string(x.shape()), a);
+  check_element_index(x, index, a, "gather_elements");
   const Tensor idx = normalized_index(index, x.shape()[a], "gather_elements");
   Tensor out = empty(index.shape(), x.dtype());
   if (out.numel() > 0) cpu::gather_elements(x, idx, a, out);
@@ -274,15 +281,10 @@ Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
   for (const Tensor* t : {&x_in, &index, &updates}) require(*t, "scatter");
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "scatter");
-  bool ok = index.rank() == x.rank() && updates.shape() == index.shape();
-  for (std::int64_t d = 0; ok && d < x.rank(); ++d) {
-    ok = d == a || index.shape()[d] <= x.shape()[d];
-  }
-  TESSEL_CHECK(ok, BadShape, "scatter",
-               "index {} and updates {} must have one shape that fits data {} "
-               "outside axis {}",
-               shape_string(index.shape()), shape_string(updates.shape()),
-               shape_string(x.shape()), a);
+  check_element_index(x, index, a, "scatter");
+  TESSEL_CHECK(updates.shape() == index.shape(), BadShape, "scatter",
+               "updates of shape {} differ from the index shape {}",
+               shape_string(updates.shape()), shape_string(index.shape()));
   const Tensor idx = normalized_index(index, x.shape()[a], "scatter");
   Tensor out = x.clone();
   const Tensor upd = updates.to(x.dtype()).contiguous();

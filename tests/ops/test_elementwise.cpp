@@ -11,11 +11,7 @@
 namespace tessel {
 namespace {
 
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  const Tensor c = t.contiguous();
-  return std::vector<T>(c.const_data<T>(), c.const_data<T>() + c.numel());
-}
+using testing::values;
 
 TEST(Elementwise, ArithmeticWithBroadcasting) {
   // [[1, 2, 3], [4, 5, 6]] + [10, 20, 30] = [[11, 22, 33], [14, 25, 36]]

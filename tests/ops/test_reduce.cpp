@@ -10,11 +10,7 @@
 namespace tessel {
 namespace {
 
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  const Tensor c = t.contiguous();
-  return std::vector<T>(c.const_data<T>(), c.const_data<T>() + c.numel());
-}
+using testing::values;
 
 // [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
 Tensor grid() { return arange(12, DType::F32).reshape({3, 4}); }

@@ -191,7 +191,8 @@ void columns_typed(const T* x, std::int64_t rows, std::int64_t cols,
   constexpr std::int64_t kRowBlock = 64;
   constexpr std::int64_t kColBlock = 4096;  // 16 KiB of partials stay in L1
   constexpr float kInit = is_sum<K>() ? 0.0f : neutral<K>();
-  static thread_local float partial_storage[kColBlock + 2 * hn::MaxLanes(d)];
+  HWY_ALIGN static thread_local float
+      partial_storage[kColBlock + 2 * hn::MaxLanes(d)];
   float* partial = partial_storage;
   for (std::int64_t c0 = 0; c0 < cols; c0 += kColBlock) {
     const std::int64_t width = std::min(kColBlock, cols - c0);
