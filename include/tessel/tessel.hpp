@@ -19,4 +19,5 @@
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"
+#include "tessel/ops/linalg.hpp"
 #include "tessel/ops/reduce.hpp"

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <hwy/targets.h>
 
-#include "tessel/core/parallel.hpp"
-
 namespace tessel {
 
 BuildInfo build_info() {
@@ -33,16 +31,6 @@ SimdInfo simd_info() {
     info.supported.emplace_back(hwy::TargetName(target));
   }
   if (!info.supported.empty()) info.dispatched = info.supported.front();
-  return info;
-}
-
-RuntimeInfo runtime_info() {
-  RuntimeInfo info;
-  info.build = build_info();
-  info.simd = simd_info();
-  info.num_threads = get_num_threads();
-  info.devices = available_devices();
-  info.gemm_engine = "none (tessel has no matmul yet)";
   return info;
 }
 

@@ -162,6 +162,8 @@ int get_num_threads() {
   return pool_locked().threads();
 }
 
+bool in_parallel_region() { return t_inside_parallel; }
+
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
                   FunctionRef<void(std::int64_t, std::int64_t)> fn) {
   if (end <= begin) return;

@@ -27,7 +27,7 @@ struct RuntimeInfo {
   SimdInfo simd;
   int num_threads = 1;
   std::vector<Device> devices;
-  std::string gemm_engine;  // the BLAS/GEMM library matmul uses
+  std::string gemm_engine;  // the GEMM library matmul uses, its ISA and runtime
 };
 
 BuildInfo build_info();

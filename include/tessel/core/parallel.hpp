@@ -35,6 +35,9 @@ class FunctionRef<R(Args...)> {
   R (*call_)(void*, Args...);
 };
 
+// Whether the calling thread is running a chunk of a parallel_for.
+bool in_parallel_region();
+
 // Splits [begin, end) into at most get_num_threads() contiguous chunks of at
 // least `grain` items and runs fn(chunk_begin, chunk_end) on the pool; the
 // caller runs the first chunk. The split depends only on the range, grain

@@ -1,0 +1,28 @@
+// oneDNN, the GEMM and convolution engine of the CPU backend (chosen by
+// measurement, see docs/gemm.md). One CPU engine, a stream per thread and a
+// cache of primitives keyed by their descriptors.
+#pragma once
+
+#include <string>
+
+#include "tessel/core/tensor.hpp"
+
+namespace tessel::cpu::onednn {
+
+// "oneDNN 2.6.3 (avx512_core_bf16, OpenMP)".
+std::string describe();
+
+// out[..., M, N] = a[..., M, K] @ b[..., K, N] (+ bias[N]) for operands of
+// one rank >= 2 whose batch extents are equal or 1 (broadcast). The last
+// two axes of a and b must each be dense row- or column-major. Returns
+// false when oneDNN has no kernel for these dtypes on this CPU (the caller
+// then takes another path); out's dtype is the accumulator's or the
+// inputs' (rounded once).
+bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
+            const Tensor& out);
+
+// Threads oneDNN may use from the calling thread: all of the pool's
+// outside a parallel region, one inside (no nested oversubscription).
+void set_threads_for_this_call();
+
+}  // namespace tessel::cpu::onednn

@@ -1,0 +1,418 @@
+// matmul and friends: shape rules and dtype choice here, GEMM in oneDNN
+// (src/backends/cpu/onednn.cpp) or the reference kernel for f64/integers.
+#include "tessel/ops/linalg.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "backends/cpu/gemm_kernels.hpp"
+#include "backends/cpu/onednn.hpp"
+#include "core/check.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/reduce.hpp"
+
+namespace tessel {
+
+namespace {
+
+void require(const Tensor& t, const char* op) {
+  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
+               "no {} kernel for tensors on {} in this build", op,
+               t.device().str());
+}
+
+// The dtype a product of a and b is computed and returned in.
+DType product_dtype(DType a, DType b, const char* op) {
+  TESSEL_CHECK(a != DType::Bool && b != DType::Bool, BadDType, op,
+               "not defined for bool operands ({} and {})", dtype_name(a),
+               dtype_name(b));
+  const bool a8 = a == DType::I8 || a == DType::U8;
+  const bool b8 = b == DType::I8 || b == DType::U8;
+  if (a8 && b8) return DType::I32;  // exact 8-bit products, VNNI-friendly
+  return promote_types(a, b, op);
+}
+
+// The last two axes dense row-major or column-major (what GEMM kernels take).
+bool gemm_layout(const Tensor& t) {
+  const auto r = t.shape().size();
+  const auto rows = t.shape()[r - 2], cols = t.shape()[r - 1];
+  const auto s_row = t.strides()[r - 2], s_col = t.strides()[r - 1];
+  const bool row_major =
+      (s_col == 1 || cols <= 1) && (s_row >= cols || rows <= 1);
+  const bool col_major =
+      (s_row == 1 || rows <= 1) && (s_col >= rows || cols <= 1);
+  for (std::size_t d = 0; d + 2 < r; ++d) {
+    if (t.strides()[d] == 0 && t.shape()[d] > 1)
+      return false;  // expanded batch
+  }
+  return row_major || col_major;
+}
+
+Tensor with_rank(const Tensor& t, std::size_t rank) {
+  Tensor r = t;
+  while (r.shape().size() < rank) r = r.unsqueeze(0);
+  return r;
+}
+
+// GEMM of equal-rank operands (rank >= 2) into out of shape batch + (M, N).
+void gemm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor out) {
+  if (a.numel() == 0 || b.numel() == 0) {
+    out.fill_(0);
+    if (bias) add_out(out, out, *bias);
+    return;
+  }
+  const DType dtype = out.dtype();
+  const bool narrow_float = dtype == DType::F16 || dtype == DType::BF16;
+  const bool onednn_dtype =
+      dtype == DType::F32 || narrow_float || dtype == DType::I32;
+  if (onednn_dtype) {
+    const Tensor a1 = gemm_layout(a) ? a : a.contiguous();
+    const Tensor b1 = gemm_layout(b) ? b : b.contiguous();
+    if (cpu::onednn::matmul(a1, b1, bias, out)) return;
+    if (cpu::onednn::matmul(a1.contiguous(), b1.contiguous(), bias, out))
+      return;
+    if (narrow_float) {
+      // No 16-bit kernel on this CPU (f16 needs AVX512-FP16): the inputs
+      // widen exactly to f32, which accumulates; the result rounds once.
+      Tensor wide = empty(out.shape(), DType::F32);
+      const Tensor wide_bias = bias ? bias->to(DType::F32) : Tensor();
+      gemm(a.to(DType::F32), b.to(DType::F32), bias ? &wide_bias : nullptr,
+           wide);
+      out.copy_(wide);
+      return;
+    }
+  }
+  // Reference GEMM on rank-3 views with broadcast batches.
+  const std::size_t r = out.shape().size();
+  Shape batch(out.shape().begin(), out.shape().end() - 2);
+  auto flat = [&](const Tensor& t) {
+    Shape target = batch;
+    target.push_back(t.shape()[r - 2]);
+    target.push_back(t.shape()[r - 1]);
+    return t.expand(target).reshape({-1, t.shape()[r - 2], t.shape()[r - 1]});
+  };
+  Tensor out3 = empty({out.numel() / (out.shape()[r - 2] * out.shape()[r - 1]),
+                       out.shape()[r - 2], out.shape()[r - 1]},
+                      dtype);
+  cpu::gemm_reference(flat(a.to(dtype)), flat(b.to(dtype)), out3);
+  out.copy_(out3.reshape(out.shape()));
+  if (bias) add_out(out, out, *bias);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  require(a_in, "matmul");
+  require(b_in, "matmul");
+  TESSEL_CHECK(a_in.rank() >= 1 && b_in.rank() >= 1, BadShape, "matmul",
+               "operands need at least one axis, got shapes {} and {}",
+               shape_string(a_in.shape()), shape_string(b_in.shape()));
+  const DType dtype = product_dtype(a_in.dtype(), b_in.dtype(), "matmul");
+  const Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;
+  const Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;
+  const std::int64_t k = a.shape().back();
+  TESSEL_CHECK(k == b.shape()[b.rank() - 2], InnerDimMismatch, "matmul",
+               "inner dimensions differ: {} @ {} ({} vs {})",
+               shape_string(a_in.shape()), shape_string(b_in.shape()), k,
+               b.shape()[b.rank() - 2]);
+  const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
+  const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
+  Shape shape;
+  try {
+    shape = broadcast_shapes(batch_a, batch_b);
+  } catch (const ShapeError&) {
+    detail::fail(ErrorCode::BroadcastMismatch, "matmul",
+                 "batch axes of {} and {} cannot be broadcast",
+                 shape_string(a_in.shape()), shape_string(b_in.shape()));
+  }
+  shape.push_back(a.shape()[a.rank() - 2]);
+  shape.push_back(b.shape().back());
+  const std::size_t rank = shape.size();
+  // Mixed operands are cast to the product dtype; 8-bit pairs stay as they
+  // are for the integer kernel.
+  const bool int8 = dtype == DType::I32 && element_size(a.dtype()) == 1 &&
+                    element_size(b.dtype()) == 1;
+  const Tensor ac = with_rank(int8 ? a : a.to(dtype), rank);
+  const Tensor bc = with_rank(int8 ? b : b.to(dtype), rank);
+  Tensor out = empty(shape, dtype);
+  if (out.numel() > 0) {
+    if (int8 && !(ac.dtype() == DType::U8 && bc.dtype() == DType::U8)) {
+      if (!cpu::onednn::matmul(ac.contiguous(), bc.contiguous(), nullptr,
+                               out)) {
+        gemm(ac.to(DType::I32), bc.to(DType::I32), nullptr, out);
+      }
+    } else {
+      gemm(int8 ? ac.to(DType::I32) : ac, int8 ? bc.to(DType::I32) : bc,
+           nullptr, out);
+    }
+  }
+  if (a_in.rank() == 1) out = out.squeeze(-2);
+  if (b_in.rank() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  require(a, "dot");
+  require(b, "dot");
+  TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "dot",
+               "needs two 1-D tensors, got shapes {} and {} (use matmul)",
+               shape_string(a.shape()), shape_string(b.shape()));
+  TESSEL_CHECK(a.numel() == b.numel(), InnerDimMismatch, "dot",
+               "lengths differ: {} and {}", shape_string(a.shape()),
+               shape_string(b.shape()));
+  return matmul(a, b);
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  require(a, "outer");
+  require(b, "outer");
+  TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "outer",
+               "needs two 1-D tensors, got shapes {} and {}",
+               shape_string(a.shape()), shape_string(b.shape()));
+  return mul(a.unsqueeze(1), b.unsqueeze(0));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  require(x, "linear");
+  require(weight, "linear");
+  TESSEL_CHECK(weight.rank() == 2 && x.rank() >= 1, BadShape, "linear",
+               "weight must be [out, in] and x at least 1-D; got {} and {}",
+               shape_string(weight.shape()), shape_string(x.shape()));
+  const std::int64_t k = weight.shape()[1], n = weight.shape()[0];
+  TESSEL_CHECK(x.shape().back() == k, InnerDimMismatch, "linear",
+               "x {} has {} features but weight {} expects {}",
+               shape_string(x.shape()), x.shape().back(),
+               shape_string(weight.shape()), k);
+  if (bias.defined()) {
+    TESSEL_CHECK(bias.rank() == 1 && bias.shape()[0] == n, BadShape, "linear",
+                 "bias {} must be [{}] for weight {}",
+                 shape_string(bias.shape()), n, shape_string(weight.shape()));
+  }
+  DType dtype = product_dtype(x.dtype(), weight.dtype(), "linear");
+  if (bias.defined()) dtype = promote_types(dtype, bias.dtype(), "linear");
+  // Flatten the leading axes of x into M: one GEMM with a fused bias.
+  const Tensor x2 = x.reshape({-1, k}).to(dtype);
+  const Tensor wt = weight.to(dtype).transpose(0, 1);  // [K, N], no copy
+  Shape shape = x.shape();
+  shape.back() = n;
+  Tensor out = empty({x2.shape()[0], n}, dtype);
+  const Tensor b = bias.defined() ? bias.to(dtype) : Tensor();
+  if (dtype == DType::I32 && element_size(x.dtype()) == 1) {
+    return add(matmul(x, weight.transpose(0, 1)),
+               bias.defined() ? b : full({}, 0, dtype))
+        .to(dtype)
+        .reshape(shape);
+  }
+  if (out.numel() > 0) gemm(x2, wt, bias.defined() ? &b : nullptr, out);
+  return out.reshape(shape);
+}
+
+// ---- einsum ----
+
+namespace {
+
+struct Term {
+  std::string labels;  // one char per axis, ellipsis axes as '0'..'9'...
+};
+
+// Expands "..." into placeholder labels (upper-case letters from 'A' on are
+// reserved for them; operands use lower or upper case letters too, so the
+// placeholders come from a private range).
+std::string expand_ellipsis(const std::string& term, std::int64_t rank,
+                            std::int64_t ellipsis_rank, const char* op) {
+  const auto at = term.find("...");
+  if (at == std::string::npos) return term;
+  std::string out = term.substr(0, at);
+  const std::int64_t named = static_cast<std::int64_t>(term.size()) - 3;
+  const std::int64_t here = rank - named;
+  TESSEL_CHECK(here >= 0, BadShape, op,
+               "'{}' names more axes than the operand has ({})", term, rank);
+  for (std::int64_t i = ellipsis_rank - here; i < ellipsis_rank; ++i) {
+    out.push_back(static_cast<char>(0x01 + i));  // private labels
+  }
+  out += term.substr(at + 3);
+  return out;
+}
+
+// Takes the diagonal over repeated labels and sums labels that appear in
+// no other operand and not in the output.
+Tensor reduce_own_labels(Tensor t, std::string& labels,
+                         const std::string& keep) {
+  // Diagonals: a repeated label becomes one axis with the summed stride.
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    for (std::size_t j = i + 1; j < labels.size();) {
+      if (labels[j] != labels[i]) {
+        ++j;
+        continue;
+      }
+      TESSEL_CHECK(t.shape()[i] == t.shape()[j], BadShape, "einsum",
+                   "label '{}' has extents {} and {}", labels[i], t.shape()[i],
+                   t.shape()[j]);
+      Shape shape = t.shape();
+      Strides strides = t.strides();
+      strides[i] += strides[j];
+      shape.erase(j);
+      strides.erase(j);
+      t = Tensor(t.storage(), shape, strides, t.storage_offset(), t.dtype());
+      labels.erase(j, 1);
+    }
+  }
+  Axes summed;
+  std::string remaining;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (keep.find(labels[i]) == std::string::npos) {
+      summed.push_back(static_cast<std::int64_t>(i));
+    } else {
+      remaining.push_back(labels[i]);
+    }
+  }
+  if (!summed.empty()) t = sum(t, summed);
+  labels = remaining;
+  return t;
+}
+
+Tensor permute_to(const Tensor& t, const std::string& labels,
+                  const std::string& order) {
+  std::vector<std::int64_t> perm;
+  for (char c : order)
+    perm.push_back(static_cast<std::int64_t>(labels.find(c)));
+  return t.permute(std::span<const std::int64_t>(perm));
+}
+
+}  // namespace
+
+Tensor einsum(std::string_view equation_in,
+              const std::vector<Tensor>& operands) {
+  std::string equation;
+  for (char c : equation_in) {
+    if (c != ' ') equation.push_back(c);
+  }
+  TESSEL_CHECK(operands.size() == 1 || operands.size() == 2, BadShape, "einsum",
+               "supports one or two operands, got {}", operands.size());
+  for (const auto& t : operands) require(t, "einsum");
+  const auto arrow = equation.find("->");
+  const std::string lhs = equation.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (std::size_t start = 0;;) {
+    const auto comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  TESSEL_CHECK(terms.size() == operands.size(), BadShape, "einsum",
+               "'{}' has {} terms for {} operands", equation, terms.size(),
+               operands.size());
+  // Ellipsis rank: the most axes any "..." stands for.
+  std::int64_t ellipsis_rank = 0;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].find("...") != std::string::npos) {
+      ellipsis_rank = std::max(
+          ellipsis_rank,
+          operands[i].rank() - static_cast<std::int64_t>(terms[i].size() - 3));
+    }
+  }
+  std::vector<std::string> labels;
+  std::vector<Tensor> ts;
+  std::map<char, int> count;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    labels.push_back(
+        expand_ellipsis(terms[i], operands[i].rank(), ellipsis_rank, "einsum"));
+    TESSEL_CHECK(
+        static_cast<std::int64_t>(labels.back().size()) == operands[i].rank(),
+        BadShape, "einsum",
+        "term '{}' has {} labels for an operand of shape {}", terms[i],
+        labels.back().size(), shape_string(operands[i].shape()));
+    for (char c : labels.back()) ++count[c];
+    ts.push_back(operands[i]);
+  }
+  std::string output;
+  if (arrow != std::string::npos) {
+    const std::string term = equation.substr(arrow + 2);
+    const bool has_ellipsis = term.find("...") != std::string::npos;
+    const auto rank = static_cast<std::int64_t>(term.size()) -
+                      (has_ellipsis ? 3 : 0) +
+                      (has_ellipsis ? ellipsis_rank : 0);
+    output = expand_ellipsis(term, rank, ellipsis_rank, "einsum");
+  } else {
+    // Implicit output: ellipsis axes first, then labels used exactly once.
+    for (std::int64_t i = 0; i < ellipsis_rank; ++i)
+      output.push_back(static_cast<char>(0x01 + i));
+    for (const auto& [c, n] : count) {
+      if (n == 1 && static_cast<unsigned char>(c) > 0x20) output.push_back(c);
+    }
+  }
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    TESSEL_CHECK(output.find(output[i], i + 1) == std::string::npos, BadShape,
+                 "einsum", "output label '{}' repeats in '{}'", output[i],
+                 equation);
+  }
+  for (char c : output) {
+    TESSEL_CHECK(count.count(c) > 0, BadShape, "einsum",
+                 "output label '{}' is in no operand of '{}'", c, equation);
+  }
+  if (ts.size() == 1) {
+    std::string l = labels[0];
+    Tensor t = reduce_own_labels(ts[0], l, output);
+    return permute_to(t, l, output).contiguous();
+  }
+  // Two operands: diagonals and private sums first.
+  std::string la = labels[0], lb = labels[1];
+  Tensor a = reduce_own_labels(ts[0], la, lb + output);
+  Tensor b = reduce_own_labels(ts[1], lb, la + output);
+  std::string batch, left, right, contracted;
+  for (char c : la) {
+    const bool in_b = lb.find(c) != std::string::npos;
+    const bool in_out = output.find(c) != std::string::npos;
+    if (in_b && in_out)
+      batch.push_back(c);
+    else if (in_b)
+      contracted.push_back(c);
+    else
+      left.push_back(c);
+  }
+  for (char c : lb) {
+    if (la.find(c) == std::string::npos) right.push_back(c);
+  }
+  auto extent = [&](const Tensor& t, const std::string& l, char c) {
+    return t.shape()[static_cast<std::size_t>(l.find(c))];
+  };
+  // Broadcast batch labels (ellipsis axes of extent 1 on one side).
+  Shape batch_shape;
+  for (char c : batch)
+    batch_shape.push_back(std::max(extent(a, la, c), extent(b, lb, c)));
+  auto product = [&](const Tensor& t, const std::string& l,
+                     const std::string& group) {
+    std::int64_t p = 1;
+    for (char c : group) p *= extent(t, l, c);
+    return p;
+  };
+  for (char c : contracted) {
+    TESSEL_CHECK(extent(a, la, c) == extent(b, lb, c), InnerDimMismatch,
+                 "einsum",
+                 "label '{}' has extent {} in one operand and {} in the other",
+                 c, extent(a, la, c), extent(b, lb, c));
+  }
+  Shape a_target = batch_shape, b_target = batch_shape;
+  for (char c : left + contracted) a_target.push_back(extent(a, la, c));
+  for (char c : contracted + right) b_target.push_back(extent(b, lb, c));
+  const std::int64_t nb = checked_numel(batch_shape);
+  const std::int64_t m = product(a, la, left), k = product(a, la, contracted),
+                     n = product(b, lb, right);
+  const Tensor a3 = permute_to(a, la, batch + left + contracted)
+                        .expand(a_target)
+                        .reshape({nb, m, k});
+  const Tensor b3 = permute_to(b, lb, batch + contracted + right)
+                        .expand(b_target)
+                        .reshape({nb, k, n});
+  Tensor r = matmul(a3, b3);
+  Shape r_shape = batch_shape;
+  for (char c : left) r_shape.push_back(extent(a, la, c));
+  for (char c : right) r_shape.push_back(extent(b, lb, c));
+  r = r.reshape(r_shape);
+  return permute_to(r, batch + left + right, output).contiguous();
+}
+
+}  // namespace tessel

@@ -1,0 +1,144 @@
+// Hand-worked matrix products.
+#include <gtest/gtest.h>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+using testing::values;
+
+// a = [[0, 1, 2], [3, 4, 5]], b = [[0..3], [4..7], [8..11]]
+// a @ b = [[20, 23, 26, 29], [56, 68, 80, 92]]
+Tensor a23() { return arange(6, DType::F32).reshape({2, 3}); }
+Tensor b34() { return arange(12, DType::F32).reshape({3, 4}); }
+const std::vector<float> kAB = {20, 23, 26, 29, 56, 68, 80, 92};
+
+TEST(Matmul, EveryDType) {
+  for (DType d : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64,
+                  DType::I32}) {
+    const Tensor r = matmul(a23().to(d), b34().to(d));
+    EXPECT_EQ(r.dtype(), d) << dtype_name(d);
+    EXPECT_EQ(values<float>(r.to(DType::F32)), kAB) << dtype_name(d);
+  }
+  // 8-bit integers give exact i32 products.
+  EXPECT_EQ(matmul(a23().to(DType::I8), b34().to(DType::I8)).dtype(),
+            DType::I32);
+  EXPECT_EQ(matmul(a23().to(DType::U8), b34().to(DType::I8)).dtype(),
+            DType::I32);
+  EXPECT_EQ(matmul(a23().to(DType::U8), b34().to(DType::U8)).dtype(),
+            DType::I32);
+  const Tensor big = full({1, 4}, 127, DType::I8);
+  EXPECT_EQ(matmul(big, full({4, 1}, -128, DType::I8)).item<int>(), -65024);
+  EXPECT_EQ(matmul(full({1, 2}, 255, DType::U8), full({2, 1}, 127, DType::I8))
+                .item<int>(),
+            64770);
+  // Mixed dtypes promote.
+  EXPECT_EQ(matmul(a23().to(DType::BF16), b34().to(DType::F16)).dtype(),
+            DType::F32);
+}
+
+TEST(Matmul, NarrowFloatsAccumulateInF32) {
+  // 256 products of 1 + 2^-7 (a bf16): exactly 258 in f32 and in bf16,
+  // while a bf16 running sum would stall at 256 (spacing 2 above 256).
+  const Tensor x = full({1, 256}, 1.0f + 0x1p-7f, DType::BF16);
+  const Tensor y = full({256, 1}, 1.0f, DType::BF16);
+  EXPECT_EQ(matmul(x, y).item<float>(), 258.0f);
+}
+
+TEST(Matmul, VectorsAndBatches) {
+  const Tensor v = arange(3, DType::F32);
+  EXPECT_EQ(matmul(v, b34()).shape(), (Shape{4}));  // (3) @ (3, 4)
+  EXPECT_EQ(values<float>(matmul(v, b34())),
+            (std::vector<float>{20, 23, 26, 29}));
+  EXPECT_EQ(matmul(a23(), v).shape(), (Shape{2}));
+  EXPECT_EQ(matmul(v, v).rank(), 0);
+  EXPECT_EQ(matmul(v, v).item<float>(), 5.0f);
+  // Batch broadcasting: (5, 1, 2, 3) @ (4, 3, 4) -> (5, 4, 2, 4).
+  const Tensor a = a23().reshape({1, 1, 2, 3}).expand({5, 1, 2, 3});
+  const Tensor b = b34().reshape({1, 3, 4}).expand({4, 3, 4});
+  const Tensor r = matmul(a, b);
+  EXPECT_EQ(r.shape(), (Shape{5, 4, 2, 4}));
+  EXPECT_EQ(r.at<float>({4, 3, 1, 2}), 80.0f);
+  // Transposed and sliced operands need no copies from the caller.
+  EXPECT_EQ(values<float>(matmul(b34().transpose(0, 1), a23().transpose(0, 1))),
+            (std::vector<float>{20, 56, 23, 68, 26, 80, 29, 92}));
+  EXPECT_EQ(matmul(b34().slice(1, 0, 4, 2), ones({2, 1})).at<float>({2, 0}),
+            18.0f);
+  EXPECT_EQ(matmul(zeros({2, 0}), zeros({0, 3})).shape(), (Shape{2, 3}));
+  EXPECT_EQ(sum(matmul(zeros({2, 0}), zeros({0, 3}))).item<float>(), 0.0f);
+}
+
+TEST(Matmul, ShapeErrorsNameBothShapes) {
+  EXPECT_TESSEL_ERROR(matmul(a23(), a23()), "E2103", "[matmul]", "(2, 3)",
+                      "inner");
+  EXPECT_TESSEL_ERROR(matmul(full({}, 1.0f), a23()), "E2102", "[matmul]", "()");
+  EXPECT_TESSEL_ERROR(matmul(ones({2, 2, 3}), ones({3, 3, 4})), "E2101",
+                      "[matmul]", "(2, 2, 3)");
+  EXPECT_TESSEL_ERROR(matmul(ones({2}, DType::Bool), ones({2}, DType::Bool)),
+                      "E2201", "bool");
+}
+
+TEST(Matmul, DotOuterLinear) {
+  EXPECT_EQ(dot(arange(3, DType::F32), arange(3, DType::F32)).item<float>(),
+            5.0f);
+  EXPECT_TESSEL_ERROR(dot(arange(3), arange(4)), "E2103", "[dot]");
+  EXPECT_TESSEL_ERROR(dot(a23(), a23()), "E2102", "[dot]", "matmul");
+  EXPECT_EQ(values<float>(outer(arange(2, DType::F32), arange(3, DType::F32))),
+            (std::vector<float>{0, 0, 0, 0, 1, 2}));
+  // linear: x (2, 3) with W (4, 3) = b^T and bias 1.
+  const Tensor w = b34().transpose(0, 1).contiguous();
+  const Tensor y = linear(a23(), w, ones({4}));
+  EXPECT_EQ(values<float>(y),
+            (std::vector<float>{21, 24, 27, 30, 57, 69, 81, 93}));
+  EXPECT_EQ(linear(a23().reshape({1, 2, 3}), w).shape(), (Shape{1, 2, 4}));
+  EXPECT_EQ(
+      values<float>(
+          linear(a23().to(DType::BF16), w.to(DType::BF16)).to(DType::F32)),
+      kAB);
+  EXPECT_TESSEL_ERROR(linear(a23(), ones({4, 2})), "E2103", "[linear]",
+                      "(4, 2)");
+  EXPECT_TESSEL_ERROR(linear(a23(), w, ones({3})), "E2102", "[linear]", "bias");
+}
+
+TEST(Einsum, Contractions) {
+  EXPECT_EQ(values<float>(einsum("ij,jk->ik", {a23(), b34()})), kAB);
+  EXPECT_EQ(values<float>(einsum("ij,jk", {a23(), b34()})), kAB);  // implicit
+  EXPECT_EQ(values<float>(einsum("ij,kj->ik", {a23(), b34().transpose(0, 1)})),
+            kAB);
+  EXPECT_EQ(values<float>(einsum("ij,jk->ki", {a23(), b34()})),
+            (std::vector<float>{20, 56, 23, 68, 26, 80, 29, 92}));
+  EXPECT_EQ(einsum("i,i->", {arange(3, DType::F32), arange(3, DType::F32)})
+                .item<float>(),
+            5.0f);
+  EXPECT_EQ(
+      einsum("i,j->ij", {arange(2, DType::F32), arange(3, DType::F32)}).shape(),
+      (Shape{2, 3}));
+  EXPECT_EQ(
+      values<float>(einsum("ii->i", {arange(9, DType::F32).reshape({3, 3})})),
+      (std::vector<float>{0, 4, 8}));
+  EXPECT_EQ(einsum("ii", {arange(9, DType::F32).reshape({3, 3})}).item<float>(),
+            12.0f);  // trace
+  EXPECT_EQ(values<float>(einsum("ij->j", {a23()})),
+            (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(values<float>(einsum("ij->ji", {a23()})),
+            (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // Batched with attention-like labels: bhqd,bhkd->bhqk.
+  const Tensor q = randn({2, 3, 4, 5});
+  const Tensor k = randn({2, 3, 6, 5});
+  const Tensor s = einsum("bhqd,bhkd->bhqk", {q, k});
+  const Tensor ref = matmul(q, k.transpose(-1, -2));
+  EXPECT_EQ(s.shape(), (Shape{2, 3, 4, 6}));
+  EXPECT_LT(max(abs(s - ref)).item<float>(), 1e-5f);
+  // Ellipsis broadcast.
+  EXPECT_EQ(
+      einsum("...ij,...jk->...ik", {ones({7, 2, 3}), ones({3, 4})}).shape(),
+      (Shape{7, 2, 4}));
+  EXPECT_TESSEL_ERROR(einsum("ij,jk->ik", {a23(), a23()}), "E2103", "[einsum]");
+  EXPECT_TESSEL_ERROR(einsum("ij->q", {a23()}), "E2102", "'q'");
+  EXPECT_TESSEL_ERROR(einsum("ijk->i", {a23()}), "E2102", "einsum");
+}
+
+}  // namespace
+}  // namespace tessel
