@@ -502,6 +502,32 @@ std::map<std::string, Mapping> build() {
              n.attr_int("sorted", 1) != 0);
     return std::vector<Tensor>{r.values, r.indices};
   };
+  // Linear algebra.
+  m["MatMul"] = [](const Node& n) {
+    return one(matmul(n.in(0), n.in(1)).to(n.in(0).dtype()));
+  };
+  m["Gemm"] = [](const Node& n) {
+    Tensor a = n.in(0), b = n.in(1);
+    if (n.attr_int("transA", 0) != 0) a = a.transpose(0, 1);
+    if (n.attr_int("transB", 0) != 0) b = b.transpose(0, 1);
+    Tensor y = mul(matmul(a, b), n.attr_float("alpha", 1.0));
+    if (n.has(2)) y = add(y, mul(n.in(2), n.attr_float("beta", 1.0)));
+    return one(y.to(n.in(0).dtype()));
+  };
+  m["Einsum"] = [](const Node& n) {
+    std::vector<Tensor> operands;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) operands.push_back(n.in(i));
+    return one(einsum(n.attr_string("equation", ""), operands));
+  };
+  m["MatMulInteger"] = [](const Node& n) {
+    // (a - a_zero) @ (b - b_zero) in i32; the zero points are per tensor
+    // here (rank <= 1).
+    const Tensor a = n.has(2) ? sub(n.in(0).to(DType::I32), n.in(2).to(DType::I32))
+                              : n.in(0).to(DType::I32);
+    const Tensor b = n.has(3) ? sub(n.in(1).to(DType::I32), n.in(3).to(DType::I32))
+                              : n.in(1).to(DType::I32);
+    return one(matmul(a, b));
+  };
   return m;
 }
 
