@@ -16,6 +16,7 @@
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
 #include "tessel/io/npy.hpp"
+#include "tessel/ops/conv.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"

@@ -516,18 +516,22 @@ std::map<std::string, Mapping> build() {
   };
   m["Einsum"] = [](const Node& n) {
     std::vector<Tensor> operands;
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) operands.push_back(n.in(i));
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      operands.push_back(n.in(i));
     return one(einsum(n.attr_string("equation", ""), operands));
   };
   m["MatMulInteger"] = [](const Node& n) {
     // (a - a_zero) @ (b - b_zero) in i32; the zero points are per tensor
     // here (rank <= 1).
-    const Tensor a = n.has(2) ? sub(n.in(0).to(DType::I32), n.in(2).to(DType::I32))
-                              : n.in(0).to(DType::I32);
-    const Tensor b = n.has(3) ? sub(n.in(1).to(DType::I32), n.in(3).to(DType::I32))
-                              : n.in(1).to(DType::I32);
+    const Tensor a = n.has(2)
+                         ? sub(n.in(0).to(DType::I32), n.in(2).to(DType::I32))
+                         : n.in(0).to(DType::I32);
+    const Tensor b = n.has(3)
+                         ? sub(n.in(1).to(DType::I32), n.in(3).to(DType::I32))
+                         : n.in(1).to(DType::I32);
     return one(matmul(a, b));
   };
+  add_nn_mappings(m);
   return m;
 }
 

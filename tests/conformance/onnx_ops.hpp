@@ -43,6 +43,10 @@ using Mapping = std::function<std::vector<Tensor>(const Node&)>;
 // op_type -> mapping, for every op tessel implements so far.
 const std::map<std::string, Mapping>& mappings();
 
+// Adds the convolution, pooling, normalisation and attention mappings
+// (onnx_ops_nn.cpp).
+void add_nn_mappings(std::map<std::string, Mapping>& m);
+
 // ONNX TensorProto.DataType code -> tessel dtype (NotMapped when none).
 DType dtype_of_onnx_code(std::int64_t code);
 // ONNX element type name ("float", "bfloat16", ...) -> tessel dtype.

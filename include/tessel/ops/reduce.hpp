@@ -59,4 +59,11 @@ Tensor log_softmax(const Tensor& x, std::int64_t axis = -1);
 // One at the first maximum along `axis`, zero elsewhere.
 Tensor hardmax(const Tensor& x, std::int64_t axis = -1);
 
+// NumPy's allclose: |a - b| <= atol + rtol * |b| everywhere, broadcasting,
+// compared in f64; NaNs are equal only with `equal_nan`.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5,
+              double atol = 1e-8, bool equal_nan = false);
+// PyTorch's equal: the same shape and every element equal (NaN != NaN).
+bool equal(const Tensor& a, const Tensor& b);
+
 }  // namespace tessel

@@ -14,6 +14,10 @@ namespace tessel::cpu::onednn {
 
 namespace {
 
+bool is_reference(const char* impl) {
+  return std::string(impl).rfind("ref", 0) == 0;
+}
+
 using dt = dnnl::memory::data_type;
 
 dnnl::engine& engine() {
@@ -74,7 +78,7 @@ class MatmulCache {
       dnnl::matmul::primitive_desc pd(desc, engine());
       // A reference implementation means these strides or dtypes have no
       // optimised kernel: let the caller lay the data out densely instead.
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
+      if (!is_reference(pd.impl_info_str())) {
         prim = std::make_shared<dnnl::matmul>(pd);
       }
     } catch (const dnnl::error&) {
@@ -173,6 +177,176 @@ bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
   set_threads_for_this_call();
   prim->execute(stream(), args);
   stream().wait();
+  return true;
+}
+
+namespace {
+
+// Caches any primitive kind behind a key, with the same LRU policy.
+template <class Primitive, class Pd>
+class PrimitiveCache {
+ public:
+  struct Entry {
+    std::shared_ptr<Primitive> primitive;
+    std::shared_ptr<Pd> pd;
+  };
+  template <class Make>
+  Entry get(const std::string& key, Make make) {
+    std::lock_guard lock(mutex_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      order_.splice(order_.begin(), order_, it->second);
+      return it->second->second;
+    }
+    Entry e;
+    try {
+      e = make();
+    } catch (const dnnl::error&) {
+      e = {};
+    }
+    order_.emplace_front(key, e);
+    index_[key] = order_.begin();
+    if (order_.size() > 256) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+    return e;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::pair<std::string, Entry>> order_;
+  std::unordered_map<
+      std::string, typename std::list<std::pair<std::string, Entry>>::iterator>
+      index_;
+};
+
+dnnl::memory::dims dims_of(const std::vector<std::int64_t>& v) {
+  return dnnl::memory::dims(v.begin(), v.end());
+}
+
+// Weights as oneDNN wants them: grouped convolutions split O (or, for
+// transposed ones, the output-channel axis 1) into (G, O/G) by a view.
+dnnl::memory::desc weights_desc(const Tensor& w, std::int64_t groups,
+                                bool transpose, dt type) {
+  dnnl::memory::dims dims(w.shape().begin(), w.shape().end());
+  dnnl::memory::dims strides(w.strides().begin(), w.strides().end());
+  if (transpose) {
+    // (C, O/G, K...) -> oneDNN's (O, C, K...) per group: swap the two.
+    std::swap(dims[0], dims[1]);
+    std::swap(strides[0], strides[1]);
+    if (groups > 1) {
+      // dims now (O/G, C, K...): C splits into (G, C/G).
+      const auto c = dims[1], sc = strides[1];
+      dims[1] = c / groups;
+      dims.insert(dims.begin(), groups);
+      strides.insert(strides.begin(), sc * (c / groups));
+    }
+  } else if (groups > 1) {
+    const auto o = dims[0], so = strides[0];
+    dims[0] = o / groups;
+    dims.insert(dims.begin(), groups);
+    strides.insert(strides.begin(), so * (o / groups));
+  }
+  return dnnl::memory::desc(dims, type, strides);
+}
+
+}  // namespace
+
+bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
+                 const Tensor& y, const ConvGeometry& g, bool transpose) {
+  dt tx, tw, ty, tb = dt::f32;
+  if (!to_dnnl(x.dtype(), &tx) || !to_dnnl(w.dtype(), &tw) ||
+      !to_dnnl(y.dtype(), &ty) || (bias && !to_dnnl(bias->dtype(), &tb)) ||
+      (tx != dt::f32 && tx != dt::bf16)) {
+    return false;
+  }
+  const auto dx = describe_tensor(x, tx);
+  const auto dy = describe_tensor(y, ty);
+  // oneDNN's reference kernels are slow; when strides push it there, the
+  // caller retries with contiguous operands (and then takes what it gets).
+  const bool dense = x.is_contiguous() && w.is_contiguous();
+  const auto dw_user = weights_desc(w, g.groups, transpose, tw);
+  // Let oneDNN pick its weights layout; user weights are reordered into it.
+  const dnnl::memory::desc dw_any(dw_user.dims(), tw,
+                                  dnnl::memory::format_tag::any);
+  dnnl::memory::desc db;
+  if (bias)
+    db = dnnl::memory::desc({y.shape()[1]}, tb,
+                            dnnl::memory::dims{bias->strides()[0]});
+  std::vector<std::int64_t> dil;
+  for (auto d : g.dilation) dil.push_back(d - 1);  // oneDNN counts the gaps
+  std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", transpose, key_of(dx), key_of(dw_user),
+      key_of(dy), bias ? key_of(db) : "", fmt::join(g.stride, ","),
+      fmt::join(dil, ","), fmt::join(g.pad_begin, ","),
+      fmt::join(g.pad_end, ","), g.groups);
+  auto& e = engine();
+  std::shared_ptr<dnnl::primitive> prim;
+  dnnl::memory::desc dw_chosen;
+  if (!transpose) {
+    using Pd = dnnl::convolution_forward::primitive_desc;
+    static PrimitiveCache<dnnl::convolution_forward, Pd> cache;
+    const auto entry = cache.get(key, [&] {
+      const auto desc =
+          bias ? dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::convolution_direct, dx, dw_any, db, dy,
+                     dims_of(g.stride), dims_of(dil), dims_of(g.pad_begin),
+                     dims_of(g.pad_end))
+               : dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::convolution_direct, dx, dw_any, dy,
+                     dims_of(g.stride), dims_of(dil), dims_of(g.pad_begin),
+                     dims_of(g.pad_end));
+      auto pd = std::make_shared<Pd>(desc, e);
+      return typename PrimitiveCache<dnnl::convolution_forward, Pd>::Entry{
+          std::make_shared<dnnl::convolution_forward>(*pd), pd};
+    });
+    if (!entry.primitive) return false;
+    if (is_reference(entry.pd->impl_info_str()) && !dense) return false;
+    prim = entry.primitive;
+    dw_chosen = entry.pd->weights_desc();
+  } else {
+    using Pd = dnnl::deconvolution_forward::primitive_desc;
+    static PrimitiveCache<dnnl::deconvolution_forward, Pd> cache;
+    const auto entry = cache.get(key, [&] {
+      const auto desc =
+          bias ? dnnl::deconvolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::deconvolution_direct, dx, dw_any, db, dy,
+                     dims_of(g.stride), dims_of(dil), dims_of(g.pad_begin),
+                     dims_of(g.pad_end))
+               : dnnl::deconvolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::deconvolution_direct, dx, dw_any, dy,
+                     dims_of(g.stride), dims_of(dil), dims_of(g.pad_begin),
+                     dims_of(g.pad_end));
+      auto pd = std::make_shared<Pd>(desc, e);
+      return typename PrimitiveCache<dnnl::deconvolution_forward, Pd>::Entry{
+          std::make_shared<dnnl::deconvolution_forward>(*pd), pd};
+    });
+    if (!entry.primitive) return false;
+    if (is_reference(entry.pd->impl_info_str()) && !dense) return false;
+    prim = entry.primitive;
+    dw_chosen = entry.pd->weights_desc();
+  }
+  set_threads_for_this_call();
+  auto& s = stream();
+  dnnl::memory wu(dw_user, e, const_cast<void*>(w.raw_data()));
+  dnnl::memory wk = wu;
+  if (dw_chosen != dw_user) {
+    wk = dnnl::memory(dw_chosen, e);
+    dnnl::reorder(wu, wk).execute(s, wu, wk);
+  }
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, dnnl::memory(dx, e, const_cast<void*>(x.raw_data()))},
+      {DNNL_ARG_WEIGHTS, wk},
+      {DNNL_ARG_DST, dnnl::memory(dy, e, const_cast<void*>(y.raw_data()))}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS,
+                 dnnl::memory(db, e, const_cast<void*>(bias->raw_data())));
+  prim->execute(s, args);
+  s.wait();
   return true;
 }
 

@@ -3,7 +3,9 @@
 // cache of primitives keyed by their descriptors.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessel/core/tensor.hpp"
 
@@ -20,6 +22,22 @@ std::string describe();
 // inputs' (rounded once).
 bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
             const Tensor& out);
+
+struct ConvGeometry {
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> dilation;  // 1 = dense (tessel's convention)
+  std::vector<std::int64_t> pad_begin;
+  std::vector<std::int64_t> pad_end;
+  std::int64_t groups = 1;
+};
+
+// y = conv(x, w) + bias for logical channels-first views: x (N, C, S...),
+// w (O, C/groups, K...), y (N, O, S'...), any strides (a channels-last
+// tensor is passed as its permuted view). With `transpose`, a transposed
+// convolution: w is (C, O/groups, K...) and y the larger output. Returns
+// false when oneDNN has no kernel for the dtypes.
+bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
+                 const Tensor& y, const ConvGeometry& g, bool transpose);
 
 // Threads oneDNN may use from the calling thread: all of the pool's
 // outside a parallel region, one inside (no nested oversubscription).

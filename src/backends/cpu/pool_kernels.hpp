@@ -1,0 +1,38 @@
+// Pooling over any number of spatial axes, and the f64 reference
+// convolution, on contiguous channels-first data.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tessel/core/tensor.hpp"
+
+namespace tessel::cpu {
+
+struct PoolGeometry {
+  std::vector<std::int64_t> kernel;
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> dilation;
+  std::vector<std::int64_t> pad_begin;
+  // Padding after the input that counts as "pad" for count_include_pad;
+  // windows that reach further (ceil mode) never count those positions.
+  std::vector<std::int64_t> pad_end;
+  bool count_include_pad = false;
+};
+
+// y (N, C, O...) from x (N, C, S...). `indices` (i64, y's shape, may be
+// undefined) receives the flat index of each maximum within its (n, c)
+// plane, row-major.
+void max_pool(const Tensor& x, const Tensor& y, const Tensor& indices,
+              const PoolGeometry& g);
+void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g);
+
+// Direct convolution in f64 (or for any float dtype, accumulating in f64):
+// x (N, C, S...), w (O, C/groups, K...), y (N, O, S'...), all contiguous.
+void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
+                    const Tensor& y, const std::vector<std::int64_t>& stride,
+                    const std::vector<std::int64_t>& dilation,
+                    const std::vector<std::int64_t>& pad_begin,
+                    std::int64_t groups);
+
+}  // namespace tessel::cpu

@@ -1,0 +1,393 @@
+// Convolution and pooling: geometry (padding, output sizes, groups) and
+// layouts here; kernels in oneDNN (onednn.cpp) and pool.cpp.
+#include "tessel/ops/conv.hpp"
+
+#include "backends/cpu/onednn.hpp"
+#include "backends/cpu/pool_kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/reduce.hpp"
+
+namespace tessel {
+
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+// The channels-first view of a channels-last tensor: (N, S..., C) -> (N, C,
+// S...).
+Tensor channels_first_view(const Tensor& t, DataLayout layout) {
+  if (layout == DataLayout::ChannelsFirst) return t;
+  std::vector<std::int64_t> perm = {0, t.rank() - 1};
+  for (std::int64_t d = 1; d + 1 < t.rank(); ++d) perm.push_back(d);
+  return t.permute(std::span<const std::int64_t>(perm));
+}
+
+// (kernel..., A, B) -> (B, A, kernel...): the channels-first view of
+// channels-last weights.
+Tensor weights_first_view(const Tensor& w, DataLayout layout) {
+  if (layout == DataLayout::ChannelsFirst) return w;
+  const std::int64_t r = w.rank();
+  std::vector<std::int64_t> perm = {r - 1, r - 2};
+  for (std::int64_t d = 0; d + 2 < r; ++d) perm.push_back(d);
+  return w.permute(std::span<const std::int64_t>(perm));
+}
+
+Ints per_axis(const Ints& v, std::size_t n, std::int64_t fallback,
+              const char* what, const char* op) {
+  if (v.empty()) return Ints(n, fallback);
+  if (v.size() == 1 && n > 1)
+    return per_axis(Ints(n, v[0]), n, fallback, what, op);
+  TESSEL_CHECK(v.size() == n, BadShape, op,
+               "{} has {} values for {} spatial axes", what, v.size(), n);
+  for (auto e : v)
+    TESSEL_CHECK(e >= 1, BadShape, op, "{} must be positive, got {}", what, e);
+  return v;
+}
+
+struct Geometry {
+  Ints stride, dilation, pad_begin, pad_end, out;
+};
+
+// Output size and padding of a convolution or pooling window over `in`.
+Geometry geometry(const Ints& in, const Ints& kernel, const Ints& stride_in,
+                  const Ints& dilation_in, const Ints& padding,
+                  AutoPad auto_pad, bool ceil_mode, const char* op) {
+  const std::size_t n = in.size();
+  Geometry g;
+  g.stride = per_axis(stride_in, n, 1, "stride", op);
+  g.dilation = per_axis(dilation_in, n, 1, "dilation", op);
+  g.pad_begin.assign(n, 0);
+  g.pad_end.assign(n, 0);
+  if (auto_pad == AutoPad::Explicit && !padding.empty()) {
+    TESSEL_CHECK(
+        padding.size() == 1 || padding.size() == n || padding.size() == 2 * n,
+        BadShape, op,
+        "padding has {} values for {} spatial axes (want 1, {} or {})",
+        padding.size(), n, n, 2 * n);
+    for (std::size_t d = 0; d < n; ++d) {
+      const std::size_t begin = padding.size() == 1 ? 0 : d;
+      g.pad_begin[d] = padding[begin];
+      g.pad_end[d] = padding.size() == 2 * n ? padding[n + d] : padding[begin];
+      TESSEL_CHECK(g.pad_begin[d] >= 0 && g.pad_end[d] >= 0, BadShape, op,
+                   "negative padding on axis {}", d);
+    }
+  }
+  g.out.resize(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t span = g.dilation[d] * (kernel[d] - 1) + 1;
+    if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
+      const std::int64_t out = (in[d] + g.stride[d] - 1) / g.stride[d];
+      const std::int64_t total =
+          std::max<std::int64_t>(0, (out - 1) * g.stride[d] + span - in[d]);
+      g.pad_begin[d] =
+          auto_pad == AutoPad::SameUpper ? total / 2 : total - total / 2;
+      g.pad_end[d] = total - g.pad_begin[d];
+    }
+    const std::int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
+    TESSEL_CHECK(room >= 0, BadShape, op,
+                 "the kernel ({} with dilation {}) is larger than the padded "
+                 "input ({}) on "
+                 "spatial axis {}",
+                 kernel[d], g.dilation[d],
+                 in[d] + g.pad_begin[d] + g.pad_end[d], d);
+    std::int64_t out = room / g.stride[d] + 1;
+    if (ceil_mode && room % g.stride[d] != 0) {
+      // One more window, unless it would start in the end padding.
+      if (out * g.stride[d] < in[d] + g.pad_begin[d]) ++out;
+    }
+    g.out[d] = out;
+  }
+  return g;
+}
+
+void require(const Tensor& t, const char* op) {
+  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
+               "no {} kernel for tensors on {} in this build", op,
+               t.device().str());
+}
+
+DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
+                 const char* op) {
+  DType d = promote_types(x.dtype(), w.dtype(), op);
+  if (bias.defined()) d = promote_types(d, bias.dtype(), op);
+  TESSEL_CHECK(
+      is_floating_point(d) && d != DType::F8E4M3FN && d != DType::F8E5M2,
+      BadDType, op,
+      "needs floating-point operands (f16, bf16, f32, f64), got {} and {}",
+      dtype_name(x.dtype()), dtype_name(w.dtype()));
+  return d;
+}
+
+Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
+                 const ConvOptions& o, bool transpose, const char* op) {
+  require(x_in, op);
+  require(w_in, op);
+  const std::int64_t rank = x_in.rank();
+  TESSEL_CHECK(rank >= 3 && rank <= 5 && w_in.rank() == rank, BadShape, op,
+               "needs input and weights of rank 3 to 5 (1 to 3 spatial axes), "
+               "got {} and {}",
+               shape_string(x_in.shape()), shape_string(w_in.shape()));
+  const DType dtype = conv_dtype(x_in, w_in, bias_in, op);
+  const Tensor x = channels_first_view(x_in.to(dtype), o.layout);
+  const Tensor w = weights_first_view(w_in.to(dtype), o.layout);
+  const std::int64_t groups = o.groups;
+  const std::int64_t channels = x.shape()[1];
+  TESSEL_CHECK(groups >= 1 && channels % groups == 0, BadShape, op,
+               "{} input channels are not divisible into {} groups (input {})",
+               channels, groups, shape_string(x_in.shape()));
+  // Channels-first weights: (O, C/g, K...) or, transposed, (C, O/g, K...).
+  const std::int64_t w_in_channels =
+      transpose ? w.shape()[0] : w.shape()[1] * groups;
+  TESSEL_CHECK(
+      w_in_channels == channels, BadShape, op,
+      "weights {} expect {} input channels but the input {} has {} (groups {})",
+      shape_string(w_in.shape()), w_in_channels, shape_string(x_in.shape()),
+      channels, groups);
+  const std::int64_t out_channels =
+      transpose ? w.shape()[1] * groups : w.shape()[0];
+  TESSEL_CHECK(out_channels % groups == 0, BadShape, op,
+               "{} output channels are not divisible into {} groups",
+               out_channels, groups);
+  Ints in(x.shape().begin() + 2, x.shape().end());
+  Ints kernel(w.shape().begin() + 2, w.shape().end());
+  const std::size_t n = in.size();
+  Geometry g;
+  if (!transpose) {
+    g = geometry(in, kernel, o.stride, o.dilation, o.padding, o.auto_pad, false,
+                 op);
+  } else {
+    // Transposed: the output is what a convolution would map back onto in.
+    g.stride = per_axis(o.stride, n, 1, "stride", op);
+    g.dilation = per_axis(o.dilation, n, 1, "dilation", op);
+    Ints out_pad(n, 0);
+    if (!o.output_padding.empty()) {
+      TESSEL_CHECK(o.output_padding.size() == 1 || o.output_padding.size() == n,
+                   BadShape, op,
+                   "output_padding has {} values for {} spatial axes",
+                   o.output_padding.size(), n);
+      for (std::size_t d = 0; d < n; ++d) {
+        out_pad[d] = o.output_padding[o.output_padding.size() == 1 ? 0 : d];
+        TESSEL_CHECK(out_pad[d] >= 0 && (out_pad[d] < g.stride[d] ||
+                                         out_pad[d] < g.dilation[d]),
+                     BadShape, op,
+                     "output_padding {} on axis {} must be smaller than the "
+                     "stride ({}) or the "
+                     "dilation ({})",
+                     out_pad[d], d, g.stride[d], g.dilation[d]);
+      }
+    }
+    TESSEL_CHECK(o.output_shape.empty() || o.output_shape.size() == n, BadShape,
+                 op, "output_shape has {} values for {} spatial axes",
+                 o.output_shape.size(), n);
+    g.pad_begin.assign(n, 0);
+    g.pad_end.assign(n, 0);
+    if (o.auto_pad == AutoPad::Explicit && !o.padding.empty()) {
+      const Geometry p = geometry(Ints(n, 1 << 20), Ints(n, 1), Ints{}, Ints{},
+                                  o.padding, AutoPad::Explicit, false, op);
+      g.pad_begin = p.pad_begin;
+      g.pad_end = p.pad_end;
+    }
+    g.out.resize(n);
+    for (std::size_t d = 0; d < n; ++d) {
+      const std::int64_t full = (in[d] - 1) * g.stride[d] +
+                                g.dilation[d] * (kernel[d] - 1) + 1 +
+                                out_pad[d];
+      if (!o.output_shape.empty() || o.auto_pad == AutoPad::SameUpper ||
+          o.auto_pad == AutoPad::SameLower) {
+        const std::int64_t target =
+            !o.output_shape.empty() ? o.output_shape[d] : in[d] * g.stride[d];
+        // ONNX's rule: SAME_UPPER puts the smaller half first, otherwise
+        // the larger; a negative total (a larger output) extends the end.
+        const std::int64_t total = full - target;
+        const std::int64_t half =
+            total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
+        g.pad_begin[d] = o.auto_pad == AutoPad::SameUpper ? half : total - half;
+        g.pad_end[d] = total - g.pad_begin[d];
+        TESSEL_CHECK(g.pad_begin[d] >= 0, BadShape, op,
+                     "output size {} on axis {} would need negative padding at "
+                     "the start (the "
+                     "full output is {})",
+                     target, d, full);
+      }
+      g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
+      TESSEL_CHECK(g.out[d] >= 1, BadShape, op,
+                   "padding leaves no output on axis {}", d);
+    }
+    // oneDNN's deconvolution takes the padding of the equivalent
+    // convolution; output_padding extends the end.
+    for (std::size_t d = 0; d < n; ++d) g.pad_end[d] -= out_pad[d];
+  }
+  Shape y_shape = {x.shape()[0], out_channels};
+  for (auto e : g.out) y_shape.push_back(e);
+  Tensor bias;
+  if (bias_in.defined()) {
+    TESSEL_CHECK(bias_in.rank() == 1 && bias_in.shape()[0] == out_channels,
+                 BadShape, op,
+                 "bias {} must have one value per output channel ({})",
+                 shape_string(bias_in.shape()), out_channels);
+    bias = bias_in.to(dtype);
+  }
+  // The result in the caller's layout; its channels-first view is what the
+  // kernels write.
+  Shape result_shape = y_shape;
+  if (o.layout == DataLayout::ChannelsLast) {
+    result_shape.erase(1);
+    result_shape.push_back(out_channels);
+  }
+  Tensor result = empty(result_shape, dtype);
+  Tensor y = channels_first_view(result, o.layout);
+  if (result.numel() == 0) return result;
+  cpu::onednn::ConvGeometry cg{g.stride, g.dilation, g.pad_begin, g.pad_end,
+                               groups};
+  const DType kernel_dtype = dtype == DType::F16 ? DType::F32 : dtype;
+  if (kernel_dtype == DType::F32 || kernel_dtype == DType::BF16) {
+    const Tensor xk = x.to(kernel_dtype), wk = w.to(kernel_dtype);
+    const Tensor bk = bias.defined() ? bias.to(kernel_dtype) : Tensor();
+    const Tensor yk =
+        kernel_dtype == dtype ? y : empty(y.shape(), kernel_dtype);
+    bool done = cpu::onednn::convolution(xk, wk, bias.defined() ? &bk : nullptr,
+                                         yk, cg, transpose);
+    if (!done) {
+      done = cpu::onednn::convolution(xk.contiguous(), wk.contiguous(),
+                                      bias.defined() ? &bk : nullptr, yk, cg,
+                                      transpose);
+    }
+    TESSEL_CHECK(done, BadDType, op, "oneDNN has no {} kernel for {}",
+                 transpose ? "transposed convolution" : "convolution",
+                 dtype_name(dtype));
+    if (yk.dtype() != dtype) y.copy_(yk);
+    return result;
+  }
+  // f64: the direct reference kernel (a transposed convolution is not
+  // offered in f64).
+  TESSEL_CHECK(!transpose, BadDType, op,
+               "transposed convolution supports f16, bf16 and f32");
+  Tensor yc = empty(y_shape, dtype);
+  cpu::conv_reference(x.contiguous(), w.contiguous(),
+                      bias.defined() ? bias.contiguous() : Tensor(), yc,
+                      g.stride, g.dilation, g.pad_begin, groups);
+  y.copy_(yc);
+  return result;
+}
+
+Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
+                 Tensor* indices, const char* op) {
+  require(x_in, op);
+  const std::int64_t rank = x_in.rank();
+  TESSEL_CHECK(rank >= 3, BadShape, op,
+               "needs (N, C, spatial...) input, got {}",
+               shape_string(x_in.shape()));
+  const Tensor x = channels_first_view(x_in, o.layout).contiguous();
+  Ints in(x.shape().begin() + 2, x.shape().end());
+  const std::size_t n = in.size();
+  TESSEL_CHECK(o.kernel.size() == n, BadShape, op,
+               "kernel has {} values for {} spatial axes of {}",
+               o.kernel.size(), n, shape_string(x_in.shape()));
+  for (auto k : o.kernel)
+    TESSEL_CHECK(k >= 1, BadShape, op, "kernel sizes must be positive");
+  TESSEL_CHECK(is_max || is_floating_point(x.dtype()), BadDType, op,
+               "average pooling needs a float input, got {}",
+               dtype_name(x.dtype()));
+  const Ints stride = o.stride.empty() ? o.kernel : o.stride;
+  Geometry g = geometry(in, o.kernel, stride, o.dilation, o.padding, o.auto_pad,
+                        o.ceil_mode, op);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t span = g.dilation[d] * (o.kernel[d] - 1) + 1;
+    TESSEL_CHECK(
+        g.pad_begin[d] < span && g.pad_end[d] < span, BadShape, op,
+        "padding ({}, {}) must be smaller than the window {} on axis {}",
+        g.pad_begin[d], g.pad_end[d], span, d);
+  }
+  Shape y_shape = {x.shape()[0], x.shape()[1]};
+  for (auto e : g.out) y_shape.push_back(e);
+  Tensor y = empty(y_shape, x.dtype());
+  Tensor idx = indices ? empty(y_shape, DType::I64) : Tensor();
+  cpu::PoolGeometry pg{o.kernel,    g.stride,  g.dilation,
+                       g.pad_begin, g.pad_end, o.count_include_pad};
+  if (y.numel() > 0) {
+    if (is_max) {
+      cpu::max_pool(x, y, idx, pg);
+    } else {
+      cpu::avg_pool(x, y, pg);
+    }
+  }
+  if (o.layout == DataLayout::ChannelsLast) {
+    std::vector<std::int64_t> perm = {0};
+    for (std::int64_t d = 2; d < rank; ++d) perm.push_back(d);
+    perm.push_back(1);
+    y = y.permute(std::span<const std::int64_t>(perm)).contiguous();
+    if (indices)
+      idx = idx.permute(std::span<const std::int64_t>(perm)).contiguous();
+  }
+  if (indices) *indices = idx;
+  return y;
+}
+
+}  // namespace
+
+Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b,
+            const ConvOptions& o) {
+  return conv_impl(x, w, b, o, false, "conv");
+}
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b,
+              const ConvOptions& o) {
+  TESSEL_CHECK(x.defined() && x.rank() == 3, BadShape, "conv1d",
+               "needs a 3-D input, got {}",
+               x.defined() ? shape_string(x.shape()) : "undefined");
+  return conv_impl(x, w, b, o, false, "conv1d");
+}
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b,
+              const ConvOptions& o) {
+  TESSEL_CHECK(x.defined() && x.rank() == 4, BadShape, "conv2d",
+               "needs a 4-D input, got {}",
+               x.defined() ? shape_string(x.shape()) : "undefined");
+  return conv_impl(x, w, b, o, false, "conv2d");
+}
+Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& b,
+                      const ConvOptions& o) {
+  return conv_impl(x, w, b, o, true, "conv_transpose");
+}
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b,
+                        const ConvOptions& o) {
+  TESSEL_CHECK(x.defined() && x.rank() == 4, BadShape, "conv_transpose2d",
+               "needs a 4-D input, got {}",
+               x.defined() ? shape_string(x.shape()) : "undefined");
+  return conv_impl(x, w, b, o, true, "conv_transpose2d");
+}
+
+Tensor max_pool(const Tensor& x, const PoolOptions& o) {
+  return pool_impl(x, o, true, nullptr, "max_pool");
+}
+MaxPoolResult max_pool_with_indices(const Tensor& x, const PoolOptions& o) {
+  MaxPoolResult r;
+  r.values = pool_impl(x, o, true, &r.indices, "max_pool");
+  return r;
+}
+Tensor avg_pool(const Tensor& x, const PoolOptions& o) {
+  return pool_impl(x, o, false, nullptr, "avg_pool");
+}
+Tensor max_pool2d(const Tensor& x, const PoolOptions& o) {
+  TESSEL_CHECK(x.defined() && x.rank() == 4, BadShape, "max_pool2d",
+               "needs a 4-D input");
+  return pool_impl(x, o, true, nullptr, "max_pool2d");
+}
+Tensor avg_pool2d(const Tensor& x, const PoolOptions& o) {
+  TESSEL_CHECK(x.defined() && x.rank() == 4, BadShape, "avg_pool2d",
+               "needs a 4-D input");
+  return pool_impl(x, o, false, nullptr, "avg_pool2d");
+}
+
+Tensor global_avg_pool(const Tensor& x, DataLayout layout) {
+  require(x, "global_avg_pool");
+  TESSEL_CHECK(x.rank() >= 3, BadShape, "global_avg_pool",
+               "needs (N, C, spatial...), got {}", shape_string(x.shape()));
+  Axes axes;
+  for (std::int64_t d = 0; d < x.rank() - 2; ++d) {
+    axes.push_back(layout == DataLayout::ChannelsFirst ? d + 2 : d + 1);
+  }
+  return mean(x, axes, true).to(float_result_type(x.dtype()));
+}
+
+}  // namespace tessel
