@@ -21,4 +21,5 @@
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"
 #include "tessel/ops/linalg.hpp"
+#include "tessel/ops/norm.hpp"
 #include "tessel/ops/reduce.hpp"

@@ -94,6 +94,49 @@ void add_nn_mappings(std::map<std::string, Mapping>& m) {
   m["GlobalAveragePool"] = [](const Node& n) {
     return one(global_avg_pool(n.in(0)));
   };
+
+  // Normalisation.
+  m["LayerNormalization"] = [](const Node& n) {
+    const NormResult r = layer_norm_with_stats(
+        n.in(0), n.in(1), n.has(2) ? n.in(2) : Tensor(),
+        n.attr_float("epsilon", 1e-5), n.attr_int("axis", -1));
+    return std::vector<Tensor>{r.y, r.mean, r.rstd};
+  };
+  m["RMSNormalization"] = [](const Node& n) {
+    return one(rms_norm(n.in(0), n.in(1), n.attr_float("epsilon", 1e-5),
+                        n.attr_int("axis", -1)));
+  };
+  m["GroupNormalization"] = [](const Node& n) {
+    if (n.opset < 21)
+      throw NotMapped("GroupNormalization-18 has per-group scales");
+    return one(group_norm(n.in(0), n.attr_int("num_groups", 1), n.in(1),
+                          n.in(2), n.attr_float("epsilon", 1e-5)));
+  };
+  m["InstanceNormalization"] = [](const Node& n) {
+    return one(instance_norm(n.in(0), n.in(1), n.in(2),
+                             n.attr_float("epsilon", 1e-5)));
+  };
+  m["BatchNormalization"] = [](const Node& n) {
+    const double eps = n.attr_float("epsilon", 1e-5);
+    if (n.attr_int("training_mode", 0) == 0) {
+      return one(batch_norm(n.in(0), n.in(3), n.in(4), n.in(1), n.in(2), eps));
+    }
+    // Training: normalise with the batch statistics (biased variance) and
+    // blend them into the running ones.
+    const Tensor& x = n.in(0);
+    Axes axes = {0};
+    for (std::int64_t d = 2; d < x.rank(); ++d) axes.push_back(d);
+    const Tensor batch_mean = mean(x, axes);
+    const Tensor batch_var = var(x, axes, 0.0);
+    const double momentum = n.attr_float("momentum", 0.9);
+    const Tensor y =
+        batch_norm(x, batch_mean, batch_var, n.in(1), n.in(2), eps);
+    const Tensor running_mean =
+        add(mul(n.in(3), momentum), mul(batch_mean, 1.0 - momentum));
+    const Tensor running_var =
+        add(mul(n.in(4), momentum), mul(batch_var, 1.0 - momentum));
+    return std::vector<Tensor>{y, running_mean, running_var};
+  };
 }
 
 }  // namespace tessel::onnx

@@ -63,7 +63,8 @@ Tensor sigmoid_(const Tensor& x);
 // ---- binary ----------------------------------------------------------------
 // add sub mul div (true division: integers give f32) floor_divide remainder
 // (Python semantics) pow maximum minimum (NaN-propagating) eq ne lt le gt
-// ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor.
+// ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
+// swiglu (silu(a) * b: the gated MLP of Llama/Qwen with a = gate, b = up).
 #define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind)              \
   Tensor name(const Tensor& a, const Tensor& b);                          \
   Tensor name(const Tensor& a, Scalar b);                                 \

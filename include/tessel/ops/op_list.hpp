@@ -80,7 +80,8 @@ enum class InputKind : std::uint8_t {
   X(LogicalXor, logical_xor, Bool, Any, Plain)       \
   X(BitwiseAnd, bitwise_and, Same, Integral, Plain)  \
   X(BitwiseOr, bitwise_or, Same, Integral, Plain)    \
-  X(BitwiseXor, bitwise_xor, Same, Integral, Plain)
+  X(BitwiseXor, bitwise_xor, Same, Integral, Plain)  \
+  X(Swiglu, swiglu, Float, Any, Plain)
 
 enum class UnaryOp : std::uint8_t {
 #define TESSEL_OP_ENUM(e, name, result, inputs, kind) e,

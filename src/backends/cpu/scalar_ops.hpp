@@ -290,6 +290,11 @@ C scalar_binary(BinaryOp op, C a, C b) {
           return static_cast<C>(a ^ b);
         else
           return a;
+      case BinaryOp::Swiglu:
+        if constexpr (is_float_v<C>)
+          return a / (C(1) + std::exp(-a)) * b;
+        else
+          return a;  // not reached: integers compute in f32
     }
     return a;
   }

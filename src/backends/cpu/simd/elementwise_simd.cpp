@@ -247,7 +247,7 @@ static void UnaryImpl(int op, double a, double b, int storage, const void* in,
 
 template <BinaryOp OP>
 struct BinaryKernel {
-  HWY_INLINE V operator()(D, V a, V b) const {
+  HWY_INLINE V operator()(D d, V a, V b) const {
     switch (OP) {
       case BinaryOp::Add: return hn::Add(a, b);
       case BinaryOp::Sub: return hn::Sub(a, b);
@@ -259,6 +259,10 @@ struct BinaryKernel {
       case BinaryOp::Minimum:
         return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b),
                               hn::Min(a, b));
+      case BinaryOp::Swiglu: {
+        const V one = hn::Set(d, 1.0f);
+        return hn::Mul(hn::Div(a, hn::Add(one, safe_exp(d, hn::Neg(a)))), b);
+      }
       default: return a;  // has_binary() excludes the rest
     }
   }

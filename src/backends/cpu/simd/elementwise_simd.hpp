@@ -22,7 +22,7 @@ void unary(UnaryOp op, const UnaryParams& params, FloatStorage storage,
 constexpr bool has_binary(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
          op == BinaryOp::Div || op == BinaryOp::Maximum ||
-         op == BinaryOp::Minimum;
+         op == BinaryOp::Minimum || op == BinaryOp::Swiglu;
 }
 // A "scalar" operand is one element repeated over the run (stride 0).
 void binary(BinaryOp op, FloatStorage storage, const void* a, bool a_scalar,

@@ -1,0 +1,98 @@
+#include <cmath>
+
+#include "backends/cpu/elementwise_common.hpp"
+#include "backends/cpu/norm_kernels.hpp"
+#include "tessel/core/parallel.hpp"
+
+namespace tessel::cpu {
+
+namespace {
+
+template <class T>
+const T* pointer_or_null(const Tensor& t) {
+  return t.defined() ? t.const_data<T>() : nullptr;
+}
+
+template <class T>
+T* mutable_or_null(const Tensor& t) {
+  return t.defined() ? static_cast<T*>(const_cast<void*>(t.raw_data()))
+                     : nullptr;
+}
+
+// f64 rows: the same algorithm in double.
+void normalize_row_f64(const NormRows& p, const double* x, double* y,
+                       const double* w, const double* b, double* mean_out,
+                       double* rstd_out) {
+  const auto n = static_cast<double>(p.n);
+  double mean = 0.0, var = 0.0;
+  if (p.kind == simd::NormKind::Layer) {
+    for (std::int64_t i = 0; i < p.n; ++i) mean += x[i];
+    mean /= n;
+    for (std::int64_t i = 0; i < p.n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  } else {
+    for (std::int64_t i = 0; i < p.n; ++i) var += x[i] * x[i];
+  }
+  const double rstd = 1.0 / std::sqrt(var / n + p.eps);
+  for (std::int64_t i = 0; i < p.n; ++i) {
+    const std::int64_t k = i / p.segment;
+    y[i] = (x[i] - mean) * rstd * (w ? w[k] : 1.0) + (b ? b[k] : 0.0);
+  }
+  *mean_out = mean;
+  *rstd_out = rstd;
+}
+
+}  // namespace
+
+void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
+                    const Tensor& weight, const Tensor& bias,
+                    const Tensor& mean, const Tensor& rstd) {
+  const std::int64_t set_size = p.n / p.segment;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(p.n, 1));
+  if (x.dtype() == DType::F64) {
+    const double* xs = x.const_data<double>();
+    double* ys = mutable_or_null<double>(y);
+    const double* w = pointer_or_null<double>(weight);
+    const double* b = pointer_or_null<double>(bias);
+    double* m = mutable_or_null<double>(mean);
+    double* r = mutable_or_null<double>(rstd);
+    parallel_for(0, p.rows, grain, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t row = lo; row < hi; ++row) {
+        const std::int64_t set = (row % p.weight_period) * set_size;
+        double mv, rv;
+        normalize_row_f64(p, xs + row * p.n, ys + row * p.n,
+                          w ? w + set : nullptr, b ? b + set : nullptr, &mv,
+                          &rv);
+        if (m) m[row] = mv;
+        if (r) r[row] = rv;
+      }
+    });
+    return;
+  }
+  const simd::FloatStorage storage =
+      x.dtype() == DType::F32    ? simd::FloatStorage::F32
+      : x.dtype() == DType::BF16 ? simd::FloatStorage::BF16
+                                 : simd::FloatStorage::F16;
+  const int size = element_size(x.dtype());
+  const char* xs = static_cast<const char*>(x.raw_data());
+  char* ys = base_pointer(y);
+  const float* w = pointer_or_null<float>(weight);
+  const float* b = pointer_or_null<float>(bias);
+  float* m = mutable_or_null<float>(mean);
+  float* r = mutable_or_null<float>(rstd);
+  parallel_for(0, p.rows, grain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t row = lo; row < hi; ++row) {
+      const std::int64_t set = (row % p.weight_period) * set_size;
+      simd::NormAffine affine{w ? w + set : nullptr, b ? b + set : nullptr,
+                              p.segment};
+      const std::int64_t offset = row * p.n * size;
+      const simd::RowStats s =
+          simd::normalize_row(p.kind, storage, xs + offset, ys + offset, p.n,
+                              static_cast<float>(p.eps), affine);
+      if (m) m[row] = s.mean;
+      if (r) r[row] = s.rstd;
+    }
+  });
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,197 @@
+// Normalisation ops: validation, statistics dtype and layout here; the row
+// kernels in backends/cpu/norm.cpp.
+#include "tessel/ops/norm.hpp"
+
+#include <limits>
+
+#include "backends/cpu/norm_kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/core/numerics.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel {
+
+namespace {
+
+// The dtype the kernels run in: f64, f32, bf16 and f16 natively, f8 via f32.
+DType kernel_dtype(const Tensor& x, const char* op) {
+  TESSEL_CHECK(x.defined(), BadShape, op, "the input is undefined");
+  TESSEL_CHECK(x.device().is_cpu(), DeviceMismatch, op,
+               "no {} kernel for tensors on {} in this build", op,
+               x.device().str());
+  TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
+               "needs a float input, got {}", dtype_name(x.dtype()));
+  return x.dtype() == DType::F8E4M3FN || x.dtype() == DType::F8E5M2 ? DType::F32
+                                                                    : x.dtype();
+}
+
+DType stats_dtype(DType kernel) {
+  return kernel == DType::F64 ? DType::F64 : DType::F32;
+}
+
+std::int64_t product(std::span<const std::int64_t> extents) {
+  std::int64_t p = 1;
+  for (auto e : extents) p *= e;
+  return p;
+}
+
+// weight or bias broadcast to `target`, contiguous, in the statistics dtype.
+Tensor affine_param(const Tensor& p, const Shape& target, DType stats,
+                    const char* what, const char* op) {
+  if (!p.defined()) return {};
+  TESSEL_CHECK(p.device().is_cpu(), DeviceMismatch, op, "{} is on {}", what,
+               p.device().str());
+  bool fits = p.rank() <= static_cast<std::int64_t>(target.size());
+  for (std::int64_t i = 1; fits && i <= p.rank(); ++i) {
+    const std::int64_t e = p.shape()[p.rank() - i];
+    fits = e == 1 || e == target[target.size() - static_cast<std::size_t>(i)];
+  }
+  TESSEL_CHECK(fits, BadShape, op, "{} {} does not fit the normalised shape {}",
+               what, shape_string(p.shape()), shape_string(target));
+  return p.to(stats).expand(target).contiguous();
+}
+
+struct RowsPlan {
+  cpu::NormRows rows;
+  Shape stats_shape;
+};
+
+NormResult run(const Tensor& x, const RowsPlan& plan, const Tensor& weight,
+               const Tensor& bias, const char* op, bool with_mean) {
+  const DType kernel = kernel_dtype(x, op);
+  const DType stats = stats_dtype(kernel);
+  NormResult r;
+  const Tensor xk = x.to(kernel).contiguous();
+  Tensor y = empty(x.shape(), kernel);
+  r.rstd = empty(plan.stats_shape, stats);
+  if (with_mean) r.mean = empty(plan.stats_shape, stats);
+  if (plan.rows.n == 0) {
+    // Statistics of nothing: NaN, as a mean of no values is.
+    if (with_mean) r.mean.fill_(std::numeric_limits<double>::quiet_NaN());
+    r.rstd.fill_(std::numeric_limits<double>::quiet_NaN());
+  } else if (plan.rows.rows > 0) {
+    cpu::normalize_rows(plan.rows, xk, y, weight, bias, r.mean, r.rstd);
+  }
+  r.y = kernel == x.dtype() ? y : y.to(x.dtype());
+  check_finite(r.y, op);
+  return r;
+}
+
+NormResult trailing_norm(cpu::simd::NormKind kind, const Tensor& x,
+                         const Tensor& weight, const Tensor& bias, double eps,
+                         std::int64_t axis, const char* op) {
+  const DType stats = stats_dtype(kernel_dtype(x, op));
+  const std::int64_t a = normalize_axis(axis, x.rank(), op);
+  const std::span<const std::int64_t> shape(x.shape().data(), x.shape().size());
+  const Shape normalised(shape.begin() + a, shape.end());
+  RowsPlan plan;
+  plan.rows.kind = kind;
+  plan.rows.rows = product(shape.first(static_cast<std::size_t>(a)));
+  plan.rows.n = product(shape.subspan(static_cast<std::size_t>(a)));
+  plan.rows.eps = eps;
+  plan.stats_shape = Shape(shape.begin(), shape.begin() + a);
+  for (std::int64_t d = a; d < x.rank(); ++d) plan.stats_shape.push_back(1);
+  return run(x, plan, affine_param(weight, normalised, stats, "weight", op),
+             affine_param(bias, normalised, stats, "bias", op), op,
+             kind == cpu::simd::NormKind::Layer);
+}
+
+}  // namespace
+
+NormResult layer_norm_with_stats(const Tensor& x, const Tensor& weight,
+                                 const Tensor& bias, double eps,
+                                 std::int64_t axis) {
+  return trailing_norm(cpu::simd::NormKind::Layer, x, weight, bias, eps, axis,
+                       "layer_norm");
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  double eps, std::int64_t axis) {
+  return layer_norm_with_stats(x, weight, bias, eps, axis).y;
+}
+
+NormResult rms_norm_with_stats(const Tensor& x, const Tensor& weight,
+                               double eps, std::int64_t axis) {
+  return trailing_norm(cpu::simd::NormKind::Rms, x, weight, Tensor(), eps, axis,
+                       "rms_norm");
+}
+
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps,
+                std::int64_t axis) {
+  return rms_norm_with_stats(x, weight, eps, axis).y;
+}
+
+NormResult group_norm_with_stats(const Tensor& x, std::int64_t groups,
+                                 const Tensor& weight, const Tensor& bias,
+                                 double eps) {
+  const char* op = "group_norm";
+  const DType stats = stats_dtype(kernel_dtype(x, op));
+  TESSEL_CHECK(x.rank() >= 2, BadShape, op, "needs (N, C, ...) input, got {}",
+               shape_string(x.shape()));
+  const std::int64_t channels = x.shape()[1];
+  TESSEL_CHECK(groups >= 1 && channels % groups == 0, BadShape, op,
+               "{} channels of {} are not divisible into {} groups", channels,
+               shape_string(x.shape()), groups);
+  const std::span<const std::int64_t> shape(x.shape().data(), x.shape().size());
+  const std::int64_t spatial = product(shape.subspan(2));
+  RowsPlan plan;
+  plan.rows.kind = cpu::simd::NormKind::Layer;
+  plan.rows.rows = x.shape()[0] * groups;
+  plan.rows.n = channels / groups * spatial;
+  plan.rows.eps = eps;
+  plan.rows.segment = spatial;
+  plan.rows.weight_period = groups;
+  plan.stats_shape = Shape{x.shape()[0], groups};
+  const Shape per_channel{channels};
+  return run(x, plan, affine_param(weight, per_channel, stats, "weight", op),
+             affine_param(bias, per_channel, stats, "bias", op), op, true);
+}
+
+Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  return group_norm_with_stats(x, groups, weight, bias, eps).y;
+}
+
+Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                     double eps) {
+  TESSEL_CHECK(x.defined() && x.rank() >= 2, BadShape, "instance_norm",
+               "needs (N, C, ...) input, got {}",
+               x.defined() ? shape_string(x.shape()) : "undefined");
+  return group_norm(x, x.shape()[1], weight, bias, eps);
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean,
+                  const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  const char* op = "batch_norm";
+  const DType kernel = kernel_dtype(x, op);
+  const DType stats = stats_dtype(kernel);
+  TESSEL_CHECK(x.rank() >= 2, BadShape, op, "needs (N, C, ...) input, got {}",
+               shape_string(x.shape()));
+  const std::int64_t channels = x.shape()[1];
+  const Shape per_channel{channels};
+  auto param = [&](const Tensor& p, const char* what) {
+    TESSEL_CHECK(p.defined(), BadShape, op, "{} is required", what);
+    TESSEL_CHECK(p.rank() == 1 && p.shape()[0] == channels, BadShape, op,
+                 "{} {} must have one value per channel of {}", what,
+                 shape_string(p.shape()), shape_string(x.shape()));
+    return p.to(stats);
+  };
+  const Tensor mean = param(running_mean, "running_mean");
+  const Tensor var = param(running_var, "running_var");
+  // y = x * scale + shift per channel, with the constants folded first.
+  Tensor scale = rsqrt(add(var, eps));
+  if (weight.defined()) scale = mul(scale, param(weight, "weight"));
+  Tensor shift = neg(mul(mean, scale));
+  if (bias.defined()) shift = add(shift, param(bias, "bias"));
+  Shape channel_shape(static_cast<std::size_t>(x.rank() - 1), 1);
+  channel_shape[0] = channels;
+  const Tensor y = fma(x.to(stats), scale.reshape(channel_shape),
+                       shift.reshape(channel_shape))
+                       .to(x.dtype());
+  check_finite(y, op);
+  return y;
+}
+
+}  // namespace tessel
