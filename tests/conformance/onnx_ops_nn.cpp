@@ -1,6 +1,7 @@
 // ONNX's convolution, pooling, normalisation and attention nodes on
 // tessel's ops (issue 4 of the plan), following the operator specification.
 #include <algorithm>
+#include <cmath>
 
 #include "onnx_ops.hpp"
 
@@ -70,6 +71,63 @@ Tensor onnx_indices(const Tensor& x, const Tensor& plane_index,
   return add(idx, mul(nc.reshape(s), plane));
 }
 
+// ONNX's 3-D attention operands (B, S, H * D) as (B, H, S, D).
+Tensor split_heads(const Tensor& t, std::int64_t heads) {
+  if (t.rank() == 4) return t;
+  const std::int64_t b = t.shape()[0], seq = t.shape()[1],
+                     hidden = t.shape()[2];
+  return t.reshape({b, seq, heads, hidden / heads}).permute({0, 2, 1, 3});
+}
+
+// The additive bias ONNX's reference builds: the mask (padded with -inf to
+// the key length), the causal limit and the padding of nonpad_kv_seqlen,
+// broadcastable to (B, H, Sq, Sk).
+Tensor attention_bias(const Node& n, std::int64_t batch, std::int64_t q_len,
+                      std::int64_t kv_len, bool causal, std::int64_t past) {
+  const double neg_inf = -INFINITY;
+  Tensor bias = zeros({q_len, kv_len});
+  if (n.has(3)) {
+    Tensor m = n.in(3);
+    if (m.dtype() == DType::Bool) m = where(m, zeros({}), full({}, neg_inf));
+    const std::int64_t missing = kv_len - m.shape()[m.rank() - 1];
+    if (missing > 0) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> pads(
+          static_cast<std::size_t>(m.rank()));
+      pads.back() = {0, missing};
+      m = pad(m, pads, PadMode::Constant, neg_inf);
+    }
+    bias = add(bias, m.to(DType::F32));
+  }
+  const bool nonpad = n.has(6);
+  if (causal) {
+    const Tensor j = arange(kv_len, DType::I64).reshape({1, 1, 1, kv_len});
+    const Tensor i = arange(q_len, DType::I64).reshape({1, 1, q_len, 1});
+    // Offset: the past length, or per batch nonpad - q_len, or 0.
+    Tensor offset = full({1, 1, 1, 1}, past, DType::I64);
+    if (!n.has(4) && nonpad) {
+      offset = sub(n.in(6).to(DType::I64), q_len).reshape({batch, 1, 1, 1});
+    }
+    bias =
+        add(bias, where(le(j, add(i, offset)), zeros({}), full({}, neg_inf)));
+  }
+  if (nonpad) {
+    const Tensor j = arange(kv_len, DType::I64).reshape({1, kv_len});
+    const Tensor keep = lt(j, n.in(6).to(DType::I64).reshape({batch, 1}));
+    bias = add(bias, where(keep, zeros({}), full({}, neg_inf))
+                         .reshape({batch, 1, 1, kv_len}));
+  }
+  return bias;
+}
+
+Tensor repeat_kv(const Tensor& t, std::int64_t q_heads) {
+  const std::int64_t g = q_heads / t.shape()[1];
+  if (g == 1) return t;
+  const Shape s = t.shape();
+  return t.unsqueeze(2)
+      .expand({s[0], s[1], g, s[2], s[3]})
+      .reshape({s[0], s[1] * g, s[2], s[3]});
+}
+
 }  // namespace
 
 void add_nn_mappings(std::map<std::string, Mapping>& m) {
@@ -93,6 +151,84 @@ void add_nn_mappings(std::map<std::string, Mapping>& m) {
   };
   m["GlobalAveragePool"] = [](const Node& n) {
     return one(global_avg_pool(n.in(0)));
+  };
+
+  // Transformer pieces.
+  m["RotaryEmbedding"] = [](const Node& n) {
+    Tensor x = n.in(0);
+    Tensor cos_t = n.in(1), sin_t = n.in(2);
+    if (n.has(3)) {
+      cos_t = gather(cos_t, n.in(3), 0);  // (B, S, R/2)
+      sin_t = gather(sin_t, n.in(3), 0);
+    }
+    const RopeStyle style =
+        n.attr_int("interleaved", 0) != 0 ? RopeStyle::GPTJ : RopeStyle::NeoX;
+    if (x.rank() == 4) {  // (B, H, S, D)
+      return one(
+          rope_with_tables(x, cos_t.unsqueeze(1), sin_t.unsqueeze(1), style));
+    }
+    const std::int64_t heads = n.attr_int("num_heads", 0);
+    if (heads <= 0) throw NotMapped("3-D RotaryEmbedding without num_heads");
+    const Shape s = x.shape();
+    const Tensor x4 = x.reshape({s[0], s[1], heads, s[2] / heads});
+    return one(
+        rope_with_tables(x4, cos_t.unsqueeze(2), sin_t.unsqueeze(2), style)
+            .reshape(s));
+  };
+  m["Attention"] = [](const Node& n) {
+    const bool three_d = n.in(0).rank() == 3;
+    const std::int64_t q_heads =
+        three_d ? n.attr_int("q_num_heads", 0) : n.in(0).shape()[1];
+    const std::int64_t kv_heads =
+        three_d ? n.attr_int("kv_num_heads", 0) : n.in(1).shape()[1];
+    const Tensor q = split_heads(n.in(0), q_heads);
+    Tensor k = split_heads(n.in(1), kv_heads),
+           v = split_heads(n.in(2), kv_heads);
+    std::int64_t past = 0;
+    if (n.has(4)) {
+      past = n.in(4).shape()[2];
+      k = concat({n.in(4), k}, 2);
+      v = concat({n.in(5), v}, 2);
+    }
+    const std::int64_t batch = q.shape()[0], q_len = q.shape()[2],
+                       kv_len = k.shape()[2];
+    const bool causal = n.attr_int("is_causal", 0) != 0;
+    AttentionOptions o;
+    if (n.attributes.contains("scale")) o.scale = n.attr_float("scale", 1.0);
+    o.softcap = n.attr_float("softcap", 0.0);
+    const bool mask_fits =
+        !n.has(3) || n.in(3).shape()[n.in(3).rank() - 1] == kv_len;
+    if (!n.has(6) && mask_fits) {
+      // tessel's own mask and causal options.
+      if (n.has(3)) o.mask = n.in(3);
+      o.causal = causal;
+      o.causal_offset = past;
+    } else {
+      o.mask = attention_bias(n, batch, q_len, kv_len, causal, past);
+    }
+    Tensor y = scaled_dot_product_attention(q, k, v, o);
+    if (three_d) {
+      y = y.permute({0, 2, 1, 3}).contiguous().reshape({batch, q_len, -1});
+    }
+    std::vector<Tensor> out = {y, k, v};
+    if (n.outputs > 3) {
+      // qk_matmul_output, composed as ONNX's reference does.
+      const double scale =
+          o.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
+      Tensor s = mul(matmul(q, repeat_kv(k, q_heads).transpose(2, 3)), scale);
+      if (o.softcap > 0) s = mul(tanh(div(s, o.softcap)), o.softcap);
+      const std::int64_t mode = n.attr_int("qk_matmul_output_mode", 0);
+      if (mode >= 2) {
+        s = add(s, attention_bias(n, batch, q_len, kv_len, causal, past));
+      }
+      if (mode == 3) {
+        const Tensor empty_row = eq(max(s, {-1}, true), -INFINITY);
+        s = where(empty_row, zeros({}), softmax(s, -1));
+      }
+      out.push_back(s.to(q.dtype()));
+    }
+    out.resize(n.outputs);
+    return out;
   };
 
   // Normalisation.

@@ -6,6 +6,7 @@
 #include <list>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "tessel/core/parallel.hpp"
@@ -137,6 +138,19 @@ void set_threads_for_this_call() {
     omp_set_num_threads(wanted);
     current = wanted;
   }
+}
+
+void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+           std::int64_t k, float alpha, const float* a, std::int64_t lda,
+           const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc) {
+  set_threads_for_this_call();
+  const dnnl::status st =
+      dnnl::sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a,
+                  lda, b, ldb, beta, c, ldc);
+  // Only invalid arguments fail, and callers pass valid ones.
+  if (st != dnnl::status::success)
+    throw std::logic_error("dnnl::sgemm rejected its arguments");
 }
 
 bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,

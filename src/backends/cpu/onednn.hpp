@@ -39,6 +39,14 @@ struct ConvGeometry {
 bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
                  const Tensor& y, const ConvGeometry& g, bool transpose);
 
+// Row-major C = alpha * op(A) op(B) + beta * C in f32 (oneDNN's BLAS-like
+// sgemm: no primitive to create, for the many small products of fused
+// kernels). Call from inside a parallel region to run single-threaded.
+void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+           std::int64_t k, float alpha, const float* a, std::int64_t lda,
+           const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc);
+
 // Threads oneDNN may use from the calling thread: all of the pool's
 // outside a parallel region, one inside (no nested oversubscription).
 void set_threads_for_this_call();

@@ -1,0 +1,52 @@
+// Token and position embeddings: table lookup and rotary position
+// embedding (RoPE).
+#pragma once
+
+#include <cstdint>
+
+#include "tessel/core/tensor.hpp"
+
+namespace tessel {
+
+// Rows of `weight` (vocab, dim) chosen by integer `ids` of any shape:
+// (ids..., dim). An id outside [0, vocab) is E2302 naming it and where it is.
+Tensor embedding(const Tensor& weight, const Tensor& ids);
+
+// How the rotated pairs are laid out along the head dimension.
+enum class RopeStyle {
+  NeoX,  // (i, i + rotary_dim/2): GPT-NeoX, HF Llama/Qwen, llama.cpp NEOX
+  GPTJ,  // (2i, 2i + 1) interleaved: GPT-J, Meta's original Llama
+};
+
+struct RopeOptions {
+  double theta = 10000.0;  // the base of the frequencies
+  RopeStyle style = RopeStyle::NeoX;
+  std::int64_t rotary_dim = 0;  // leading dims rotated; 0 = all of head_dim
+};
+
+struct RopeTables {
+  Tensor cos;
+  Tensor sin;
+};
+
+// cos and sin of position * theta^(-2i / rotary_dim) for i < rotary_dim / 2:
+// shape positions.shape + (rotary_dim / 2). Angles are computed in f64
+// (an f32 product loses about position * 2^-24 radians) and rounded to
+// `dtype` once.
+RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
+                       double theta = 10000.0, DType dtype = DType::F32);
+
+// Rotates x (..., head_dim) by positions: a real tensor broadcasting
+// against x.shape[:-1], e.g. (seq) for x (batch, heads, seq, head_dim), or
+// (batch, seq, 1) for x (batch, seq, heads, head_dim). Dimensions past
+// rotary_dim pass through unchanged.
+Tensor rope(const Tensor& x, const Tensor& positions,
+            const RopeOptions& options = {});
+
+// The same with precomputed tables (..., rotary_dim / 2) broadcasting
+// against x.shape[:-1] + (rotary_dim / 2); rotary_dim is twice the tables'
+// last extent. The backward pass is this with -sin.
+Tensor rope_with_tables(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                        RopeStyle style = RopeStyle::NeoX);
+
+}  // namespace tessel

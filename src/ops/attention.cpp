@@ -1,0 +1,196 @@
+// Attention: shapes, heads, masks and dtypes here; the fused kernel in
+// backends/cpu/attention.cpp.
+#include "tessel/ops/attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/attention_kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/core/numerics.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/linalg.hpp"
+#include "tessel/ops/reduce.hpp"
+
+namespace tessel {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+struct Dims {
+  std::int64_t batch, q_heads, kv_heads, q_len, kv_len, head_dim, value_dim;
+};
+
+Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
+  for (const Tensor* t : {&q, &k, &v}) {
+    TESSEL_CHECK(t->defined(), BadShape, kOp, "an operand is undefined");
+    TESSEL_CHECK(t->device().is_cpu(), DeviceMismatch, kOp,
+                 "no attention kernel for tensors on {} in this build",
+                 t->device().str());
+  }
+  TESSEL_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4, BadShape, kOp,
+               "needs q, k, v of rank 4 (batch, heads, sequence, head_dim), "
+               "got {}, {}, {}",
+               shape_string(q.shape()), shape_string(k.shape()),
+               shape_string(v.shape()));
+  const Dims d{q.shape()[0], q.shape()[1], k.shape()[1], q.shape()[2],
+               k.shape()[2], q.shape()[3], v.shape()[3]};
+  TESSEL_CHECK(k.shape()[0] == d.batch && v.shape()[0] == d.batch, BadShape,
+               kOp, "batch sizes differ: q {}, k {}, v {}",
+               shape_string(q.shape()), shape_string(k.shape()),
+               shape_string(v.shape()));
+  TESSEL_CHECK(v.shape()[1] == d.kv_heads && v.shape()[2] == d.kv_len, BadShape,
+               kOp,
+               "k {} and v {} must have the same heads and sequence length",
+               shape_string(k.shape()), shape_string(v.shape()));
+  TESSEL_CHECK(d.kv_heads >= 1 && d.q_heads % d.kv_heads == 0, BadShape, kOp,
+               "{} query heads cannot share {} key/value heads (q {}, k {})",
+               d.q_heads, d.kv_heads, shape_string(q.shape()),
+               shape_string(k.shape()));
+  TESSEL_CHECK(k.shape()[3] == d.head_dim, InnerDimMismatch, kOp,
+               "q {} and k {} have different head dimensions",
+               shape_string(q.shape()), shape_string(k.shape()));
+  return d;
+}
+
+// The mask as a tensor broadcast to (B, Hq, Sq, Sk), in f32 or bool.
+Tensor broadcast_mask(const Tensor& mask, const Dims& d, DType additive) {
+  if (!mask.defined()) return {};
+  const Shape target{d.batch, d.q_heads, d.q_len, d.kv_len};
+  TESSEL_CHECK(mask.device().is_cpu(), DeviceMismatch, kOp, "the mask is on {}",
+               mask.device().str());
+  bool fits = mask.rank() <= 4;
+  for (std::int64_t i = 1; fits && i <= mask.rank(); ++i) {
+    const std::int64_t e = mask.shape()[mask.rank() - i];
+    fits = e == 1 || e == target[static_cast<std::size_t>(4 - i)];
+  }
+  TESSEL_CHECK(fits, BadShape, kOp,
+               "mask {} does not broadcast to the scores {}",
+               shape_string(mask.shape()), shape_string(target));
+  TESSEL_CHECK(mask.dtype() == DType::Bool || is_floating_point(mask.dtype()),
+               BadDType, kOp, "the mask must be bool or float, got {}",
+               dtype_name(mask.dtype()));
+  const Tensor m = mask.dtype() == DType::Bool ? mask : mask.to(additive);
+  return m.expand(target);
+}
+
+// The unfused form, for f64: scores are materialised.
+Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v,
+                         const Dims& d, const Tensor& mask,
+                         const AttentionOptions& o, double scale,
+                         std::int64_t offset) {
+  const std::int64_t group = d.q_heads / d.kv_heads;
+  auto repeat_heads = [&](const Tensor& t) {
+    if (group == 1) return t;
+    const Shape s = t.shape();
+    return t.unsqueeze(2)
+        .expand({s[0], s[1], group, s[2], s[3]})
+        .reshape({s[0], s[1] * group, s[2], s[3]});
+  };
+  Tensor s = mul(matmul(q, repeat_heads(k).transpose(2, 3)), scale);
+  if (o.softcap > 0) s = mul(tanh(div(s, o.softcap)), o.softcap);
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (mask.defined()) {
+    s = mask.dtype() == DType::Bool
+            ? where(mask, s, full({}, neg_inf, s.dtype()))
+            : add(s, mask);
+  }
+  if (o.causal) {
+    const Tensor keep =
+        le(arange(d.kv_len, DType::I64).reshape({1, d.kv_len}),
+           add(arange(d.q_len, DType::I64).reshape({d.q_len, 1}), offset));
+    s = where(keep, s, full({}, neg_inf, s.dtype()));
+  }
+  // Rows with nothing to attend to give zeros rather than NaN.
+  const Tensor empty_row = eq(max(s, {-1}, true), neg_inf);
+  const Tensor p = where(empty_row, zeros({}, s.dtype()), softmax(s, -1));
+  return matmul(p, repeat_heads(v));
+}
+
+cpu::HeadsView heads_view(const Tensor& t) {
+  return {t.const_data<float>(), t.strides()[0], t.strides()[1],
+          t.strides()[2]};
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
+                                    const Tensor& v_in,
+                                    const AttentionOptions& o) {
+  if (q_in.defined() && q_in.rank() == 3 && k_in.defined() &&
+      k_in.rank() == 3 && v_in.defined() && v_in.rank() == 3) {
+    AttentionOptions o4 = o;
+    return scaled_dot_product_attention(q_in.unsqueeze(0), k_in.unsqueeze(0),
+                                        v_in.unsqueeze(0), o4)
+        .squeeze(0);
+  }
+  const Dims d = check_shapes(q_in, k_in, v_in);
+  DType dtype = promote_types(promote_types(q_in.dtype(), k_in.dtype(), kOp),
+                              v_in.dtype(), kOp);
+  TESSEL_CHECK(is_floating_point(dtype), BadDType, kOp,
+               "needs float operands, got {}, {}, {}", dtype_name(q_in.dtype()),
+               dtype_name(k_in.dtype()), dtype_name(v_in.dtype()));
+  const double scale =
+      o.scale.value_or(1.0 / std::sqrt(static_cast<double>(d.head_dim)));
+  const std::int64_t offset = o.causal_offset.value_or(d.kv_len - d.q_len);
+  TESSEL_CHECK(o.softcap >= 0 && std::isfinite(o.softcap), BadShape, kOp,
+               "softcap must be finite and non-negative, got {}", o.softcap);
+
+  if (dtype == DType::F64) {
+    const Tensor mask = broadcast_mask(o.mask, d, DType::F64);
+    const Tensor y =
+        attention_unfused(q_in.to(dtype), k_in.to(dtype), v_in.to(dtype), d,
+                          mask, o, scale, offset);
+    check_finite(y, kOp);
+    return y;
+  }
+  // The fused kernel reads rows with unit inner stride in f32.
+  auto prepare = [](const Tensor& t) {
+    Tensor f = t.to(DType::F32);
+    if (f.strides()[3] != 1 && f.shape()[3] > 1) f = f.contiguous();
+    return f;
+  };
+  const Tensor q = prepare(q_in), k = prepare(k_in), v = prepare(v_in);
+  const Tensor mask = broadcast_mask(o.mask, d, DType::F32);
+  Tensor out = empty({d.batch, d.q_heads, d.q_len, d.value_dim}, DType::F32);
+  if (out.numel() > 0) {
+    cpu::AttentionProblem p;
+    p.batch = d.batch;
+    p.q_heads = d.q_heads;
+    p.kv_heads = d.kv_heads;
+    p.q_len = d.q_len;
+    p.kv_len = d.kv_len;
+    p.head_dim = d.head_dim;
+    p.value_dim = d.value_dim;
+    p.q = heads_view(q);
+    p.k = heads_view(k);
+    p.v = heads_view(v);
+    p.out = out.data<float>();
+    p.scale = static_cast<float>(scale);
+    p.softcap = static_cast<float>(o.softcap);
+    p.causal = o.causal;
+    p.causal_offset = offset;
+    if (mask.defined()) {
+      if (mask.dtype() == DType::Bool) {
+        p.mask_keep = mask.const_data<bool>();
+      } else {
+        p.mask_add = mask.const_data<float>();
+      }
+      for (int i = 0; i < 4; ++i) p.mask_strides[i] = mask.strides()[i];
+    }
+    if (d.head_dim == 0) {
+      // Every score is 0: the output is the mean of the attended values;
+      // the unfused form handles that corner.
+      out = attention_unfused(q, k, v, d, mask, o, scale, offset);
+    } else {
+      cpu::attention_forward(p);
+    }
+  }
+  const Tensor y = dtype == DType::F32 ? out : out.to(dtype);
+  check_finite(y, kOp);
+  return y;
+}
+
+}  // namespace tessel

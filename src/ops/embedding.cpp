@@ -1,0 +1,144 @@
+// Embedding lookup and rotary position embedding: checks and tables here,
+// the rotation kernel in backends/cpu/rope.cpp.
+#include "tessel/ops/embedding.hpp"
+
+#include <cmath>
+
+#include "backends/cpu/rope_kernels.hpp"
+#include "core/check.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/indexing.hpp"
+#include "tessel/ops/reduce.hpp"
+
+namespace tessel {
+
+namespace {
+
+void require_cpu(const Tensor& t, const char* what, const char* op) {
+  TESSEL_CHECK(t.defined(), BadShape, op, "{} is undefined", what);
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
+               "no {} kernel for tensors on {}", op, t.device().str());
+}
+
+// "(1, 3)": where the flat index `flat` sits in `shape`.
+std::string position_of(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return shape_string(idx);
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& weight, const Tensor& ids) {
+  const char* op = "embedding";
+  require_cpu(weight, "weight", op);
+  require_cpu(ids, "ids", op);
+  TESSEL_CHECK(weight.rank() == 2, BadShape, op,
+               "weight must be (vocab, dim), got {}",
+               shape_string(weight.shape()));
+  TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
+               op, "ids must be integers, got {}", dtype_name(ids.dtype()));
+  const std::int64_t vocab = weight.shape()[0];
+  const Tensor flat = ids.to(DType::I64).contiguous();
+  const std::int64_t* p = flat.const_data<std::int64_t>();
+  for (std::int64_t i = 0; i < flat.numel(); ++i) {
+    TESSEL_CHECK(p[i] >= 0 && p[i] < vocab, OutOfRange, op,
+                 "id {} at {} of ids {} is outside the {} rows of weight {}",
+                 p[i], position_of(i, ids.shape()), shape_string(ids.shape()),
+                 vocab, shape_string(weight.shape()));
+  }
+  return gather(weight, flat, 0);
+}
+
+RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
+                       double theta, DType dtype) {
+  const char* op = "rope_tables";
+  require_cpu(positions, "positions", op);
+  TESSEL_CHECK(rotary_dim > 0 && rotary_dim % 2 == 0, BadShape, op,
+               "rotary_dim must be positive and even, got {}", rotary_dim);
+  TESSEL_CHECK(theta > 0 && std::isfinite(theta), BadShape, op,
+               "theta must be positive and finite, got {}", theta);
+  const DType pd = positions.dtype();
+  TESSEL_CHECK(pd != DType::Bool && pd != DType::I4 && pd != DType::U4 &&
+                   (is_floating_point(pd) || is_integral(pd)),
+               BadDType, op, "positions must be real numbers, got {}",
+               dtype_name(positions.dtype()));
+  const std::int64_t half = rotary_dim / 2;
+  // inv_freq[i] = theta^(-2i / rotary_dim), in f64.
+  const Tensor i = arange(half, DType::F64);
+  const Tensor inv_freq =
+      pow(Scalar(theta), mul(i, -2.0 / static_cast<double>(rotary_dim)));
+  const Tensor angles = mul(positions.to(DType::F64).unsqueeze(-1), inv_freq);
+  return {cos(angles).to(dtype), sin(angles).to(dtype)};
+}
+
+Tensor rope(const Tensor& x, const Tensor& positions, const RopeOptions& o) {
+  require_cpu(x, "x", "rope");
+  TESSEL_CHECK(x.rank() >= 1, BadShape, "rope",
+               "x must have a head dimension, got {}", shape_string(x.shape()));
+  const std::int64_t rotary =
+      o.rotary_dim == 0 ? x.shape()[x.rank() - 1] : o.rotary_dim;
+  const DType table = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  const RopeTables t = rope_tables(positions, rotary, o.theta, table);
+  return rope_with_tables(x, t.cos, t.sin, o.style);
+}
+
+Tensor rope_with_tables(const Tensor& x, const Tensor& cos_table,
+                        const Tensor& sin_table, RopeStyle style) {
+  const char* op = "rope";
+  require_cpu(x, "x", op);
+  require_cpu(cos_table, "cos", op);
+  require_cpu(sin_table, "sin", op);
+  TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
+               "x must be float, got {}", dtype_name(x.dtype()));
+  TESSEL_CHECK(x.rank() >= 1, BadShape, op,
+               "x must have a head dimension, got {}", shape_string(x.shape()));
+  TESSEL_CHECK(cos_table.shape() == sin_table.shape(), BadShape, op,
+               "cos {} and sin {} tables differ in shape",
+               shape_string(cos_table.shape()),
+               shape_string(sin_table.shape()));
+  TESSEL_CHECK(cos_table.rank() >= 1, BadShape, op,
+               "the tables need a last axis");
+  const std::int64_t head_dim = x.shape()[x.rank() - 1];
+  const std::int64_t half = cos_table.shape()[cos_table.rank() - 1];
+  TESSEL_CHECK(2 * half <= head_dim && half >= 1, BadShape, op,
+               "tables {} rotate {} dimensions but x {} has head_dim {}",
+               shape_string(cos_table.shape()), 2 * half,
+               shape_string(x.shape()), head_dim);
+  // Tables broadcast against x.shape[:-1] + (half).
+  Shape target(x.shape().begin(), x.shape().end() - 1);
+  target.push_back(half);
+  bool fits = cos_table.rank() <= static_cast<std::int64_t>(target.size());
+  for (std::int64_t i = 1; fits && i <= cos_table.rank(); ++i) {
+    const std::int64_t e = cos_table.shape()[cos_table.rank() - i];
+    fits = e == 1 || e == target[target.size() - static_cast<std::size_t>(i)];
+  }
+  TESSEL_CHECK(fits, BadShape, op,
+               "tables {} do not broadcast against x {} (want {})",
+               shape_string(cos_table.shape()), shape_string(x.shape()),
+               shape_string(target));
+
+  const DType compute = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  const DType kernel =
+      x.dtype() == DType::F8E4M3FN || x.dtype() == DType::F8E5M2 ? DType::F32
+                                                                 : x.dtype();
+  const Tensor c = cos_table.to(compute).contiguous(),
+               s = sin_table.to(compute).contiguous();
+  const Tensor ce = c.expand(target), se = s.expand(target);
+  cpu::RopeProblem p;
+  p.head_dim = head_dim;
+  p.rotary_dim = 2 * half;
+  p.interleaved = style == RopeStyle::GPTJ;
+  p.row_shape.assign(target.begin(), target.end() - 1);
+  p.table_strides.assign(ce.strides().begin(), ce.strides().end() - 1);
+  const Tensor xk = x.to(kernel).contiguous();
+  Tensor y = empty(x.shape(), kernel);
+  if (y.numel() > 0) cpu::rope(p, xk, y, ce, se);
+  return kernel == x.dtype() ? y : y.to(x.dtype());
+}
+
+}  // namespace tessel
