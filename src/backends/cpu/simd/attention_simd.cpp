@@ -33,10 +33,27 @@ static void OnlineSoftmaxTileImpl(float* s, std::int64_t rows,
   for (std::int64_t r = 0; r < rows; ++r) {
     float* row = s + r * ld;
     V vmax = hn::Set(d, kNegInf);
+    auto nan = hn::FirstN(d, 0);
     std::int64_t j = 0;
-    for (; j + N <= cols; j += N) vmax = hn::Max(vmax, hn::LoadU(d, row + j));
+    for (; j + N <= cols; j += N) {
+      const V x = hn::LoadU(d, row + j);
+      vmax = hn::Max(vmax, x);
+      nan = hn::Or(nan, hn::IsNaN(x));
+    }
     float tile_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
-    for (; j < cols; ++j) tile_max = std::max(tile_max, row[j]);
+    bool saw_nan = !hn::AllFalse(d, nan);
+    for (; j < cols; ++j) {
+      tile_max = std::max(tile_max, row[j]);
+      saw_nan = saw_nan || std::isnan(row[j]);
+    }
+    if (saw_nan || std::isnan(m[r])) {
+      // A NaN score poisons its row, as in softmax: the output becomes NaN.
+      const float q = std::numeric_limits<float>::quiet_NaN();
+      for (j = 0; j < cols; ++j) row[j] = q;
+      m[r] = l[r] = q;
+      corr[r] = 1.0f;
+      continue;
+    }
     const float m_new = std::max(m[r], tile_max);
     if (m_new == kNegInf) {
       // Nothing to attend to yet: the tile contributes nothing.

@@ -10,7 +10,8 @@ namespace tessel::cpu::simd {
 // m' = max(m, max_j s), s := exp(s - m'), l := l * exp(m - m') + sum_j s,
 // corr[r] = exp(m - m') (the factor the caller applies to its output
 // accumulator). -Inf scores (masked) become exactly 0; a row with no
-// finite score so far keeps m = -Inf, l = 0 and corr = 1.
+// finite score so far keeps m = -Inf, l = 0 and corr = 1; a NaN score makes
+// its row's m, l and weights NaN.
 void online_softmax_tile(float* s, std::int64_t rows, std::int64_t cols,
                          std::int64_t ld, float* m, float* l, float* corr);
 

@@ -1,0 +1,241 @@
+// Attention, RoPE and embedding by hand; PyTorch checks random cases in
+// tests/oracle/test_torch_ops.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+using testing::values;
+
+void expect_near_all(const Tensor& t, const std::vector<double>& want,
+                     double tol) {
+  const auto got = values<double>(t.to(DType::F64));
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol) << i;
+}
+
+// One head, head_dim 2: q = [1, 0], keys [1, 0] and [0, 1], values
+// [1, 2] and [3, 4].
+Tensor q1() { return from_vector<float>({1, 0}, {1, 1, 1, 2}); }
+Tensor k2() { return from_vector<float>({1, 0, 0, 1}, {1, 1, 2, 2}); }
+Tensor v2() { return from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2}); }
+
+TEST(Attention, HandWorked) {
+  AttentionOptions o;
+  o.scale = 1.0;
+  // Scores (1, 0): weights e / (e + 1) and 1 / (e + 1).
+  const double p0 = std::exp(1.0) / (std::exp(1.0) + 1), p1 = 1 - p0;
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), o),
+                  {p0 * 1 + p1 * 3, p0 * 2 + p1 * 4}, 1e-6);
+  // The default scale is 1 / sqrt(2).
+  const double e = std::exp(1 / std::sqrt(2.0)), d0 = e / (e + 1), d1 = 1 - d0;
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2()),
+                  {d0 * 1 + d1 * 3, d0 * 2 + d1 * 4}, 1e-6);
+}
+
+TEST(Attention, MasksAndCausality) {
+  // A boolean mask hiding key 1 leaves value 0; an additive -inf the same.
+  AttentionOptions o;
+  o.mask = from_vector<bool>({true, false}, {1, 2});
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), o), {1, 2},
+                  1e-6);
+  o.mask = from_vector<float>({0, -INFINITY}, {1, 2});
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), o), {1, 2},
+                  1e-6);
+  // Every key hidden: zeros, not NaN.
+  o.mask = from_vector<bool>({false, false}, {1, 2});
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), o), {0, 0}, 0);
+
+  // Causal with two queries: the first sees key 0 only.
+  const Tensor q = from_vector<float>({1, 0, 1, 0}, {1, 1, 2, 2});
+  AttentionOptions c;
+  c.causal = true;
+  c.scale = 1.0;
+  const double p0 = std::exp(1.0) / (std::exp(1.0) + 1), p1 = 1 - p0;
+  expect_near_all(scaled_dot_product_attention(q, k2(), v2(), c),
+                  {1, 2, p0 * 1 + p1 * 3, p0 * 2 + p1 * 4}, 1e-6);
+  // One query against two keys (a KV cache): bottom-right alignment lets
+  // it see both; offset 0 (PyTorch's top-left) only the first.
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), c),
+                  {p0 * 1 + p1 * 3, p0 * 2 + p1 * 4}, 1e-6);
+  c.causal_offset = 0;
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), c), {1, 2},
+                  1e-6);
+  // A negative offset can hide every key from a query: zeros.
+  c.causal_offset = -1;
+  expect_near_all(scaled_dot_product_attention(q1(), k2(), v2(), c), {0, 0}, 0);
+}
+
+TEST(Attention, GroupedQueryHeadsShareKeys) {
+  Generator g(4);
+  const Tensor q = randn({2, 6, 5, 8}, g);
+  const Tensor k = randn({2, 2, 7, 8}, g), v = randn({2, 2, 7, 8}, g);
+  // Query heads 0-2 read kv head 0, heads 3-5 kv head 1.
+  const Tensor kr =
+      k.unsqueeze(2).expand({2, 2, 3, 7, 8}).reshape({2, 6, 7, 8});
+  const Tensor vr =
+      v.unsqueeze(2).expand({2, 2, 3, 7, 8}).reshape({2, 6, 7, 8});
+  EXPECT_TRUE(allclose(scaled_dot_product_attention(q, k, v),
+                       scaled_dot_product_attention(q, kr, vr), 1e-6, 1e-6));
+}
+
+TEST(Attention, FusedTilesMatchTheUnfusedForm) {
+  // Sequences longer than one query block (64) and one key tile (256), a
+  // broadcast mask, causality and softcap: the fused f32 kernel against
+  // the f64 path, which materialises the scores.
+  Generator g(5);
+  const Tensor q = randn({2, 4, 130, 32}, g), k = randn({2, 2, 600, 32}, g),
+               v = randn({2, 2, 600, 24}, g);
+  AttentionOptions o;
+  o.mask = randn({2, 1, 130, 600}, g);
+  o.causal = true;
+  o.softcap = 5.0;
+  const Tensor y = scaled_dot_product_attention(q, k, v, o);
+  AttentionOptions o64 = o;
+  o64.mask = o.mask.to(DType::F64);
+  const Tensor ref = scaled_dot_product_attention(
+      q.to(DType::F64), k.to(DType::F64), v.to(DType::F64), o64);
+  EXPECT_EQ(y.shape(), (Shape{2, 4, 130, 24}));
+  // f32 scores over 32 products and sums over 600 weights: ~1e-6.
+  EXPECT_TRUE(allclose(y.to(DType::F64), ref, 1e-5, 1e-5));
+  // bf16 operands: rounded inputs, the same kernel.
+  const Tensor yb = scaled_dot_product_attention(
+      q.to(DType::BF16), k.to(DType::BF16), v.to(DType::BF16), o);
+  EXPECT_EQ(yb.dtype(), DType::BF16);
+  EXPECT_TRUE(allclose(yb.to(DType::F64), ref, 5e-2, 5e-2));
+}
+
+TEST(Attention, StridedAndThreeDimensionalOperands) {
+  Generator g(6);
+  // (B, S, H, D) memory viewed as (B, H, S, D).
+  const Tensor qs = randn({1, 9, 3, 16}, g), ks = randn({1, 9, 3, 16}, g),
+               vs = randn({1, 9, 3, 16}, g);
+  const Tensor q = qs.permute({0, 2, 1, 3}), k = ks.permute({0, 2, 1, 3}),
+               v = vs.permute({0, 2, 1, 3});
+  const Tensor y = scaled_dot_product_attention(q, k, v);
+  EXPECT_TRUE(allclose(y,
+                       scaled_dot_product_attention(
+                           q.contiguous(), k.contiguous(), v.contiguous()),
+                       1e-6, 1e-6));
+  // Rank 3 is a single batch.
+  EXPECT_TRUE(allclose(
+      scaled_dot_product_attention(q.squeeze(0), k.squeeze(0), v.squeeze(0)),
+      y.squeeze(0), 1e-6, 1e-6));
+}
+
+TEST(AttentionErrors, Checked) {
+  const Tensor q = zeros({1, 4, 3, 8}), k = zeros({1, 3, 5, 8}),
+               v = zeros({1, 3, 5, 8});
+  EXPECT_TESSEL_ERROR(scaled_dot_product_attention(q, k, v), "E2102",
+                      "4 query heads", "3");
+  EXPECT_TESSEL_ERROR(
+      scaled_dot_product_attention(q, zeros({1, 2, 5, 6}), zeros({1, 2, 5, 6})),
+      "E2103", "head dimensions");
+  AttentionOptions o;
+  o.mask = zeros({3, 4});
+  EXPECT_TESSEL_ERROR(scaled_dot_product_attention(q, zeros({1, 2, 5, 8}),
+                                                   zeros({1, 2, 5, 8}), o),
+                      "E2102", "mask (3, 4)", "(1, 4, 3, 5)");
+  EXPECT_TESSEL_ERROR(
+      scaled_dot_product_attention(q, zeros({2, 2, 5, 8}), zeros({2, 2, 5, 8})),
+      "E2102", "batch");
+  EXPECT_TESSEL_ERROR(
+      scaled_dot_product_attention(zeros({4, 8}), zeros({4, 8}), zeros({4, 8})),
+      "E2102", "rank 4");
+  EXPECT_TESSEL_ERROR(
+      scaled_dot_product_attention(q, zeros({1, 2, 5, 8}), zeros({1, 2, 4, 8})),
+      "E2102", "same heads and sequence length");
+}
+
+TEST(AttentionNumerics, CheckCatchesNaN) {
+  CheckNumericsGuard on(true);
+  const Tensor q = from_vector<float>({NAN, 0}, {1, 1, 1, 2});
+  EXPECT_TESSEL_ERROR(scaled_dot_product_attention(q, k2(), v2()), "E2401",
+                      "scaled_dot_product_attention");
+}
+
+TEST(Rope, HandWorkedBothStyles) {
+  // theta 100, head_dim 4: frequencies 1 and 0.1; position 1.
+  const Tensor x = from_vector<float>({1, 2, 3, 4}, {1, 4});
+  const Tensor pos = from_vector<std::int64_t>({1}, {1});
+  RopeOptions o;
+  o.theta = 100;
+  const double c1 = std::cos(1.0), s1 = std::sin(1.0), c2 = std::cos(0.1),
+               s2 = std::sin(0.1);
+  // NeoX pairs (0, 2) and (1, 3).
+  expect_near_all(
+      rope(x, pos, o),
+      {1 * c1 - 3 * s1, 2 * c2 - 4 * s2, 3 * c1 + 1 * s1, 4 * c2 + 2 * s2},
+      1e-6);
+  // GPT-J pairs (0, 1) and (2, 3).
+  o.style = RopeStyle::GPTJ;
+  expect_near_all(
+      rope(x, pos, o),
+      {1 * c1 - 2 * s1, 2 * c1 + 1 * s1, 3 * c2 - 4 * s2, 4 * c2 + 3 * s2},
+      1e-6);
+  // Position 0 is the identity; rotary_dim 2 rotates only the first pair.
+  EXPECT_TRUE(equal(rope(x, zeros({1}, DType::I64), o), x));
+  o.rotary_dim = 2;
+  expect_near_all(rope(x, pos, o), {1 * c1 - 2 * s1, 2 * c1 + 1 * s1, 3, 4},
+                  1e-6);
+}
+
+TEST(Rope, RotationProperties) {
+  Generator g(8);
+  const Tensor q = randn({1, 2, 6, 16}, g), k = randn({1, 2, 6, 16}, g);
+  const Tensor pos = arange(6, DType::I64);  // broadcast over batch and heads
+  const Tensor rq = rope(q, pos), rk = rope(k, pos);
+  // Rotations keep norms.
+  EXPECT_TRUE(allclose(norm(rq, 2.0, {-1}), norm(q, 2.0, {-1}), 1e-5, 1e-5));
+  // Inverse: the same tables with -sin.
+  const RopeTables t = rope_tables(pos, 16);
+  EXPECT_TRUE(allclose(rope_with_tables(rq, t.cos, neg(t.sin)), q, 1e-5, 1e-5));
+  // Relative positions: <rope(q, m), rope(k, n)> depends on m - n only.
+  const Tensor a = rope(q, full({6}, 3, DType::I64)),
+               b = rope(k, full({6}, 1, DType::I64));
+  const Tensor c = rope(q, full({6}, 12, DType::I64)),
+               d = rope(k, full({6}, 10, DType::I64));
+  EXPECT_TRUE(allclose(sum(mul(a, b), {-1}), sum(mul(c, d), {-1}), 1e-4, 1e-4));
+  // Per-batch positions for (B, S, H, D) data: (B, S, 1) broadcasts.
+  const Tensor xs = q.permute({0, 2, 1, 3}).contiguous();  // (1, 6, 2, 16)
+  EXPECT_TRUE(allclose(rope(xs, pos.reshape({1, 6, 1})).permute({0, 2, 1, 3}),
+                       rq, 1e-6, 1e-6));
+  // bf16 rotates in f32 and rounds once.
+  EXPECT_TRUE(
+      equal(rope(q.to(DType::BF16), pos),
+            rope(q.to(DType::BF16).to(DType::F32), pos).to(DType::BF16)));
+}
+
+TEST(RopeErrors, Checked) {
+  const Tensor x = zeros({2, 3, 8});
+  RopeOptions o;
+  o.rotary_dim = 5;
+  EXPECT_TESSEL_ERROR(rope(x, arange(3, DType::I64), o), "E2102", "even");
+  o.rotary_dim = 10;
+  EXPECT_TESSEL_ERROR(rope(x, arange(3, DType::I64), o), "E2102", "head_dim 8");
+  EXPECT_TESSEL_ERROR(rope(x, arange(4, DType::I64)), "E2102", "broadcast");
+  EXPECT_TESSEL_ERROR(rope(x.to(DType::I32), arange(3, DType::I64)), "E2201");
+}
+
+TEST(Embedding, LooksUpRows) {
+  const Tensor w = arange(12, DType::F32).reshape({4, 3});
+  const Tensor ids = from_vector<std::int32_t>({3, 0, 0, 2}, {2, 2});
+  const Tensor e = embedding(w, ids);
+  EXPECT_EQ(e.shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(values<float>(e),
+            (std::vector<float>{9, 10, 11, 0, 1, 2, 0, 1, 2, 6, 7, 8}));
+  EXPECT_TESSEL_ERROR(embedding(w, from_vector<std::int64_t>({1, 4}, {2})),
+                      "E2302", "id 4", "(1,)", "4 rows");
+  EXPECT_TESSEL_ERROR(embedding(w, from_vector<std::int64_t>({-1}, {1})),
+                      "E2302", "id -1");
+  EXPECT_TESSEL_ERROR(embedding(w, zeros({2})), "E2201", "integers");
+}
+
+}  // namespace
+}  // namespace tessel
