@@ -247,27 +247,27 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
     const Tensor bk = bias.defined() ? bias.to(kernel_dtype) : Tensor();
     const Tensor yk =
         kernel_dtype == dtype ? y : empty(y.shape(), kernel_dtype);
-    bool done = cpu::onednn::convolution(xk, wk, bias.defined() ? &bk : nullptr,
+    const Tensor* bp = bias.defined() ? &bk : nullptr;
+    bool done = cpu::onednn::convolution(xk, wk, bp, yk, cg, transpose) ||
+                cpu::onednn::convolution(xk.contiguous(), wk.contiguous(), bp,
                                          yk, cg, transpose);
-    if (!done) {
-      done = cpu::onednn::convolution(xk.contiguous(), wk.contiguous(),
-                                      bias.defined() ? &bk : nullptr, yk, cg,
-                                      transpose);
+    if (done) {
+      if (yk.dtype() != dtype) y.copy_(yk);
+      return result;
     }
-    TESSEL_CHECK(done, BadDType, op, "oneDNN has no {} kernel for {}",
-                 transpose ? "transposed convolution" : "convolution",
-                 dtype_name(dtype));
-    if (yk.dtype() != dtype) y.copy_(yk);
-    return result;
   }
-  // f64: the direct reference kernel (a transposed convolution is not
-  // offered in f64).
-  TESSEL_CHECK(!transpose, BadDType, op,
-               "transposed convolution supports f16, bf16 and f32");
+  // f64, and geometries oneDNN refuses (a transposed convolution whose
+  // output_padding exceeds its padding on a kernel of extent 1): the direct
+  // kernels, accumulating in f64.
   Tensor yc = empty(y_shape, dtype);
-  cpu::conv_reference(x.contiguous(), w.contiguous(),
-                      bias.defined() ? bias.contiguous() : Tensor(), yc,
-                      g.stride, g.dilation, g.pad_begin, groups);
+  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+  if (transpose) {
+    cpu::conv_transpose_reference(x.contiguous(), w.contiguous(), bc, yc,
+                                  g.stride, g.dilation, g.pad_begin, groups);
+  } else {
+    cpu::conv_reference(x.contiguous(), w.contiguous(), bc, yc, g.stride,
+                        g.dilation, g.pad_begin, groups);
+  }
   y.copy_(yc);
   return result;
 }

@@ -158,6 +158,37 @@ TEST(ConvTranspose, IsTheAdjointOfConv) {
   EXPECT_NEAR(lhs, rhs, 1e-4 * std::abs(lhs) + 1e-4);
 }
 
+TEST(ConvTranspose, DirectKernelMatchesOneDnn) {
+  // f64 runs the direct kernel, f32 oneDNN's deconvolution.
+  Generator g(12);
+  const Tensor x = randn({2, 4, 5, 6}, g, DType::F64);
+  const Tensor w = randn({4, 3, 3, 2}, g, DType::F64);
+  const Tensor b = randn({6}, g, DType::F64);
+  ConvOptions o;
+  o.groups = 2;
+  o.stride = {2, 3};
+  o.dilation = {2, 1};
+  o.padding = {1, 0};
+  o.output_padding = {1, 2};
+  const Tensor y64 = conv_transpose2d(x, w, b, o);
+  const Tensor y32 =
+      conv_transpose2d(x.to(DType::F32), w.to(DType::F32), b.to(DType::F32), o);
+  EXPECT_EQ(y64.shape(), (Shape{2, 6, 12, 19}));
+  EXPECT_TRUE(allclose(y32.to(DType::F64), y64, 1e-5, 1e-5));
+  // output_padding past the padding on a kernel of extent 1 (which oneDNN
+  // refuses) falls back to the direct kernel in f32 too: the extra column
+  // holds only the bias.
+  ConvOptions e;
+  e.dilation = {1, 2};
+  e.output_padding = {0, 1};
+  const Tensor w1 = randn({4, 2, 3, 1}, g, DType::F64);
+  const Tensor z = conv_transpose2d(x.to(DType::F32), w1.to(DType::F32), {}, e);
+  EXPECT_EQ(z.shape(), (Shape{2, 2, 7, 7}));
+  EXPECT_TRUE(
+      allclose(z.to(DType::F64), conv_transpose2d(x, w1, {}, e), 1e-5, 1e-5));
+  EXPECT_TRUE(equal(z.slice(3, 6, 7), zeros({2, 2, 7, 1})));
+}
+
 TEST(ConvErrors, ShapesAreChecked) {
   const Tensor x = zeros({1, 4, 5, 5});
   EXPECT_TESSEL_ERROR(conv2d(x, zeros({2, 3, 3, 3})), "E2102", "input channels",

@@ -1,21 +1,19 @@
-// Runs a batch of tessel ops described in JSON, for test_numpy_ops.py:
+// Runs a batch of tessel ops described in JSON, for test_numpy_ops.py and
+// test_torch_ops.py:
 //   [{"op": "add", "attrs": {...}, "inputs": [{"file": "a.npy",
 //     "view": [["permute", [1, 0]], ["slice", 0, 1, 5, 2], ["expand", [..]]]}],
 //     "outputs": ["out0.npy", ...]}, ...]
 // Views are applied to the loaded tensor, so tessel sees the same strided,
 // broadcast (stride 0) layouts as NumPy. An op that throws writes
 // "<output>.error" holding the error code instead.
-#include <nlohmann/json.hpp>
-
 #include <fstream>
-#include <functional>
 #include <iostream>
-#include <map>
 
-#include "tessel/tessel.hpp"
+#include "op_tool.hpp"
 
 using namespace tessel;
-using Json = nlohmann::json;
+using op_tool::Json;
+using op_tool::Op;
 
 namespace {
 
@@ -44,9 +42,6 @@ Axes axes(const Json& a) {
   const auto v = a["axes"].get<std::vector<std::int64_t>>();
   return Axes(v.begin(), v.end());
 }
-
-using Op =
-    std::function<std::vector<Tensor>(const std::vector<Tensor>&, const Json&)>;
 
 std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
@@ -230,6 +225,7 @@ std::map<std::string, Op> registry() {
   m["contiguous"] = [](const auto& in, const Json&) {
     return one(in[0].contiguous());
   };
+  op_tool::add_nn_ops(m);
   return m;
 }
 

@@ -35,4 +35,13 @@ void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
                     const std::vector<std::int64_t>& pad_begin,
                     std::int64_t groups);
 
+// The transposed convolution, directly: w (C, O/groups, K...), y the larger
+// output; pad_begin crops the start (the end is y's extent).
+void conv_transpose_reference(const Tensor& x, const Tensor& w,
+                              const Tensor& bias, const Tensor& y,
+                              const std::vector<std::int64_t>& stride,
+                              const std::vector<std::int64_t>& dilation,
+                              const std::vector<std::int64_t>& pad_begin,
+                              std::int64_t groups);
+
 }  // namespace tessel::cpu

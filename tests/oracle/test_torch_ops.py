@@ -1,0 +1,353 @@
+"""Differential tests of tessel's convolution, pooling, normalisation,
+attention and RoPE against PyTorch (CPU) on random cases: every layout
+(NCHW/OIHW and NHWC/HWCF), groups, dilation, stride, padding, transposed
+convolution; attention with causal masks (bottom-right and explicit
+offsets), additive and boolean masks broadcast over batch and heads,
+grouped-query heads, query length != key length (KV cache) and softcap;
+RoPE in both styles with large positions and partial rotary dims. Fixed
+seed; one op_tool process runs every case.
+
+The reference is PyTorch in f64 on the same (f32 or bf16-exact) inputs.
+Tolerances, per output element:
+- f32 sums of K products: |err| <= 2e-5 * sum|terms| + 1e-6, where
+  sum|terms| is the same op applied to |inputs| (f32 rounding of K
+  products and partial sums is at most ~K * 6e-8 relative to it; the
+  bound leaves room for K up to a few hundred);
+- bf16 outputs: additionally 2^-8 * |want| (one bf16 rounding of the
+  result; products of bf16 inputs are exact in f32);
+- attention, norms and RoPE (outputs of order 1): 2e-5 absolute plus
+  1e-5 relative; pooling: max exact, average 1e-6 relative.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import ml_dtypes
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+RNG = np.random.default_rng(20261201)
+# PyTorch notes that its own padding='same' copies the input; not our concern.
+warnings.filterwarnings("ignore", message="Using padding='same'")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+class Batch:
+    def __init__(self, workdir):
+        self.dir = workdir
+        self.cases = []
+
+    def save(self, array, narrow=None):
+        path = os.path.join(self.dir, f"t{len(self.cases)}_{np.random.default_rng().integers(1 << 40)}.npy")
+        steps = []
+        if narrow == "bf16":
+            array = array.astype(BF16).astype(np.float32)  # exact bf16 values
+            steps.append(["cast", "bf16"])
+        np.save(path, np.ascontiguousarray(array))
+        return {"file": path, "view": steps}, array
+
+    def add(self, op, attrs, arrays, reference, kind, narrow=None, outputs=1):
+        """arrays: inputs (numpy); reference(*arrays) -> list of (want, absref)."""
+        inputs, stored = [], []
+        for a in arrays:
+            float_input = a.dtype.kind == "f"
+            spec, value = self.save(a, narrow if float_input else None)
+            inputs.append(spec)
+            stored.append(value)
+        outs = [os.path.join(self.dir, f"t{len(self.cases)}_out{i}.npy") for i in range(outputs)]
+        self.cases.append(({"op": op, "attrs": attrs, "inputs": inputs, "outputs": outs},
+                           stored, reference, kind, narrow))
+
+
+def t64(a):
+    return torch.from_numpy(np.asarray(a, dtype=np.float64))
+
+
+# ---- references ----
+
+def conv_ref(x, w, b, attrs, transpose):
+    """PyTorch on channels-first f64 tensors; returns (want, |terms| sum)."""
+    last = attrs.get("layout") == "last"
+    nd = x.ndim - 2
+    if last:  # (N, S..., C) -> (N, C, S...); weights (K..., A, B) -> (B, A, K...)
+        x = np.moveaxis(x, -1, 1)
+        w = np.transpose(w, [nd + 1, nd] + list(range(nd)))
+    stride = attrs.get("stride", [1]) * (nd if len(attrs.get("stride", [1])) == 1 else 1)
+    dil = attrs.get("dilation", [1]) * (nd if len(attrs.get("dilation", [1])) == 1 else 1)
+    groups = attrs.get("groups", 1)
+    pad = attrs.get("padding", [0])
+    if len(pad) == 1:
+        pad = pad * nd
+    def run(xx, ww, bb):
+        if transpose:
+            fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+            return fn(xx, ww, bb, stride=stride, padding=pad[:nd],
+                      output_padding=attrs.get("output_padding", [0]) * (nd if len(attrs.get("output_padding", [0])) == 1 else 1),
+                      groups=groups, dilation=dil)
+        fn = F.conv1d if nd == 1 else F.conv2d
+        if attrs.get("auto_pad") == "same":
+            return fn(xx, ww, bb, stride=1, padding="same", dilation=dil, groups=groups)
+        if len(pad) == 2 * nd:  # asymmetric: pad explicitly
+            padded = F.pad(xx, [v for d in reversed(range(nd)) for v in (pad[d], pad[nd + d])])
+            return fn(padded, ww, bb, stride=stride, dilation=dil, groups=groups)
+        return fn(xx, ww, bb, stride=stride, padding=pad, dilation=dil, groups=groups)
+    want = run(t64(x), t64(w), None if b is None else t64(b)).numpy()
+    absref = run(t64(np.abs(x)), t64(np.abs(w)), None if b is None else t64(np.abs(b))).numpy()
+    if last:
+        want, absref = np.moveaxis(want, 1, -1), np.moveaxis(absref, 1, -1)
+    return [(want, absref)]
+
+
+def attention_ref(q, k, v, mask, attrs):
+    q, k, v = t64(q), t64(k), t64(v)
+    hq, hk = q.shape[1], k.shape[1]
+    k = k.repeat_interleave(hq // hk, dim=1)
+    v = v.repeat_interleave(hq // hk, dim=1)
+    scale = attrs.get("scale", 1 / np.sqrt(q.shape[-1]))
+    s = q @ k.transpose(-1, -2) * scale
+    if attrs.get("softcap", 0) > 0:
+        c = attrs["softcap"]
+        s = c * torch.tanh(s / c)
+    if mask is not None:
+        m = torch.from_numpy(mask)
+        s = s.masked_fill(~m, float("-inf")) if m.dtype == torch.bool else s + m.double()
+    if attrs.get("causal"):
+        sq, sk = s.shape[-2:]
+        offset = attrs.get("causal_offset", sk - sq)
+        keep = torch.ones(sq, sk, dtype=torch.bool).tril(diagonal=offset)
+        s = s.masked_fill(~keep, float("-inf"))
+    p = torch.softmax(s, -1)
+    p = torch.nan_to_num(p, nan=0.0)  # rows with nothing to attend to
+    return [((p @ v).numpy(), None)]
+
+
+def rope_ref(x, pos, attrs):
+    x = t64(x)
+    d = x.shape[-1]
+    r = attrs.get("rotary_dim", 0) or d
+    half = r // 2
+    inv = attrs["theta"] ** (-torch.arange(0, half, dtype=torch.float64) * 2 / r)
+    ang = torch.from_numpy(pos).double().unsqueeze(-1) * inv
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    rot, rest = x[..., :r], x[..., r:]
+    if attrs.get("style") == "gptj":
+        a, b = rot[..., 0::2], rot[..., 1::2]
+        out = torch.stack([a * cos - b * sin, b * cos + a * sin], -1).flatten(-2)
+    else:  # NeoX: rotate_half as in HF transformers
+        a, b = rot[..., :half], rot[..., half:]
+        out = torch.cat([a * cos - b * sin, b * cos + a * sin], -1)
+    return [(torch.cat([out, rest], -1).numpy(), None)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    batch = Batch(tempfile.mkdtemp(prefix="tessel_torch_"))
+    normal = lambda *s: RNG.normal(0, 1, size=s).astype(np.float32)
+    ri = lambda lo, hi: int(RNG.integers(lo, hi + 1))
+
+    # ---- convolution: groups, dilation, stride, padding, both layouts ----
+    for case in range(48):
+        nd = 1 if case % 4 == 3 else 2
+        groups = ri(1, 3)
+        cin, cout = groups * ri(1, 4), groups * ri(1, 3)
+        kernel = [ri(1, 4) for _ in range(nd)]
+        dil = [ri(1, 2) for _ in range(nd)]
+        attrs = {"groups": groups, "dilation": dil, "layout": "last" if case % 2 else "first"}
+        if case % 5 == 0:
+            attrs["auto_pad"] = "same"
+            pad_total = [0] * nd
+        else:
+            attrs["stride"] = [ri(1, 3) for _ in range(nd)]
+            pad = [ri(0, 2) for _ in range(2 * nd)] if case % 3 == 0 else [ri(0, 2) for _ in range(nd)]
+            attrs["padding"] = pad
+            pad_total = [pad[d] + (pad[nd + d] if len(pad) == 2 * nd else pad[d]) for d in range(nd)]
+        spatial = [max(ri(1, 12), dil[d] * (kernel[d] - 1) + 1 - pad_total[d]) for d in range(nd)]
+        x = normal(ri(1, 3), cin, *spatial)
+        w = normal(cout, cin // groups, *kernel)
+        b = normal(cout) if case % 2 == 0 else None
+        narrow = "bf16" if case % 7 == 0 else None
+        if narrow:
+            x, w = x.astype(BF16).astype(np.float32), w.astype(BF16).astype(np.float32)
+            b = None if b is None else b.astype(BF16).astype(np.float32)
+        if attrs["layout"] == "last":
+            xs = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+            ws = np.ascontiguousarray(np.transpose(w, list(range(2, 2 + nd)) + [1, 0]))
+        else:
+            xs, ws = x, w
+        arrays = [xs, ws] + ([b] if b is not None else [])
+        batch.add("conv", attrs, arrays,
+                  lambda xx, ww, *bb, a=attrs: conv_ref(xx, ww, bb[0] if bb else None, a, False),
+                  "sum", narrow)
+    # ---- transposed convolution ----
+    for case in range(20):
+        nd = 1 if case % 5 == 4 else 2
+        groups = ri(1, 2)
+        cin, cout = groups * ri(1, 3), groups * ri(1, 3)
+        kernel = [ri(1, 4) for _ in range(nd)]
+        stride = [ri(1, 3) for _ in range(nd)]
+        dil = [ri(1, 2) for _ in range(nd)]
+        out_pad = [ri(0, max(stride[d], dil[d]) - 1) for d in range(nd)]
+        pad = [ri(0, (dil[d] * (kernel[d] - 1)) // 2) for d in range(nd)]
+        attrs = {"groups": groups, "stride": stride, "dilation": dil, "padding": pad,
+                 "output_padding": out_pad, "layout": "last" if case % 2 else "first"}
+        x = normal(ri(1, 2), cin, *[ri(1, 7) for _ in range(nd)])
+        w = normal(cin, cout // groups, *kernel)
+        b = normal(cout) if case % 3 == 0 else None
+        if attrs["layout"] == "last":
+            xs = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+            ws = np.ascontiguousarray(np.transpose(w, list(range(2, 2 + nd)) + [1, 0]))
+        else:
+            xs, ws = x, w
+        arrays = [xs, ws] + ([b] if b is not None else [])
+        batch.add("conv_transpose", attrs, arrays,
+                  lambda xx, ww, *bb, a=attrs: conv_ref(xx, ww, bb[0] if bb else None, a, True),
+                  "sum")
+
+    # ---- pooling ----
+    for case in range(16):
+        k = [ri(1, 3), ri(1, 3)]
+        stride = [ri(1, 3), ri(1, 3)]
+        pad = [ri(0, k[0] // 2), ri(0, k[1] // 2)]
+        x = normal(ri(1, 2), ri(1, 3), ri(k[0], 9), ri(k[1], 9))
+        ceil_mode = bool(case % 2)
+        include = bool(case % 3 == 0)
+        attrs = {"kernel": k, "stride": stride, "padding": pad, "ceil_mode": ceil_mode,
+                 "count_include_pad": include}
+        def max_ref(xx, a=attrs):
+            v, i = F.max_pool2d(t64(xx), a["kernel"], a["stride"], a["padding"],
+                                ceil_mode=a["ceil_mode"], return_indices=True)
+            return [(v.numpy(), None), (i.numpy(), None)]
+        batch.add("max_pool", attrs, [x], max_ref, "exact", outputs=2)
+        batch.add("avg_pool", attrs, [x],
+                  lambda xx, a=attrs: [(F.avg_pool2d(t64(xx), a["kernel"], a["stride"], a["padding"],
+                                                     ceil_mode=a["ceil_mode"],
+                                                     count_include_pad=a["count_include_pad"]).numpy(), None)],
+                  "close")
+
+    # ---- normalisation ----
+    for case in range(12):
+        shape = [ri(1, 4), ri(2, 6), ri(1, 40)]
+        x = normal(*shape) * 3 + 5
+        w, b = normal(shape[-1]), normal(shape[-1])
+        batch.add("layer_norm", {"eps": 1e-5}, [x, w, b],
+                  lambda xx, ww, bb: [(F.layer_norm(t64(xx), [xx.shape[-1]], t64(ww), t64(bb), 1e-5).numpy(), None)],
+                  "close")
+        batch.add("rms_norm", {"eps": 1e-6}, [x, w],
+                  lambda xx, ww: [((t64(xx) * torch.rsqrt(t64(xx).pow(2).mean(-1, keepdim=True) + 1e-6) * t64(ww)).numpy(), None)],
+                  "close")
+        groups = [1, 2, 3][case % 3]
+        xg = normal(ri(1, 3), groups * ri(1, 3), ri(1, 5), ri(1, 5))
+        wg, bg = normal(xg.shape[1]), normal(xg.shape[1])
+        batch.add("group_norm", {"groups": groups, "eps": 1e-5}, [xg, wg, bg],
+                  lambda xx, ww, bb, g=groups: [(F.group_norm(t64(xx), g, t64(ww), t64(bb), 1e-5).numpy(), None)],
+                  "close")
+        mean, var = normal(xg.shape[1]), np.abs(normal(xg.shape[1])) + 0.1
+        batch.add("batch_norm", {"eps": 1e-5}, [xg, mean, var, wg, bg],
+                  lambda xx, mm, vv, ww, bb: [(F.batch_norm(t64(xx), t64(mm), t64(vv), t64(ww), t64(bb), False, 0.0, 1e-5).numpy(), None)],
+                  "close")
+
+    # ---- attention: GQA, causal, masks, KV-cache lengths, softcap ----
+    for case in range(28):
+        b, hk, group = ri(1, 2), ri(1, 3), ri(1, 3)
+        hq = hk * group
+        sq = [1, ri(2, 9), ri(60, 140)][case % 3]
+        sk = sq + [0, ri(1, 300)][case % 2]
+        d = [8, 16, 64][case % 3]
+        dv = d if case % 4 else d + 8
+        q, k, v = normal(b, hq, sq, d), normal(b, hk, sk, d), normal(b, hk, sk, dv)
+        attrs = {}
+        if case % 2 == 0 or case % 5 == 0:
+            attrs["causal"] = True
+            if case % 5 == 0:
+                attrs["causal_offset"] = int(RNG.integers(-2, sk - sq + 1))
+        if case % 6 == 1:
+            attrs["scale"] = float(RNG.uniform(0.05, 0.5))
+        if case % 7 == 3:
+            attrs["softcap"] = 4.0
+        arrays = [q, k, v]
+        mask = None
+        kind = case % 4
+        if kind == 1:
+            mask = normal(sq, sk)  # additive, broadcast over batch and heads
+        elif kind == 2:
+            mask = RNG.random((b, 1, sq, sk)) < 0.8  # boolean, per batch
+        elif kind == 3:
+            mask = np.where(RNG.random((sk,)) < 0.2, -np.inf, 0.0).astype(np.float32)
+        if mask is not None:
+            arrays.append(mask)
+        narrow = "bf16" if case % 9 == 4 else None
+        batch.add("attention", attrs, arrays,
+                  lambda qq, kk, vv, *mm, a=attrs: attention_ref(qq, kk, vv, mm[0] if mm else None, a),
+                  "close_bf16" if narrow else "close", narrow)
+
+    # ---- RoPE: both styles, large positions, partial rotary dims ----
+    for case in range(16):
+        style = "gptj" if case % 2 else "neox"
+        theta = [10000.0, 1e6, 500000.0][case % 3]
+        d = [16, 64, 128][case % 3]
+        rotary = d if case % 4 < 2 else d // 2
+        b, h, s = ri(1, 2), ri(1, 4), ri(1, 24)
+        positions = RNG.integers(0, 8192, size=(s,)).astype(np.int64)
+        attrs = {"style": style, "theta": theta, "rotary_dim": rotary}
+        if case % 3 == 2:  # (B, S, H, D) data with (B, S, 1) positions
+            x = normal(b, s, h, d)
+            pos = RNG.integers(0, 8192, size=(b, s, 1)).astype(np.int64)
+        else:  # (B, H, S, D) with (S,) positions
+            x = normal(b, h, s, d)
+            pos = positions
+        batch.add("rope", attrs, [x, pos], lambda xx, pp, a=attrs: rope_ref(xx, pp, a), "close")
+
+    # ---- run tessel ----
+    spec_file = os.path.join(batch.dir, "batch.json")
+    with open(spec_file, "w") as f:
+        json.dump([c[0] for c in batch.cases], f)
+    subprocess.run([args.tool, spec_file], check=True)
+
+    failures = 0
+    for spec, stored, reference, kind, narrow in batch.cases:
+        label = f"{spec['op']} {[s.shape for s in stored]} attrs={spec['attrs']}"
+        if any(os.path.exists(o + ".error") for o in spec["outputs"]):
+            failures += 1
+            print(f"FAIL {label}: tessel raised {open(spec['outputs'][0] + '.error').read()}")
+            continue
+        for out, (want, absref) in zip(spec["outputs"], reference(*stored)):
+            got = np.load(out)
+            if got.shape != want.shape:
+                failures += 1
+                print(f"FAIL {label}: shape {got.shape}, expected {want.shape}")
+                break
+            g = got.astype(np.float64)
+            if kind == "exact":
+                ok = np.array_equal(g, want)
+                bound = np.zeros_like(want)
+            elif kind == "sum":
+                bound = 2e-5 * absref + 1e-6
+                if narrow:
+                    bound = bound + 2.0 ** -8 * np.abs(want)
+            elif kind == "close_bf16":
+                bound = 2e-2 + 2e-2 * np.abs(want)
+            else:
+                bound = 2e-5 + 1e-5 * np.abs(want)
+            err = np.abs(g - want)
+            if kind != "exact":
+                ok = bool(np.all(err <= bound))
+            if not ok:
+                failures += 1
+                i = int(np.argmax(err - bound))
+                print(f"FAIL {label}: element {i} got {g.reshape(-1)[i]!r}, "
+                      f"expected {want.reshape(-1)[i]!r} (bound {bound.reshape(-1)[i]:.3g})")
+                break
+    print(f"{len(batch.cases)} cases, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
