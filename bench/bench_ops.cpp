@@ -1,7 +1,6 @@
-// Element-wise, reduction, softmax and layout kernels, plus STREAM-like
-// copy/add/read loops over the same sizes as this machine's bandwidth
-// ceilings. bench/compare_ops.py runs this next to NumPy and PyTorch and
-// prints every ratio (BENCHMARKS.md).
+// Element-wise, reduction, softmax and layout kernels, beside the STREAM-like
+// copy/add/read ceilings of ceilings.cpp. bench/compare_ops.py runs this next
+// to NumPy and PyTorch and prints every ratio (BENCHMARKS.md).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -19,60 +18,7 @@ void bytes(benchmark::State& state, std::int64_t per_iteration) {
   state.SetBytesProcessed(state.iterations() * per_iteration);
 }
 
-// Every input is random: pages of identical values can be merged by the
-// hypervisor and then read from cache, which inflates bandwidth.
-
-// ---- ceilings: plain loops, split over the same pool ----
-
-void BM_StreamCopy(benchmark::State& state) {
-  const Tensor a = randn({kN});
-  Tensor c = empty({kN});
-  const float* x = a.const_data<float>();
-  float* y = c.data<float>();
-  for (auto _ : state) {
-    parallel_for(0, kN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
-      std::memcpy(y + lo, x + lo,
-                  static_cast<std::size_t>(hi - lo) * sizeof(float));
-    });
-    benchmark::ClobberMemory();
-  }
-  bytes(state, 2 * kN * 4);
-}
-BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-void BM_StreamAdd(benchmark::State& state) {
-  const Tensor a = randn({kN});
-  const Tensor b = randn({kN});
-  Tensor c = empty({kN});
-  const float* x = a.const_data<float>();
-  const float* y = b.const_data<float>();
-  float* z = c.data<float>();
-  for (auto _ : state) {
-    parallel_for(0, kN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) z[i] = x[i] + y[i];
-    });
-    benchmark::ClobberMemory();
-  }
-  bytes(state, 3 * kN * 4);
-}
-BENCHMARK(BM_StreamAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-// glibc's memchr reads with the widest vectors the CPU has; the random
-// bytes never hold 255, so it scans everything.
-void BM_StreamRead(benchmark::State& state) {
-  const Tensor a = randint(0, 255, {kN * 4}, DType::U8);
-  const auto* x = static_cast<const std::uint8_t*>(a.raw_data());
-  for (auto _ : state) {
-    const void* found[2] = {nullptr, nullptr};
-    parallel_for(0, kN * 4, 1 << 22, [&](std::int64_t lo, std::int64_t hi) {
-      found[lo == 0 ? 0 : 1] =
-          std::memchr(x + lo, 255, static_cast<std::size_t>(hi - lo));
-    });
-    benchmark::DoNotOptimize(found);
-  }
-  bytes(state, kN * 4);
-}
-BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The STREAM-like ceilings (BM_Stream*) come from ceilings.cpp.
 
 // ---- element-wise ----
 

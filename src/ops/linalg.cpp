@@ -57,6 +57,70 @@ Tensor with_rank(const Tensor& t, std::size_t rank) {
   return r;
 }
 
+// out (row-major) = a @ b (+ bias) for single f32 matrices (leading axes
+// of extent 1) whose inner axes are row- or column-major.
+bool sgemm_2d(const Tensor& a, const Tensor& b, const Tensor* bias,
+              const Tensor& out) {
+  const std::size_t r = out.shape().size();
+  const std::int64_t m = out.shape()[r - 2], n = out.shape()[r - 1],
+                     k = a.shape()[r - 1];
+  auto layout = [](const Tensor& t, bool* transposed, std::int64_t* ld) {
+    const std::size_t rank = t.shape().size();
+    const std::int64_t rows = t.shape()[rank - 2], cols = t.shape()[rank - 1];
+    const std::int64_t s_row = t.strides()[rank - 2],
+                       s_col = t.strides()[rank - 1];
+    if ((s_col == 1 || cols == 1) && (s_row >= cols || rows == 1)) {
+      *transposed = false;
+      *ld = std::max<std::int64_t>({s_row, cols, 1});
+      return true;
+    }
+    if ((s_row == 1 || rows == 1) && (s_col >= rows || cols == 1)) {
+      *transposed = true;
+      *ld = std::max<std::int64_t>({s_col, rows, 1});
+      return true;
+    }
+    return false;
+  };
+  bool ta, tb;
+  std::int64_t lda, ldb;
+  if (a.dtype() != DType::F32 || b.dtype() != DType::F32 ||
+      !out.is_contiguous() || !layout(a, &ta, &lda) || !layout(b, &tb, &ldb)) {
+    return false;
+  }
+  // With b transposed (x W^T), sgemm repacks W on every call: measured
+  // 3-10x slower than the matmul primitive for 2 <= m < 1024.
+  if (tb && m > 1 && m < 1024) return false;
+  float beta = 0.0f;
+  if (bias) {
+    Tensor(out).copy_(bias->to(DType::F32).expand(out.shape()));
+    beta = 1.0f;
+  }
+  cpu::onednn::sgemm(ta, tb, m, n, k, 1.0f, a.const_data<float>(), lda,
+                     b.const_data<float>(), ldb, beta,
+                     static_cast<float*>(const_cast<void*>(out.raw_data())),
+                     std::max<std::int64_t>(n, 1));
+  return true;
+}
+
+// The decode step, out (1, n) = a @ b with b = W^T for row-major weights
+// W (n, k): tessel's GEMV streams W at memory speed, where oneDNN reaches
+// about two thirds of it (docs/gemm.md).
+bool decode_gemv(const Tensor& a, const Tensor& b, const Tensor* bias,
+                 Tensor& out) {
+  const std::size_t r = out.shape().size();
+  const std::int64_t m = out.shape()[r - 2], n = out.shape()[r - 1],
+                     k = a.shape()[r - 1];
+  if (m != 1 || out.numel() != n || k == 0) return false;
+  const std::int64_t w_k = b.strides()[r - 2], w_n = b.strides()[r - 1];
+  if ((w_k != 1 && k > 1) || w_n < k) return false;
+  const Tensor x = a.to(DType::F32).reshape({m, k}).contiguous();
+  Tensor y = empty({m, n}, DType::F32);
+  cpu::gemv(x, b.raw_data(), b.dtype(), w_n, n, y);
+  if (bias) y = add(y, bias->to(DType::F32));
+  out.copy_(y.reshape(out.shape()));
+  return true;
+}
+
 // GEMM of equal-rank operands (rank >= 2) into out of shape batch + (M, N).
 void gemm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor out) {
   if (a.numel() == 0 || b.numel() == 0) {
@@ -71,6 +135,16 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor out) {
   if (onednn_dtype) {
     const Tensor a1 = gemm_layout(a) ? a : a.contiguous();
     const Tensor b1 = gemm_layout(b) ? b : b.contiguous();
+    if ((narrow_float || dtype == DType::F32) && decode_gemv(a1, b1, bias, out))
+      return;
+    // One f32 product: oneDNN's BLAS-like sgemm beats its matmul primitive
+    // by about 10% at 2048 here (docs/gemm.md).
+    if (dtype == DType::F32 &&
+        out.numel() ==
+            out.shape()[out.rank() - 2] * out.shape()[out.rank() - 1] &&
+        sgemm_2d(a1, b1, bias, out)) {
+      return;
+    }
     if (cpu::onednn::matmul(a1, b1, bias, out)) return;
     if (cpu::onednn::matmul(a1.contiguous(), b1.contiguous(), bias, out))
       return;

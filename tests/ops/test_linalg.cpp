@@ -140,5 +140,38 @@ TEST(Einsum, Contractions) {
   EXPECT_TESSEL_ERROR(einsum("ijk->i", {a23()}), "E2102", "einsum");
 }
 
+TEST(Linear, DecodeStepAndSquareShapesMatchF64) {
+  // One activation row (the decode path, tessel's GEMV) and larger
+  // products (oneDNN's sgemm and matmul primitive), odd sizes for the
+  // vector tails, with a bias; f32 sums of 1000 products: rtol 1e-5.
+  Generator g(21);
+  const Tensor w = randn({77, 1000}, g, DType::F64);
+  const Tensor b = randn({77}, g, DType::F64);
+  for (std::int64_t m : {1, 3, 1030}) {
+    const Tensor x = randn({m, 1000}, g, DType::F64);
+    const Tensor ref = linear(x, w, b);
+    const Tensor y =
+        linear(x.to(DType::F32), w.to(DType::F32), b.to(DType::F32));
+    EXPECT_TRUE(allclose(y.to(DType::F64), ref, 1e-5, 1e-4)) << m;
+    // 16-bit weights: inputs rounded to 8 (bf16) or 11 (f16) bits, f32
+    // accumulation, one rounding of the result.
+    for (DType d : {DType::BF16, DType::F16}) {
+      const Tensor xd = x.to(d), wd = w.to(d), bd = b.to(d);
+      const Tensor want =
+          linear(xd.to(DType::F64), wd.to(DType::F64), bd.to(DType::F64));
+      const Tensor got = linear(xd, wd, bd);
+      EXPECT_EQ(got.dtype(), d);
+      const double tol = d == DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
+      EXPECT_TRUE(allclose(got.to(DType::F64), want, tol, 1e-2))
+          << m << dtype_name(d);
+    }
+  }
+  // Weights viewed with a row stride (a slice of a wider matrix).
+  const Tensor wide = randn({77, 1200}, g);
+  const Tensor ws = wide.slice(1, 100, 1100);
+  const Tensor x = randn({1, 1000}, g);
+  EXPECT_TRUE(allclose(linear(x, ws), linear(x, ws.contiguous()), 1e-5, 1e-5));
+}
+
 }  // namespace
 }  // namespace tessel

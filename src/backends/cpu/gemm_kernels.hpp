@@ -1,4 +1,6 @@
-// GEMM for the dtypes oneDNN has no kernel for (f64, 16/32/64-bit integers).
+// GEMM kernels of tessel's own: the reference GEMM for the dtypes oneDNN
+// has no kernel for (f64, 16/32/64-bit integers), and the skinny GEMV of
+// the decode step.
 #pragma once
 
 #include "tessel/core/tensor.hpp"
@@ -9,5 +11,11 @@ namespace tessel::cpu {
 // dtype (batch axes already broadcast, any strides); out contiguous.
 // Floats accumulate in f64, integers in 64 bits with wrap-around.
 void gemm_reference(const Tensor& a, const Tensor& b, const Tensor& out);
+
+// y (n) f32 = w x for one contiguous f32 row x (k) and weights w (n, k) of
+// f32, bf16 or f16 with unit stride along k (row stride ldw). Rows of w
+// are split over the pool.
+void gemv(const Tensor& x, const void* w, DType w_dtype, std::int64_t ldw,
+          std::int64_t n, const Tensor& y);
 
 }  // namespace tessel::cpu

@@ -1,0 +1,195 @@
+// See ceilings.hpp. Every input is random: pages of identical values can be
+// merged by the hypervisor and then read from cache, which inflates
+// bandwidth.
+#include "ceilings.hpp"
+
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+using bench::kStreamN;
+
+void bytes(benchmark::State& state, std::int64_t per_iteration) {
+  state.SetBytesProcessed(state.iterations() * per_iteration);
+}
+
+// ---- bandwidth: plain loops, split over the same pool ----
+
+void BM_StreamCopy(benchmark::State& state) {
+  const Tensor a = randn({kStreamN});
+  Tensor c = empty({kStreamN});
+  const float* x = a.const_data<float>();
+  float* y = c.data<float>();
+  for (auto _ : state) {
+    parallel_for(0, kStreamN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+      std::memcpy(y + lo, x + lo,
+                  static_cast<std::size_t>(hi - lo) * sizeof(float));
+    });
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 2 * kStreamN * 4);
+}
+BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamAdd(benchmark::State& state) {
+  const Tensor a = randn({kStreamN});
+  const Tensor b = randn({kStreamN});
+  Tensor c = empty({kStreamN});
+  const float* x = a.const_data<float>();
+  const float* y = b.const_data<float>();
+  float* z = c.data<float>();
+  for (auto _ : state) {
+    parallel_for(0, kStreamN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) z[i] = x[i] + y[i];
+    });
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 3 * kStreamN * 4);
+}
+BENCHMARK(BM_StreamAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// glibc's memchr reads with the widest vectors the CPU has; the random
+// bytes never hold 255, so it scans everything.
+void BM_StreamRead(benchmark::State& state) {
+  const Tensor a = randint(0, 255, {kStreamN * 4}, DType::U8);
+  const auto* x = static_cast<const std::uint8_t*>(a.raw_data());
+  for (auto _ : state) {
+    const void* found[2] = {nullptr, nullptr};
+    parallel_for(
+        0, kStreamN * 4, 1 << 22, [&](std::int64_t lo, std::int64_t hi) {
+          found[lo == 0 ? 0 : 1] =
+              std::memchr(x + lo, 255, static_cast<std::size_t>(hi - lo));
+        });
+    benchmark::DoNotOptimize(found);
+  }
+  bytes(state, kStreamN * 4);
+}
+BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- arithmetic: independent dependency chains, enough to cover the
+// latency of every pipe (16 chains x 4-6 cycles over 2 pipes) ----
+
+constexpr int kChains = 16;
+constexpr std::int64_t kSteps = 1 << 20;
+
+__attribute__((target("avx512f"))) float fma_avx512(std::int64_t steps) {
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_ps(static_cast<float>(j));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], a, b);
+  }
+  __m512 s = acc[0];
+  for (int j = 1; j < kChains; ++j) s = _mm512_add_ps(s, acc[j]);
+  float out[16];  // (GCC 12 warns falsely inside _mm512_reduce_add_ps)
+  _mm512_storeu_ps(out, s);
+  return out[0];
+}
+
+__attribute__((target("avx2,fma"))) float fma_avx2(std::int64_t steps) {
+  __m256 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm256_set1_ps(static_cast<float>(j));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    for (int j = 0; j < kChains; ++j) acc[j] = _mm256_fmadd_ps(acc[j], a, b);
+  }
+  float out[8];
+  __m256 s = acc[0];
+  for (int j = 1; j < kChains; ++j) s = _mm256_add_ps(s, acc[j]);
+  _mm256_storeu_ps(out, s);
+  return out[0];
+}
+
+__attribute__((target("avx512f,avx512bf16"))) float dpbf16(std::int64_t steps) {
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_ps(static_cast<float>(j));
+  const __m512bh a =
+      _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.25f));
+  const __m512bh b =
+      _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+  for (std::int64_t i = 0; i < steps; ++i) {
+    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], a, b);
+  }
+  __m512 s = acc[0];
+  for (int j = 1; j < kChains; ++j) s = _mm512_add_ps(s, acc[j]);
+  float out[16];  // (GCC 12 warns falsely inside _mm512_reduce_add_ps)
+  _mm512_storeu_ps(out, s);
+  return out[0];
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int dpbusd(std::int64_t steps) {
+  __m512i acc[kChains];
+  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_epi32(j);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    for (int j = 0; j < kChains; ++j)
+      acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
+  }
+  __m512i s = acc[0];
+  for (int j = 1; j < kChains; ++j) s = _mm512_add_epi32(s, acc[j]);
+  int out[16];
+  _mm512_storeu_si512(out, s);
+  return out[0];
+}
+
+// Runs `kernel` on every pool thread; operations per kernel step and lane
+// count give the rate.
+template <class Kernel>
+void peak(benchmark::State& state, Kernel kernel, double ops_per_step) {
+  const int threads = get_num_threads();
+  for (auto _ : state) {
+    float sink = 0;
+    parallel_for(0, threads, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t t = lo; t < hi; ++t)
+        benchmark::DoNotOptimize(kernel(kSteps));
+    });
+    benchmark::DoNotOptimize(sink);
+  }
+  state.SetItemsProcessed(
+      static_cast<std::int64_t>(static_cast<double>(state.iterations()) *
+                                threads * kSteps * kChains * ops_per_step));
+}
+
+void BM_PeakFmaF32(benchmark::State& state) {
+  if (__builtin_cpu_supports("avx512f")) {
+    peak(state, fma_avx512, 2.0 * 16);  // 16 lanes, 2 flops per FMA
+    state.SetLabel("avx512 vfmadd");
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    peak(state, fma_avx2, 2.0 * 8);
+    state.SetLabel("avx2 vfmadd");
+  } else {
+    state.SkipWithError("no FMA instructions on this CPU");
+  }
+}
+BENCHMARK(BM_PeakFmaF32)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_PeakDpBf16(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    state.SkipWithError("no AVX512-BF16 on this CPU");
+    return;
+  }
+  peak(state, dpbf16, 2.0 * 32);  // 32 bf16 pairs per instruction
+  state.SetLabel("vdpbf16ps");
+}
+BENCHMARK(BM_PeakDpBf16)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_PeakVnniU8S8(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512vnni")) {
+    state.SkipWithError("no AVX512-VNNI on this CPU");
+    return;
+  }
+  peak(state, dpbusd, 2.0 * 64);  // 64 u8 x s8 products per instruction
+  state.SetLabel("vpdpbusd");
+}
+BENCHMARK(BM_PeakVnniU8S8)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,25 @@
+#include "backends/cpu/gemm_kernels.hpp"
+#include "backends/cpu/simd/gemv_simd.hpp"
+#include "tessel/core/parallel.hpp"
+
+namespace tessel::cpu {
+
+void gemv(const Tensor& x, const void* w, DType w_dtype, std::int64_t ldw,
+          std::int64_t n, const Tensor& y) {
+  const std::int64_t k = x.numel();
+  const simd::FloatStorage storage =
+      w_dtype == DType::F32    ? simd::FloatStorage::F32
+      : w_dtype == DType::BF16 ? simd::FloatStorage::BF16
+                               : simd::FloatStorage::F16;
+  const auto* base = static_cast<const char*>(w);
+  const int size = element_size(w_dtype);
+  float* out = static_cast<float*>(const_cast<void*>(y.raw_data()));
+  // 64 rows of 4096 bf16 are 512 KiB: chunks big enough to stream, small
+  // enough to balance.
+  parallel_for(0, n, 64, [&](std::int64_t lo, std::int64_t hi) {
+    simd::gemv_rows(storage, base + lo * ldw * size, ldw, hi - lo, k,
+                    x.const_data<float>(), out + lo);
+  });
+}
+
+}  // namespace tessel::cpu

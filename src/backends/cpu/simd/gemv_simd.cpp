@@ -1,0 +1,78 @@
+// Compiled once per Highway target. See gemv_simd.hpp for the contract.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/gemv_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include "backends/cpu/simd/float_io-inl.h"
+
+#include "backends/cpu/simd/gemv_simd.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One weight row against x: four accumulators cover the FMA latency.
+template <class T>
+HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  std::int64_t j = 0;
+  constexpr std::int64_t kAhead = 2048 / sizeof(T);  // elements
+  for (; j + 4 * N <= k; j += 4 * N) {
+    __builtin_prefetch(w + j + kAhead);
+    __builtin_prefetch(w + j + kAhead + 2 * N);
+    a0 = hn::MulAdd(load(d, w + j), hn::LoadU(d, x + j), a0);
+    a1 = hn::MulAdd(load(d, w + j + N), hn::LoadU(d, x + j + N), a1);
+    a2 = hn::MulAdd(load(d, w + j + 2 * N), hn::LoadU(d, x + j + 2 * N), a2);
+    a3 = hn::MulAdd(load(d, w + j + 3 * N), hn::LoadU(d, x + j + 3 * N), a3);
+  }
+  for (; j < k; j += N) {
+    const auto count =
+        static_cast<std::size_t>(std::min<std::int64_t>(N, k - j));
+    a0 = hn::MulAdd(load_partial(d, w + j, count, 0.0f),
+                    load_partial(d, x + j, count, 0.0f), a0);
+  }
+  return hn::GetLane(
+      hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+}
+
+template <class T>
+void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
+                const float* x, float* y) {
+  for (std::int64_t r = 0; r < rows; ++r) y[r] = dot_row(w + r * ldw, k, x);
+}
+
+static void GemvRowsImpl(int storage, const void* w, std::int64_t ldw,
+                         std::int64_t rows, std::int64_t k, const float* x,
+                         float* y) {
+  switch (static_cast<FloatStorage>(storage)) {
+    case FloatStorage::F32:
+      return rows_typed(static_cast<const float*>(w), ldw, rows, k, x, y);
+    case FloatStorage::BF16:
+      return rows_typed(static_cast<const hwy::bfloat16_t*>(w), ldw, rows, k, x,
+                        y);
+    case FloatStorage::F16:
+      return rows_typed(static_cast<const hwy::float16_t*>(w), ldw, rows, k, x,
+                        y);
+  }
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(GemvRowsImpl);
+
+void gemv_rows(FloatStorage w_storage, const void* w, std::int64_t ldw,
+               std::int64_t rows, std::int64_t k, const float* x, float* y) {
+  HWY_DYNAMIC_DISPATCH(GemvRowsImpl)
+  (static_cast<int>(w_storage), w, ldw, rows, k, x, y);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE
