@@ -1,0 +1,208 @@
+"""tessel's compute-bound kernels next to their peers, with this machine's
+ceilings measured in the same run. Prints the tables of BENCHMARKS.md and
+checks the targets of the matmul/convolution/transformer issue.
+
+    .venv/bin/python bench/compare_kernels.py build/bench/bench_kernels
+
+Peers at their best, in one run:
+- oneDNN called directly (bench_kernels): its BLAS-like sgemm and its
+  matmul primitive (f32, bf16, u8s8s32);
+- OpenBLAS's sgemm (bench_kernels loads libopenblas.so.0) with the core
+  type named for this CPU: OPENBLAS_CORETYPE=SkylakeX where the CPU has
+  AVX-512, Haswell otherwise (Debian's OpenBLAS 0.3.21 may not recognise
+  newer CPUs and fall back to slower kernels);
+- PyTorch CPU (Debian's 1.13, OpenBLAS for GEMM, oneDNN for convolution)
+  with every core and ATEN_CPU_CAPABILITY=avx512 where the CPU has it.
+Ceilings: BM_PeakFmaF32 (f32 FMA), BM_PeakDpBf16 (VDPBF16PS),
+BM_PeakVnniU8S8 (VPDPBUSD), BM_StreamRead (DRAM read bandwidth).
+"""
+import json
+import os
+import subprocess
+import sys
+
+AVX512 = "avx512f" in open("/proc/cpuinfo").read()
+# Both this script's PyTorch and the benchmark's OpenBLAS read these when
+# they load: set them first.
+os.environ["OPENBLAS_CORETYPE"] = "SkylakeX" if AVX512 else "Haswell"
+if AVX512:
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
+
+from timing import best_seconds  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+THREADS = len(os.sched_getaffinity(0))
+torch.set_num_threads(THREADS)
+ROUNDS = 3
+HIDDEN = 4096
+COLD_BYTES = 256 << 20
+
+
+def torch_peers():
+    """name -> (work per call, callable): work in flops, or weight bytes."""
+    g = torch.Generator().manual_seed(0)
+    peers = {}
+    for n in (512, 1024, 2048):
+        a, b = torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
+        c = torch.empty(n, n)
+        peers[f"mm{n}"] = (2.0 * n ** 3, lambda a=a, b=b, c=c: torch.mm(a, b, out=c))
+    a16, b16 = torch.randn(2048, 2048).bfloat16(), torch.randn(2048, 2048).bfloat16()
+    peers["mm2048_bf16"] = (2.0 * 2048 ** 3, lambda: torch.mm(a16, b16))
+    for dtype, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        size = HIDDEN * HIDDEN * (4 if dtype == torch.float32 else 2)
+        weights = [torch.randn(HIDDEN, HIDDEN, generator=g).to(dtype)
+                   for _ in range(max(2, COLD_BYTES // size))]
+        for m in (1, 16, 64):
+            x = torch.randn(m, HIDDEN, generator=g).to(dtype)
+            state = {"i": 0}
+
+            def linear(x=x, weights=weights, state=state):
+                state["i"] += 1
+                return F.linear(x, weights[state["i"] % len(weights)])
+            peers[f"linear_{tag}_{m}"] = (size, linear)
+    x = torch.randn(8, 64, 56, 56, generator=g)
+    w = torch.randn(64, 64, 3, 3, generator=g)
+    conv_flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9
+    peers["conv_nchw"] = (conv_flops, lambda: F.conv2d(x, w, padding=1))
+    xl = x.to(memory_format=torch.channels_last)
+    wl = w.to(memory_format=torch.channels_last)
+    peers["conv_nhwc"] = (conv_flops, lambda: F.conv2d(xl, wl, padding=1))
+    q, k, v = (torch.randn(1, 32, 2048, 128, generator=g) for _ in range(3))
+    mask = torch.full((2048, 2048), float("-inf")).triu(1)
+    peers["attention"] = (2.0 * 2 * 32 * 2048.0 * 2048 * 128 / 2,
+                          lambda: torch.softmax(q @ k.transpose(-1, -2) / 128 ** 0.5 + mask, -1) @ v)
+    return peers
+
+
+# One row per comparison: label, tessel benchmark, in-process peers, PyTorch
+# peer, ceiling, and whether rates are flops ("G") or weight bytes ("GB").
+ROWS = []
+for n in (512, 1024, 2048):
+    ROWS.append((f"f32 GEMM {n}", f"BM_Matmul/f32/{n}",
+                 {"oneDNN sgemm": f"BM_OneDnnSgemm/{n}", "oneDNN matmul": f"BM_OneDnn/f32/{n}",
+                  "OpenBLAS": f"BM_OpenBlas/{n}"}, f"mm{n}", "BM_PeakFmaF32", "G"))
+ROWS.append(("bf16 GEMM 2048", "BM_Matmul/bf16/2048", {"oneDNN matmul": "BM_OneDnn/bf16/2048"},
+             "mm2048_bf16", "BM_PeakDpBf16", "G"))
+ROWS.append(("u8s8s32 GEMM 2048", "BM_Matmul/u8s8/2048", {"oneDNN matmul": "BM_OneDnn/u8s8/2048"},
+             None, "BM_PeakVnniU8S8", "G"))
+for m in (1, 16, 64):
+    ROWS.append((f"x W^T f32, M={m}", f"BM_LinearCold/f32/{m}",
+                 {"oneDNN matmul": f"BM_OneDnnLinearCold/{m}", "OpenBLAS": f"BM_OpenBlasLinearCold/{m}"},
+                 f"linear_f32_{m}", "BM_StreamRead", "GB"))
+    ROWS.append((f"x W^T bf16, M={m}", f"BM_LinearCold/bf16/{m}", {}, f"linear_bf16_{m}",
+                 "BM_StreamRead", "GB"))
+ROWS.append(("conv2d NCHW/OIHW", "BM_Conv2d/nchw", {}, "conv_nchw", "BM_PeakFmaF32", "G"))
+ROWS.append(("conv2d NHWC/HWCF", "BM_Conv2d/nhwc", {}, "conv_nhwc", "BM_PeakFmaF32", "G"))
+ROWS.append(("causal attention [1,32,2048,128]", "BM_AttentionCausal", {}, "attention",
+             "BM_PeakFmaF32", "G"))
+
+
+def run_bench(tool, names):
+    """{name: (G items/s, GB/s, tokens/s, label)} for exactly these benchmarks."""
+    pattern = "^(" + "|".join(names) + ")/real_time$"
+    raw = subprocess.run([tool, "--benchmark_format=json", f"--benchmark_filter={pattern}",
+                          "--benchmark_min_time=0.3"],
+                         check=True, capture_output=True, text=True).stdout
+    out = {}
+    for b in json.loads(raw)["benchmarks"]:
+        if b.get("error_occurred"):
+            continue
+        name = b["name"].split("/real_time")[0]
+        out[name] = (b.get("items_per_second", 0) / 1e9, b.get("bytes_per_second", 0) / 1e9,
+                     b.get("tokens_per_second"), b.get("label", ""))
+    return out
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
+def main():
+    tool = sys.argv[1]
+    peers = torch_peers()
+    results = {}
+    for label, mine, direct, torch_key, ceiling, unit in ROWS:
+        names = [mine, ceiling] + list(direct.values())
+        samples = {n: [] for n in names}
+        tokens = []
+        labels = {}
+        torch_rates = []
+        # Kernel, ceiling and peers back to back, ROUNDS times: the machine's
+        # bandwidth and clocks drift over minutes.
+        for _ in range(ROUNDS):
+            got = run_bench(tool, names)
+            for n in names:
+                if n in got:
+                    g_items, gbytes, tok, lab = got[n]
+                    rate = gbytes if (unit == "GB" or n == "BM_StreamRead") else g_items
+                    samples[n].append(rate)
+                    labels[n] = lab
+            if mine in got:
+                tokens.append(got[mine][2])
+            if torch_key:
+                work, fn = peers[torch_key]
+                torch_rates.append(work / best_seconds(fn, 3) / 1e9)
+        results[label] = {
+            "tessel": median(samples[mine]), "ceiling": median(samples[ceiling]),
+            "ceiling_name": ceiling, "unit": unit, "tokens": median(tokens),
+            "peers": {p: median(samples[b]) for p, b in direct.items()},
+            "torch": median(torch_rates) if torch_key else None,
+            "labels": labels,
+        }
+
+    openblas_core = next((r["labels"].get("BM_OpenBlas/2048") for r in results.values()
+                          if "BM_OpenBlas/2048" in r["labels"]), "?")
+    print(f"CPU threads: {THREADS}; PyTorch {torch.__version__} ({torch.get_num_threads()} threads, "
+          f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', 'default')}); "
+          f"OpenBLAS core {openblas_core}; medians of {ROUNDS} interleaved rounds\n")
+    print("| kernel | tessel | of ceiling | oneDNN sgemm | oneDNN matmul | OpenBLAS | PyTorch | vs best peer |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, r in results.items():
+        unit = "GB/s" if r["unit"] == "GB" else ("GOP/s" if "u8s8" in label else "GFLOP/s")
+        fmt = lambda v: f"{v:.0f}" if v else "-"
+        peer_values = [v for v in list(r["peers"].values()) + [r["torch"]] if v]
+        best = max(peer_values) if peer_values else None
+        ceiling = r["ceiling_name"].replace("BM_Peak", "").replace("BM_Stream", "STREAM ")
+        vs_best = f"{r['tessel'] / best:.2f}x" if best else "-"
+        print(f"| {label} | {r['tessel']:.0f} {unit} | {r['tessel'] / r['ceiling']:.0%} of {ceiling} "
+              f"{r['ceiling']:.0f} | {fmt(r['peers'].get('oneDNN sgemm'))} | "
+              f"{fmt(r['peers'].get('oneDNN matmul'))} | {fmt(r['peers'].get('OpenBLAS'))} | "
+              f"{fmt(r['torch'])} | {vs_best} |")
+
+    def ratio_best(label):
+        r = results[label]
+        peer_values = [v for v in list(r["peers"].values()) + [r["torch"]] if v]
+        return r["tessel"] / max(peer_values)
+
+    targets = []
+    for n in (512, 1024, 2048):
+        targets.append((f"f32 GEMM {n} >= best peer", ratio_best(f"f32 GEMM {n}"), 1.0))
+    targets.append(("f32 GEMM 2048 >= 80% of FMA peak",
+                    results["f32 GEMM 2048"]["tessel"] / results["f32 GEMM 2048"]["ceiling"], 0.80))
+    for m in (1, 16, 64):
+        targets.append((f"x W^T f32 M={m} >= best peer", ratio_best(f"x W^T f32, M={m}"), 1.0))
+        targets.append((f"x W^T bf16 M={m} >= PyTorch bf16", ratio_best(f"x W^T bf16, M={m}"), 1.0))
+    r1 = results["x W^T f32, M=1"]
+    targets.append(("x W^T f32 M=1 >= 85% of STREAM read", r1["tessel"] / r1["ceiling"], 0.85))
+    targets.append(("bf16 weights >= 1.8x f32 tokens/s at M=1",
+                    results["x W^T bf16, M=1"]["tokens"] / r1["tokens"], 1.8))
+    targets.append(("bf16 GEMM 2048 >= oneDNN bf16 matmul",
+                    results["bf16 GEMM 2048"]["tessel"] / results["bf16 GEMM 2048"]["peers"]["oneDNN matmul"], 1.0))
+    targets.append(("int8 GEMM 2048 >= 0.9x oneDNN u8s8s32",
+                    results["u8s8s32 GEMM 2048"]["tessel"] / results["u8s8s32 GEMM 2048"]["peers"]["oneDNN matmul"], 0.9))
+    targets.append(("conv2d NHWC >= PyTorch channels-last",
+                    results["conv2d NHWC/HWCF"]["tessel"] / results["conv2d NHWC/HWCF"]["torch"], 1.0))
+    targets.append(("conv2d NCHW >= 1.5x PyTorch NCHW",
+                    results["conv2d NCHW/OIHW"]["tessel"] / results["conv2d NCHW/OIHW"]["torch"], 1.5))
+    att = results["causal attention [1,32,2048,128]"]
+    targets.append(("causal attention >= 1.5x PyTorch softmax(QK^T)V", att["tessel"] / att["torch"], 1.5))
+    print("\n| target | measured | wanted | |\n|---|---|---|---|")
+    for description, value, wanted in targets:
+        print(f"| {description} | {value:.2f} | {wanted:.2f} | {'met' if value >= wanted else 'MISSED'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
