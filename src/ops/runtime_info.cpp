@@ -12,7 +12,10 @@ RuntimeInfo runtime_info() {
   info.simd = simd_info();
   info.num_threads = get_num_threads();
   info.devices = available_devices();
-  info.gemm_engine = cpu::onednn::describe();
+  // The engines matmul picks, by measurement (docs/gemm.md).
+  info.gemm_engine = cpu::onednn::describe() +
+                     ": sgemm for f32, matmul primitive for bf16/int8/batches, "
+                     "tessel GEMV for one-row products";
   return info;
 }
 
