@@ -16,9 +16,7 @@ Peers at their best, in one run:
 Ceilings: BM_PeakFmaF32 (f32 FMA), BM_PeakDpBf16 (VDPBF16PS),
 BM_PeakVnniU8S8 (VPDPBUSD), BM_StreamRead (DRAM read bandwidth).
 """
-import json
 import os
-import subprocess
 import sys
 
 AVX512 = "avx512f" in open("/proc/cpuinfo").read()
@@ -28,7 +26,7 @@ os.environ["OPENBLAS_CORETYPE"] = "SkylakeX" if AVX512 else "Haswell"
 if AVX512:
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
 
-from timing import best_seconds  # noqa: E402
+from timing import best_seconds, median, run_benchmarks  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -100,23 +98,10 @@ ROWS.append(("causal attention [1,32,2048,128]", "BM_AttentionCausal", {}, "atte
 
 def run_bench(tool, names):
     """{name: (G items/s, GB/s, tokens/s, label)} for exactly these benchmarks."""
-    pattern = "^(" + "|".join(names) + ")/real_time$"
-    raw = subprocess.run([tool, "--benchmark_format=json", f"--benchmark_filter={pattern}",
-                          "--benchmark_min_time=0.3"],
-                         check=True, capture_output=True, text=True).stdout
-    out = {}
-    for b in json.loads(raw)["benchmarks"]:
-        if b.get("error_occurred"):
-            continue
-        name = b["name"].split("/real_time")[0]
-        out[name] = (b.get("items_per_second", 0) / 1e9, b.get("bytes_per_second", 0) / 1e9,
-                     b.get("tokens_per_second"), b.get("label", ""))
-    return out
-
-
-def median(values):
-    values = sorted(v for v in values if v is not None)
-    return values[len(values) // 2] if values else None
+    found = run_benchmarks(tool, "^(" + "|".join(names) + ")/real_time$")
+    return {name: (b.get("items_per_second", 0) / 1e9, b.get("bytes_per_second", 0) / 1e9,
+                   b.get("tokens_per_second"), b.get("label", ""))
+            for name, b in found.items()}
 
 
 def main():

@@ -10,15 +10,13 @@ ATEN_CPU_CAPABILITY=avx512 where the CPU has it; both the allocating and the
 out= forms where they exist (the table says which); NumPy is
 single-threaded by design. All sizes f32: 16M elements, or 4096 x 4096.
 """
-import json
 import os
-import subprocess
 import sys
 
 if "avx512f" in open("/proc/cpuinfo").read():
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
 
-from timing import best_seconds
+from timing import best_seconds, median, run_benchmarks
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
@@ -110,19 +108,8 @@ ROUNDS = 3
 
 def run_tessel(tool, pattern):
     """GB/s (and elements/s) of the benchmarks matching `pattern`, now."""
-    raw = subprocess.run([tool, "--benchmark_format=json", f"--benchmark_filter={pattern}",
-                          "--benchmark_min_time=0.3"],
-                         check=True, capture_output=True, text=True).stdout
-    out = {}
-    for b in json.loads(raw)["benchmarks"]:
-        name = b["name"].split("/real_time")[0]
-        out[name] = (b["bytes_per_second"] / 1e9, b.get("items_per_second"))
-    return out
-
-
-def median(values):
-    values = sorted(v for v in values if v is not None)
-    return values[len(values) // 2] if values else None
+    return {name: (b["bytes_per_second"] / 1e9, b.get("items_per_second"))
+            for name, b in run_benchmarks(tool, pattern).items()}
 
 
 def main():

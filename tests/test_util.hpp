@@ -28,6 +28,15 @@ std::vector<T> values(const Tensor& t) {
   return std::vector<T>(c.const_data<T>(), c.const_data<T>() + c.numel());
 }
 
+// Every element of t (compared in f64) within `tol` of `want`, row-major.
+inline void expect_near_all(const Tensor& t, const std::vector<double>& want,
+                            double tol) {
+  const auto got = values<double>(t.to(DType::F64));
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol) << i;
+}
+
 inline void check_error(const Error& e, const char* code,
                         std::initializer_list<std::string_view> parts) {
   EXPECT_STREQ(e.code(), code) << e.what();

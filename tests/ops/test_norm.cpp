@@ -9,15 +9,8 @@
 namespace tessel {
 namespace {
 
+using testing::expect_near_all;
 using testing::values;
-
-void expect_near_all(const Tensor& t, const std::vector<double>& want,
-                     double tol) {
-  const auto got = values<double>(t.to(DType::F64));
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], tol) << i;
-}
 
 TEST(LayerNorm, HandWorked) {
   // [1, 2, 3, 4]: mean 2.5, biased variance 1.25, rstd 1/sqrt(1.25).

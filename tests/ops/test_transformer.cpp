@@ -10,15 +10,8 @@
 namespace tessel {
 namespace {
 
+using testing::expect_near_all;
 using testing::values;
-
-void expect_near_all(const Tensor& t, const std::vector<double>& want,
-                     double tol) {
-  const auto got = values<double>(t.to(DType::F64));
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], tol) << i;
-}
 
 // One head, head_dim 2: q = [1, 0], keys [1, 0] and [0, 1], values
 // [1, 2] and [3, 4].

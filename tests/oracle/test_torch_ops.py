@@ -144,6 +144,16 @@ def rope_ref(x, pos, attrs):
     return [(torch.cat([out, rest], -1).numpy(), None)]
 
 
+def conv_operands(x, w, b, layout):
+    """tessel's operands: channels-first arrays as they are, or the same data
+    channels-last ((N, S..., C) and weights (K..., A, B))."""
+    nd = x.ndim - 2
+    if layout == "last":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        w = np.ascontiguousarray(np.transpose(w, list(range(2, 2 + nd)) + [1, 0]))
+    return [x, w] + ([b] if b is not None else [])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", required=True)
@@ -177,12 +187,7 @@ def main():
         if narrow:
             x, w = x.astype(BF16).astype(np.float32), w.astype(BF16).astype(np.float32)
             b = None if b is None else b.astype(BF16).astype(np.float32)
-        if attrs["layout"] == "last":
-            xs = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-            ws = np.ascontiguousarray(np.transpose(w, list(range(2, 2 + nd)) + [1, 0]))
-        else:
-            xs, ws = x, w
-        arrays = [xs, ws] + ([b] if b is not None else [])
+        arrays = conv_operands(x, w, b, attrs["layout"])
         batch.add("conv", attrs, arrays,
                   lambda xx, ww, *bb, a=attrs: conv_ref(xx, ww, bb[0] if bb else None, a, False),
                   "sum", narrow)
@@ -201,12 +206,7 @@ def main():
         x = normal(ri(1, 2), cin, *[ri(1, 7) for _ in range(nd)])
         w = normal(cin, cout // groups, *kernel)
         b = normal(cout) if case % 3 == 0 else None
-        if attrs["layout"] == "last":
-            xs = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-            ws = np.ascontiguousarray(np.transpose(w, list(range(2, 2 + nd)) + [1, 0]))
-        else:
-            xs, ws = x, w
-        arrays = [xs, ws] + ([b] if b is not None else [])
+        arrays = conv_operands(x, w, b, attrs["layout"])
         batch.add("conv_transpose", attrs, arrays,
                   lambda xx, ww, *bb, a=attrs: conv_ref(xx, ww, bb[0] if bb else None, a, True),
                   "sum")

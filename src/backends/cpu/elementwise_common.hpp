@@ -31,6 +31,13 @@ constexpr simd::FloatStorage simd_storage() {
     return simd::FloatStorage::F16;
 }
 
+// The SIMD storage of an f32, bf16 or f16 dtype.
+inline simd::FloatStorage float_storage(DType dtype) {
+  return dtype == DType::F32    ? simd::FloatStorage::F32
+         : dtype == DType::BF16 ? simd::FloatStorage::BF16
+                                : simd::FloatStorage::F16;
+}
+
 inline Strides byte_strides(const Tensor& t) {
   Strides s = t.strides();
   const int size = element_size(t.dtype());

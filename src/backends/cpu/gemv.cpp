@@ -1,3 +1,4 @@
+#include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/simd/gemv_simd.hpp"
 #include "tessel/core/parallel.hpp"
@@ -7,10 +8,7 @@ namespace tessel::cpu {
 void gemv(const Tensor& x, const void* w, DType w_dtype, std::int64_t ldw,
           std::int64_t n, const Tensor& y) {
   const std::int64_t k = x.numel();
-  const simd::FloatStorage storage =
-      w_dtype == DType::F32    ? simd::FloatStorage::F32
-      : w_dtype == DType::BF16 ? simd::FloatStorage::BF16
-                               : simd::FloatStorage::F16;
+  const simd::FloatStorage storage = float_storage(w_dtype);
   const auto* base = static_cast<const char*>(w);
   const int size = element_size(w_dtype);
   float* out = static_cast<float*>(const_cast<void*>(y.raw_data()));

@@ -41,14 +41,24 @@ void normalize_row_f64(const NormRows& p, const double* x, double* y,
   *rstd_out = rstd;
 }
 
+// Runs row(r, set) for every row over the pool, where `set` is the offset
+// of the row's weight/bias set.
+template <class Row>
+void each_row(const NormRows& p, Row row) {
+  const std::int64_t set_size = p.n / p.segment;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(p.n, 1));
+  parallel_for(0, p.rows, grain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t r = lo; r < hi; ++r)
+      row(r, (r % p.weight_period) * set_size);
+  });
+}
+
 }  // namespace
 
 void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
                     const Tensor& weight, const Tensor& bias,
                     const Tensor& mean, const Tensor& rstd) {
-  const std::int64_t set_size = p.n / p.segment;
-  const std::int64_t grain =
-      std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(p.n, 1));
   if (x.dtype() == DType::F64) {
     const double* xs = x.const_data<double>();
     double* ys = mutable_or_null<double>(y);
@@ -56,23 +66,16 @@ void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
     const double* b = pointer_or_null<double>(bias);
     double* m = mutable_or_null<double>(mean);
     double* r = mutable_or_null<double>(rstd);
-    parallel_for(0, p.rows, grain, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t row = lo; row < hi; ++row) {
-        const std::int64_t set = (row % p.weight_period) * set_size;
-        double mv, rv;
-        normalize_row_f64(p, xs + row * p.n, ys + row * p.n,
-                          w ? w + set : nullptr, b ? b + set : nullptr, &mv,
-                          &rv);
-        if (m) m[row] = mv;
-        if (r) r[row] = rv;
-      }
+    each_row(p, [&](std::int64_t row, std::int64_t set) {
+      double mv, rv;
+      normalize_row_f64(p, xs + row * p.n, ys + row * p.n,
+                        w ? w + set : nullptr, b ? b + set : nullptr, &mv, &rv);
+      if (m) m[row] = mv;
+      if (r) r[row] = rv;
     });
     return;
   }
-  const simd::FloatStorage storage =
-      x.dtype() == DType::F32    ? simd::FloatStorage::F32
-      : x.dtype() == DType::BF16 ? simd::FloatStorage::BF16
-                                 : simd::FloatStorage::F16;
+  const simd::FloatStorage storage = float_storage(x.dtype());
   const int size = element_size(x.dtype());
   const char* xs = static_cast<const char*>(x.raw_data());
   char* ys = base_pointer(y);
@@ -80,18 +83,15 @@ void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
   const float* b = pointer_or_null<float>(bias);
   float* m = mutable_or_null<float>(mean);
   float* r = mutable_or_null<float>(rstd);
-  parallel_for(0, p.rows, grain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t row = lo; row < hi; ++row) {
-      const std::int64_t set = (row % p.weight_period) * set_size;
-      simd::NormAffine affine{w ? w + set : nullptr, b ? b + set : nullptr,
-                              p.segment};
-      const std::int64_t offset = row * p.n * size;
-      const simd::RowStats s =
-          simd::normalize_row(p.kind, storage, xs + offset, ys + offset, p.n,
-                              static_cast<float>(p.eps), affine);
-      if (m) m[row] = s.mean;
-      if (r) r[row] = s.rstd;
-    }
+  each_row(p, [&](std::int64_t row, std::int64_t set) {
+    const simd::NormAffine affine{w ? w + set : nullptr, b ? b + set : nullptr,
+                                  p.segment};
+    const std::int64_t offset = row * p.n * size;
+    const simd::RowStats s =
+        simd::normalize_row(p.kind, storage, xs + offset, ys + offset, p.n,
+                            static_cast<float>(p.eps), affine);
+    if (m) m[row] = s.mean;
+    if (r) r[row] = s.rstd;
   });
 }
 
