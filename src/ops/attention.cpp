@@ -2,6 +2,7 @@
 // backends/cpu/attention.cpp.
 #include "tessel/ops/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -121,9 +122,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
                                     const AttentionOptions& o) {
   if (q_in.defined() && q_in.rank() == 3 && k_in.defined() &&
       k_in.rank() == 3 && v_in.defined() && v_in.rank() == 3) {
-    AttentionOptions o4 = o;
     return scaled_dot_product_attention(q_in.unsqueeze(0), k_in.unsqueeze(0),
-                                        v_in.unsqueeze(0), o4)
+                                        v_in.unsqueeze(0), o)
         .squeeze(0);
   }
   const Dims d = check_shapes(q_in, k_in, v_in);
@@ -146,10 +146,13 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
     check_finite(y, kOp);
     return y;
   }
-  // The fused kernel reads rows with unit inner stride in f32.
+  // The fused kernel reads rows with unit inner stride and a row stride
+  // that sgemm accepts (at least the row length: no stride-0 rows).
   auto prepare = [](const Tensor& t) {
     Tensor f = t.to(DType::F32);
-    if (f.strides()[3] != 1 && f.shape()[3] > 1) f = f.contiguous();
+    const bool inner = f.strides()[3] == 1 || f.shape()[3] <= 1;
+    const bool rows = f.strides()[2] >= std::max<std::int64_t>(f.shape()[3], 1);
+    if (!inner || !rows) f = f.contiguous();
     return f;
   };
   const Tensor q = prepare(q_in), k = prepare(k_in), v = prepare(v_in);

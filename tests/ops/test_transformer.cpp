@@ -116,6 +116,14 @@ TEST(Attention, StridedAndThreeDimensionalOperands) {
                        scaled_dot_product_attention(
                            q.contiguous(), k.contiguous(), v.contiguous()),
                        1e-6, 1e-6));
+  // Keys and values broadcast along the sequence (stride 0) and a single
+  // query row.
+  const Tensor kb =
+      ks.slice(1, 0, 1).expand({1, 9, 3, 16}).permute({0, 2, 1, 3});
+  EXPECT_TRUE(allclose(
+      scaled_dot_product_attention(q.slice(2, 0, 1), kb, v),
+      scaled_dot_product_attention(q.slice(2, 0, 1), kb.contiguous(), v), 1e-6,
+      1e-6));
   // Rank 3 is a single batch.
   EXPECT_TRUE(allclose(
       scaled_dot_product_attention(q.squeeze(0), k.squeeze(0), v.squeeze(0)),
