@@ -1,6 +1,9 @@
 // The umbrella header: everything public in tessel.
 #pragma once
 
+#include "tessel/autograd/functions.hpp"
+#include "tessel/autograd/gradcheck.hpp"
+#include "tessel/autograd/variable.hpp"
 #include "tessel/core/build_info.hpp"
 #include "tessel/core/convert.hpp"
 #include "tessel/core/device.hpp"

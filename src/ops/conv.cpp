@@ -272,24 +272,20 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
   return result;
 }
 
-Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
-                 Tensor* indices, const char* op) {
-  require(x_in, op);
-  const std::int64_t rank = x_in.rank();
-  TESSEL_CHECK(rank >= 3, BadShape, op,
-               "needs (N, C, spatial...) input, got {}",
-               shape_string(x_in.shape()));
-  const Tensor x = channels_first_view(x_in, o.layout).contiguous();
-  Ints in(x.shape().begin() + 2, x.shape().end());
+// The pooling geometry for a channels-first input shape.
+struct PoolPlan {
+  cpu::PoolGeometry geometry;
+  Shape out_shape;  // channels-first
+};
+
+PoolPlan pool_plan(const Shape& x, const PoolOptions& o, const char* op) {
+  Ints in(x.begin() + 2, x.end());
   const std::size_t n = in.size();
   TESSEL_CHECK(o.kernel.size() == n, BadShape, op,
                "kernel has {} values for {} spatial axes of {}",
-               o.kernel.size(), n, shape_string(x_in.shape()));
+               o.kernel.size(), n, shape_string(x));
   for (auto k : o.kernel)
     TESSEL_CHECK(k >= 1, BadShape, op, "kernel sizes must be positive");
-  TESSEL_CHECK(is_max || is_floating_point(x.dtype()), BadDType, op,
-               "average pooling needs a float input, got {}",
-               dtype_name(x.dtype()));
   const Ints stride = o.stride.empty() ? o.kernel : o.stride;
   Geometry g = geometry(in, o.kernel, stride, o.dilation, o.padding, o.auto_pad,
                         o.ceil_mode, op);
@@ -300,12 +296,37 @@ Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
         "padding ({}, {}) must be smaller than the window {} on axis {}",
         g.pad_begin[d], g.pad_end[d], span, d);
   }
-  Shape y_shape = {x.shape()[0], x.shape()[1]};
-  for (auto e : g.out) y_shape.push_back(e);
+  PoolPlan plan{{o.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end,
+                 o.count_include_pad},
+                {x[0], x[1]}};
+  for (auto e : g.out) plan.out_shape.push_back(e);
+  return plan;
+}
+
+// (N, C, S...) -> (N, S..., C).
+std::vector<std::int64_t> to_channels_last(std::int64_t rank) {
+  std::vector<std::int64_t> perm = {0};
+  for (std::int64_t d = 2; d < rank; ++d) perm.push_back(d);
+  perm.push_back(1);
+  return perm;
+}
+
+Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
+                 Tensor* indices, const char* op) {
+  require(x_in, op);
+  const std::int64_t rank = x_in.rank();
+  TESSEL_CHECK(rank >= 3, BadShape, op,
+               "needs (N, C, spatial...) input, got {}",
+               shape_string(x_in.shape()));
+  const Tensor x = channels_first_view(x_in, o.layout).contiguous();
+  TESSEL_CHECK(is_max || is_floating_point(x.dtype()), BadDType, op,
+               "average pooling needs a float input, got {}",
+               dtype_name(x.dtype()));
+  const PoolPlan plan = pool_plan(x.shape(), o, op);
+  const cpu::PoolGeometry& pg = plan.geometry;
+  const Shape& y_shape = plan.out_shape;
   Tensor y = empty(y_shape, x.dtype());
   Tensor idx = indices ? empty(y_shape, DType::I64) : Tensor();
-  cpu::PoolGeometry pg{o.kernel,    g.stride,  g.dilation,
-                       g.pad_begin, g.pad_end, o.count_include_pad};
   if (y.numel() > 0) {
     if (is_max) {
       cpu::max_pool(x, y, idx, pg);
@@ -314,9 +335,7 @@ Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
     }
   }
   if (o.layout == DataLayout::ChannelsLast) {
-    std::vector<std::int64_t> perm = {0};
-    for (std::int64_t d = 2; d < rank; ++d) perm.push_back(d);
-    perm.push_back(1);
+    const std::vector<std::int64_t> perm = to_channels_last(rank);
     y = y.permute(std::span<const std::int64_t>(perm)).contiguous();
     if (indices)
       idx = idx.permute(std::span<const std::int64_t>(perm)).contiguous();
@@ -326,6 +345,27 @@ Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
 }
 
 }  // namespace
+
+std::vector<std::int64_t> conv_padding(const Shape& x_shape,
+                                       const Shape& weight_shape,
+                                       const ConvOptions& o) {
+  const std::size_t rank = x_shape.size();
+  TESSEL_CHECK(rank >= 3 && weight_shape.size() == rank, BadShape,
+               "conv_padding",
+               "needs input and weights of rank 3 to 5, got {} and {}",
+               shape_string(x_shape), shape_string(weight_shape));
+  const bool last = o.layout == DataLayout::ChannelsLast;
+  Ints in, kernel;
+  for (std::size_t d = 0; d + 2 < rank; ++d) {
+    in.push_back(x_shape[last ? d + 1 : d + 2]);
+    kernel.push_back(weight_shape[last ? d : d + 2]);
+  }
+  const Geometry g = geometry(in, kernel, o.stride, o.dilation, o.padding,
+                              o.auto_pad, false, "conv_padding");
+  Ints out = g.pad_begin;
+  out.insert(out.end(), g.pad_end.begin(), g.pad_end.end());
+  return out;
+}
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b,
             const ConvOptions& o) {
@@ -377,6 +417,40 @@ Tensor avg_pool2d(const Tensor& x, const PoolOptions& o) {
   TESSEL_CHECK(x.defined() && x.rank() == 4, BadShape, "avg_pool2d",
                "needs a 4-D input");
   return pool_impl(x, o, false, nullptr, "avg_pool2d");
+}
+
+Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
+                         const PoolOptions& o) {
+  const char* op = "avg_pool_backward";
+  require(grad_output, op);
+  const auto rank = static_cast<std::int64_t>(input_shape.size());
+  TESSEL_CHECK(rank >= 3 && grad_output.rank() == rank, BadShape, op,
+               "needs (N, C, spatial...) shapes, got input {} and gradient {}",
+               shape_string(input_shape), shape_string(grad_output.shape()));
+  TESSEL_CHECK(is_floating_point(grad_output.dtype()), BadDType, op,
+               "needs a float gradient, got {}",
+               dtype_name(grad_output.dtype()));
+  Shape in_first = input_shape;
+  if (o.layout == DataLayout::ChannelsLast) {
+    in_first = {input_shape[0],
+                input_shape[static_cast<std::size_t>(rank - 1)]};
+    for (std::int64_t d = 1; d + 1 < rank; ++d)
+      in_first.push_back(input_shape[static_cast<std::size_t>(d)]);
+  }
+  const PoolPlan plan = pool_plan(in_first, o, op);
+  const Tensor dy = channels_first_view(grad_output, o.layout);
+  TESSEL_CHECK(dy.shape() == plan.out_shape, BadShape, op,
+               "gradient {} does not match the pooled shape {}",
+               shape_string(grad_output.shape()), shape_string(plan.out_shape));
+  const DType acc = grad_output.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  Tensor dx = zeros(in_first, acc);
+  if (dy.numel() > 0)
+    cpu::avg_pool_backward(dy.to(acc).contiguous(), dx, plan.geometry);
+  if (o.layout == DataLayout::ChannelsLast) {
+    const std::vector<std::int64_t> perm = to_channels_last(rank);
+    dx = dx.permute(std::span<const std::int64_t>(perm)).contiguous();
+  }
+  return dx.to(grad_output.dtype());
 }
 
 Tensor global_avg_pool(const Tensor& x, DataLayout layout) {

@@ -51,6 +51,12 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
                         const Tensor& bias = {},
                         const ConvOptions& options = {});
 
+// The padding a convolution of these shapes uses, SAME resolved: begin
+// values then end values, one per spatial axis (for building its adjoint).
+std::vector<std::int64_t> conv_padding(const Shape& x_shape,
+                                       const Shape& weight_shape,
+                                       const ConvOptions& options);
+
 struct PoolOptions {
   std::vector<std::int64_t> kernel;  // required, per spatial axis
   std::vector<std::int64_t> stride;  // empty = the kernel size (PyTorch)
@@ -73,6 +79,9 @@ MaxPoolResult max_pool_with_indices(const Tensor& x,
 Tensor avg_pool(const Tensor& x, const PoolOptions& options);
 Tensor max_pool2d(const Tensor& x, const PoolOptions& options);
 Tensor avg_pool2d(const Tensor& x, const PoolOptions& options);
+// The gradient of avg_pool with respect to its input of `input_shape`.
+Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
+                         const PoolOptions& options);
 // Mean over every spatial axis, keeping them as extent 1.
 Tensor global_avg_pool(const Tensor& x,
                        DataLayout layout = DataLayout::ChannelsFirst);

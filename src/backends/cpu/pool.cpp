@@ -131,6 +131,34 @@ void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g) {
   });
 }
 
+void avg_pool_backward(const Tensor& dy, const Tensor& dx,
+                       const PoolGeometry& g) {
+  detail::dispatch_float_type(dx.dtype(), "avg_pool_backward", [&]<class T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T* grad = dy.const_data<T>();
+      T* out = static_cast<T*>(const_cast<void*>(dx.raw_data()));
+      // Each window hands dy / count to the positions it averaged; planes
+      // run in parallel, so no two threads touch one element.
+      for_each_output(
+          dx, dy,
+          [&](std::int64_t base, std::int64_t at, const auto& extent,
+              const auto& o) {
+            std::int64_t inside = 0, padded = 0;
+            for_window(extent, o, g, [&](std::int64_t i, bool in_pad) {
+              inside += i >= 0;
+              padded += in_pad;
+            });
+            const std::int64_t count = g.count_include_pad ? padded : inside;
+            if (count == 0) return;
+            const T share = grad[at] / static_cast<T>(count);
+            for_window(extent, o, g, [&](std::int64_t i, bool) {
+              if (i >= 0) out[base + i] += share;
+            });
+          });
+    }
+  });
+}
+
 void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
                     const Tensor& y, const std::vector<std::int64_t>& stride,
                     const std::vector<std::int64_t>& dilation,

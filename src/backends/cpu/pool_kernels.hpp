@@ -26,6 +26,10 @@ struct PoolGeometry {
 void max_pool(const Tensor& x, const Tensor& y, const Tensor& indices,
               const PoolGeometry& g);
 void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g);
+// dx (f32 or f64, zero-filled, the input's channels-first shape) += the
+// gradient of avg_pool for dy (same dtype, contiguous).
+void avg_pool_backward(const Tensor& dy, const Tensor& dx,
+                       const PoolGeometry& g);
 
 // Direct convolution in f64 (or for any float dtype, accumulating in f64):
 // x (N, C, S...), w (O, C/groups, K...), y (N, O, S'...), all contiguous.

@@ -1,0 +1,165 @@
+// Gradients of embedding, RoPE and attention.
+#include <cmath>
+#include <limits>
+
+#include "autograd/rules.hpp"
+#include "core/check.hpp"
+#include "tessel/autograd/functions.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/linalg.hpp"
+
+namespace tessel {
+
+using autograd::Needs;
+using autograd::one_grad;
+using autograd::record;
+
+Variable embedding(const Variable& weight, const Tensor& ids) {
+  const Tensor wv = weight.value();
+  const Tensor y = embedding(wv, ids);
+  return record(
+      "embedding", y, {weight}, [wv, ids](const Tensor& g, const Needs&) {
+        // Rows of the table receive the gradients of the positions that read
+        // them (summed for repeated ids).
+        const std::int64_t dim = wv.shape()[1], count = ids.numel();
+        const Tensor idx =
+            ids.to(DType::I64).reshape({count, 1}).expand({count, dim});
+        return one_grad(scatter_add(zeros(wv.shape(), g.dtype()), 0,
+                                    idx.contiguous(), g.reshape({count, dim}))
+                            .to(wv.dtype()));
+      });
+}
+
+Variable rope_with_tables(const Variable& x, const Tensor& cos_table,
+                          const Tensor& sin_table, RopeStyle style) {
+  const DType d = x.dtype();
+  return record(
+      "rope", rope_with_tables(x.value(), cos_table, sin_table, style), {x},
+      [cos_table, sin_table, style, d](const Tensor& g, const Needs&) {
+        // A rotation's adjoint is the rotation by the opposite angle.
+        return one_grad(
+            rope_with_tables(g, cos_table, neg(sin_table), style).to(d));
+      });
+}
+
+Variable rope(const Variable& x, const Tensor& positions,
+              const RopeOptions& o) {
+  TESSEL_CHECK(x.rank() >= 1, BadShape, "rope",
+               "x must have a head dimension, got {}", shape_string(x.shape()));
+  const std::int64_t rotary =
+      o.rotary_dim == 0 ? x.shape()[x.rank() - 1] : o.rotary_dim;
+  const RopeTables t =
+      rope_tables(positions, rotary, o.theta,
+                  x.dtype() == DType::F64 ? DType::F64 : DType::F32);
+  return rope_with_tables(x, t.cos, t.sin, o.style);
+}
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// The gradients of attention for one batch entry, recomputing the weights:
+// q (Hq, Sq, D), k (Hkv, Sk, D), v (Hkv, Sk, Dv), g (Hq, Sq, Dv); mask
+// (Hq, Sq, Sk) additive or bool, or undefined.
+struct AttentionGrads {
+  Tensor q, k, v;
+};
+
+AttentionGrads attention_backward(const Tensor& q, const Tensor& k,
+                                  const Tensor& v, const Tensor& g,
+                                  const Tensor& mask, const AttentionOptions& o,
+                                  double scale, std::int64_t offset) {
+  const std::int64_t hq = q.shape()[0], hkv = k.shape()[0], group = hq / hkv;
+  const std::int64_t sq = q.shape()[1], sk = k.shape()[1];
+  auto repeat_heads = [&](const Tensor& t) {
+    if (group == 1) return t;
+    const Shape s = t.shape();
+    return t.unsqueeze(1)
+        .expand({s[0], group, s[1], s[2]})
+        .reshape({s[0] * group, s[1], s[2]});
+  };
+  const Tensor kr = repeat_heads(k), vr = repeat_heads(v);
+  const Tensor raw = mul(matmul(q, kr.transpose(1, 2)), scale);
+  Tensor capped = raw, t;
+  if (o.softcap > 0) {
+    t = tanh(div(raw, o.softcap));
+    capped = mul(t, o.softcap);
+  }
+  Tensor z = capped;
+  const Tensor neg_inf = full({}, kNegInf, z.dtype());
+  if (mask.defined())
+    z = mask.dtype() == DType::Bool ? where(mask, z, neg_inf) : add(z, mask);
+  if (o.causal) {
+    const Tensor keep =
+        le(arange(sk, DType::I64).reshape({1, sk}),
+           add(arange(sq, DType::I64).reshape({sq, 1}), offset));
+    z = where(keep, z, neg_inf);
+  }
+  const Tensor empty_row = eq(max(z, {-1}, true), kNegInf);
+  const Tensor p = where(empty_row, zeros({}, z.dtype()), softmax(z, -1));
+  // dV = P^T dO; dP = dO V^T; dZ = P (dP - rowsum(dP P)).
+  const Tensor dv_rep = matmul(p.transpose(1, 2), g);
+  const Tensor dp = matmul(g, vr.transpose(1, 2));
+  Tensor dz = mul(p, sub(dp, sum(mul(dp, p), {-1}, true)));
+  if (o.softcap > 0) dz = mul(dz, sub(1, mul(t, t)));
+  AttentionGrads r;
+  r.q = mul(matmul(dz, kr), scale);
+  const Tensor dk_rep = mul(matmul(dz.transpose(1, 2), q), scale);
+  auto fold_heads = [&](const Tensor& rep) {
+    if (group == 1) return rep;
+    const Shape s = rep.shape();
+    return sum(rep.reshape({hkv, group, s[1], s[2]}), {1});
+  };
+  r.k = fold_heads(dk_rep);
+  r.v = fold_heads(dv_rep);
+  return r;
+}
+
+}  // namespace
+
+Variable scaled_dot_product_attention(const Variable& q, const Variable& k,
+                                      const Variable& v,
+                                      const AttentionOptions& o) {
+  if (q.rank() == 3 && k.rank() == 3 && v.rank() == 3) {
+    return scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0),
+                                        v.unsqueeze(0), o)
+        .squeeze(0);
+  }
+  const Tensor qv = q.value(), kv = k.value(), vv = v.value();
+  const Tensor y = scaled_dot_product_attention(qv, kv, vv, o);  // validates
+  return record(
+      "scaled_dot_product_attention", y, {q, k, v},
+      [qv, kv, vv, o](const Tensor& g, const Needs& n) {
+        const DType compute =
+            qv.dtype() == DType::F64 ? DType::F64 : DType::F32;
+        const std::int64_t batch = qv.shape()[0], hq = qv.shape()[1],
+                           sq = qv.shape()[2];
+        const std::int64_t sk = kv.shape()[2];
+        const double scale = o.scale.value_or(
+            1.0 / std::sqrt(static_cast<double>(qv.shape()[3])));
+        const std::int64_t offset = o.causal_offset.value_or(sk - sq);
+        Tensor mask;
+        if (o.mask.defined()) {
+          mask = o.mask.dtype() == DType::Bool ? o.mask : o.mask.to(compute);
+          mask = mask.expand({batch, hq, sq, sk});
+        }
+        Tensor gq = empty(qv.shape(), compute), gk = empty(kv.shape(), compute),
+               gv = empty(vv.shape(), compute);
+        // One batch entry at a time: the weights of (heads, Sq, Sk) exist for
+        // one entry only.
+        for (std::int64_t b = 0; b < batch; ++b) {
+          const AttentionGrads r = attention_backward(
+              qv.select(0, b).to(compute), kv.select(0, b).to(compute),
+              vv.select(0, b).to(compute), g.select(0, b).to(compute),
+              mask.defined() ? mask.select(0, b) : Tensor(), o, scale, offset);
+          gq.select(0, b).copy_(r.q);
+          gk.select(0, b).copy_(r.k);
+          gv.select(0, b).copy_(r.v);
+        }
+        return std::vector<Tensor>{n[0] ? gq.to(qv.dtype()) : Tensor(),
+                                   n[1] ? gk.to(kv.dtype()) : Tensor(),
+                                   n[2] ? gv.to(vv.dtype()) : Tensor()};
+      });
+}
+
+}  // namespace tessel
