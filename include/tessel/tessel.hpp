@@ -21,6 +21,7 @@
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
 #include "tessel/io/npy.hpp"
+#include "tessel/io/safetensors.hpp"
 #include "tessel/ops/attention.hpp"
 #include "tessel/ops/conv.hpp"
 #include "tessel/ops/elementwise.hpp"

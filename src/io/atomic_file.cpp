@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <vector>
 
 #include "core/check.hpp"
@@ -28,33 +31,73 @@ void write_all(int fd, std::span<const std::uint8_t> data,
 
 }  // namespace
 
+AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
+  const std::filesystem::path dir = path_.has_parent_path()
+                                        ? path_.parent_path()
+                                        : std::filesystem::path(".");
+  temp_ = (dir / ("." + path_.filename().string() + ".XXXXXX")).string();
+  fd_ = ::mkstemp(temp_.data());
+  TESSEL_CHECK(fd_ >= 0, IoFailure, "write",
+               "cannot create a temporary file in '{}': {}", dir.string(),
+               std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+void AtomicFile::write(std::span<const std::uint8_t> data) {
+  TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
+               path_.string());
+  write_all(fd_, data, path_.string());
+}
+
+void AtomicFile::commit() {
+  TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
+               path_.string());
+  TESSEL_CHECK(::fsync(fd_) == 0, IoFailure, "write",
+               "flushing '{}' failed: {}", path_.string(),
+               std::strerror(errno));
+  ::fchmod(fd_, 0644);
+  const int fd = fd_;
+  fd_ = -1;
+  const bool closed = ::close(fd) == 0;
+  if (!closed || std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temp_.c_str());
+    detail::fail(ErrorCode::IoFailure, "write", "finishing '{}' failed: {}",
+                 path_.string(), std::strerror(err));
+  }
+}
+
 void write_file_atomically(const std::filesystem::path& path,
                            std::span<const std::uint8_t> header,
                            std::span<const std::uint8_t> body) {
-  const std::filesystem::path dir =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string tmpl =
-      (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(tmpl.data());
-  TESSEL_CHECK(fd >= 0, IoFailure, "write",
-               "cannot create a temporary file in '{}': {}", dir.string(),
-               std::strerror(errno));
-  try {
-    write_all(fd, header, path.string());
-    write_all(fd, body, path.string());
-    TESSEL_CHECK(::fsync(fd) == 0, IoFailure, "write",
-                 "flushing '{}' failed: {}", path.string(),
-                 std::strerror(errno));
-    ::fchmod(fd, 0644);
-    ::close(fd);
-    TESSEL_CHECK(std::rename(tmpl.c_str(), path.c_str()) == 0, IoFailure,
-                 "write", "renaming onto '{}' failed: {}", path.string(),
-                 std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw;
+  AtomicFile file(path);
+  file.write(header);
+  file.write(body);
+  file.commit();
+}
+
+void replace_directory(const std::filesystem::path& staged,
+                       const std::filesystem::path& target) {
+  std::error_code ec;
+  if (!std::filesystem::exists(target, ec)) {
+    TESSEL_CHECK(std::rename(staged.c_str(), target.c_str()) == 0, IoFailure,
+                 "write", "renaming '{}' onto '{}' failed: {}", staged.string(),
+                 target.string(), std::strerror(errno));
+    return;
   }
+  TESSEL_CHECK(std::filesystem::is_directory(target, ec), IoFailure, "write",
+               "'{}' exists and is not a directory", target.string());
+  TESSEL_CHECK(::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(),
+                           RENAME_EXCHANGE) == 0,
+               IoFailure, "write", "swapping '{}' into '{}' failed: {}",
+               staged.string(), target.string(), std::strerror(errno));
+  std::filesystem::remove_all(staged, ec);  // now the old directory
 }
 
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {

@@ -10,11 +10,37 @@
 
 namespace tessel::io {
 
+// A file written in pieces that appears at `path` only on commit(); a
+// destroyed, uncommitted AtomicFile removes its temporary file.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::span<const std::uint8_t> data);
+  // Flushes to disk and renames onto the target (E3002 on failure).
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::string temp_;
+  int fd_ = -1;
+};
+
 void write_file_atomically(const std::filesystem::path& path,
                            std::span<const std::uint8_t> header,
                            std::span<const std::uint8_t> body);
 
 // Whole file into memory; E3002 on failure.
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
+
+// Replaces the directory `target` by `staged` (a complete directory built
+// beside it) in one step: an existing target is swapped out atomically
+// (renameat2 RENAME_EXCHANGE) and then removed, so readers see either the
+// old or the new directory, never a mixture.
+void replace_directory(const std::filesystem::path& staged,
+                       const std::filesystem::path& target);
 
 }  // namespace tessel::io

@@ -1,0 +1,339 @@
+// safetensors: u64 header length N, N bytes of JSON
+// {"__metadata__": {...}, "name": {"dtype": "F32", "shape": [2, 3],
+//  "data_offsets": [begin, end]}, ...}, then the data buffer that the
+// [begin, end) ranges (relative to its start) tile exactly.
+#include "tessel/io/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+
+#include "core/check.hpp"
+#include "io/atomic_file.hpp"
+
+namespace tessel {
+
+namespace {
+
+using nlohmann::json;
+
+// The reference parser's limit on the header.
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+
+[[noreturn]] void malformed(std::int64_t offset, const std::string& what) {
+  throw FormatError(
+      ErrorCode::MalformedFile,
+      fmt::format("[load_safetensors] {} at byte {}", what, offset), offset);
+}
+
+constexpr std::pair<std::string_view, DType> kDTypes[] = {
+    {"BOOL", DType::Bool},
+    {"U8", DType::U8},
+    {"I8", DType::I8},
+    {"F8_E5M2", DType::F8E5M2},
+    {"F8_E4M3", DType::F8E4M3FN},
+    {"I16", DType::I16},
+    {"U16", DType::U16},
+    {"F16", DType::F16},
+    {"BF16", DType::BF16},
+    {"I32", DType::I32},
+    {"U32", DType::U32},
+    {"F32", DType::F32},
+    {"F64", DType::F64},
+    {"I64", DType::I64},
+    {"U64", DType::U64},
+};
+
+std::optional<DType> dtype_from_string(std::string_view s) {
+  for (const auto& [name, dtype] : kDTypes) {
+    if (name == s) return dtype;
+  }
+  return std::nullopt;
+}
+
+std::string_view dtype_string(DType dtype) {
+  for (const auto& [name, d] : kDTypes) {
+    if (d == dtype) return name;
+  }
+  detail::fail(ErrorCode::BadDType, "save_safetensors",
+               "dtype {} has no safetensors equivalent", dtype_name(dtype));
+}
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+std::uint64_t read_offset(const json& v, std::int64_t at,
+                          const std::string& name) {
+  if (!v.is_number_unsigned() &&
+      !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+    malformed(at, fmt::format("tensor '{}': data_offsets must be two "
+                              "non-negative integers",
+                              name));
+  }
+  return v.get<std::uint64_t>();
+}
+
+Entry parse_entry(const std::string& name, const json& e, std::int64_t at) {
+  if (!e.is_object()) {
+    malformed(at, fmt::format("tensor '{}' is not an object", name));
+  }
+  const auto dt = e.find("dtype");
+  const auto sh = e.find("shape");
+  const auto off = e.find("data_offsets");
+  if (dt == e.end() || sh == e.end() || off == e.end()) {
+    malformed(at, fmt::format("tensor '{}' needs dtype, shape and "
+                              "data_offsets",
+                              name));
+  }
+  if (!dt->is_string()) {
+    malformed(at, fmt::format("tensor '{}': dtype is not a string", name));
+  }
+  const auto dtype = dtype_from_string(dt->get_ref<const std::string&>());
+  if (!dtype) {
+    malformed(at, fmt::format("tensor '{}': dtype '{}' is not supported by "
+                              "tessel",
+                              name, dt->get_ref<const std::string&>()));
+  }
+  if (!sh->is_array() || static_cast<std::int64_t>(sh->size()) > kMaxRank) {
+    malformed(at, fmt::format("tensor '{}': shape must be an array of at "
+                              "most {} extents",
+                              name, kMaxRank));
+  }
+  Shape shape;
+  for (const json& d : *sh) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
+        (d.is_number_unsigned() &&
+         d.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
+      malformed(at, fmt::format("tensor '{}': extents must be non-negative "
+                                "integers",
+                                name));
+    }
+    shape.push_back(d.get<std::int64_t>());
+  }
+  if (!off->is_array() || off->size() != 2) {
+    malformed(at, fmt::format("tensor '{}': data_offsets must be [begin, "
+                              "end]",
+                              name));
+  }
+  Entry entry{name, *dtype, shape, read_offset((*off)[0], at, name),
+              read_offset((*off)[1], at, name)};
+  if (entry.end < entry.begin) {
+    malformed(at,
+              fmt::format("tensor '{}': data_offsets end before begin", name));
+  }
+  std::int64_t nbytes = 0;
+  try {
+    nbytes = checked_mul(checked_numel(entry.shape), element_size(*dtype),
+                         "safetensors tensor size");
+  } catch (const Error&) {
+    malformed(at, fmt::format("tensor '{}': the size of shape {} overflows",
+                              name, fmt::join(entry.shape, ", ")));
+  }
+  if (entry.end - entry.begin != static_cast<std::uint64_t>(nbytes)) {
+    malformed(at, fmt::format("tensor '{}': {} bytes for shape [{}] of {}, "
+                              "which needs {}",
+                              name, entry.end - entry.begin,
+                              fmt::join(entry.shape, ", "), dtype_name(*dtype),
+                              nbytes));
+  }
+  return entry;
+}
+
+json parse_header_json(std::string_view text) {
+  std::set<std::string> seen;
+  std::string duplicate;
+  // Duplicate tensor names are forbidden, but JSON parsers keep the last.
+  const json::parser_callback_t watch_keys = [&](int depth,
+                                                 json::parse_event_t event,
+                                                 json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1 &&
+        !seen.insert(parsed.get<std::string>()).second && duplicate.empty()) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text, watch_keys);
+  } catch (const json::parse_error& e) {
+    malformed(8 + static_cast<std::int64_t>(e.byte),
+              fmt::format("the header is not valid JSON ({})", e.what()));
+  }
+  if (!duplicate.empty()) {
+    malformed(8, fmt::format("tensor '{}' appears twice", duplicate));
+  }
+  if (!header.is_object()) malformed(8, "the header is not a JSON object");
+  return header;
+}
+
+}  // namespace
+
+bool SafetensorsFile::contains(const std::string& name) const {
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [&](const Tensor& t) { return t.name() == name; });
+}
+
+const Tensor& SafetensorsFile::at(const std::string& name) const {
+  for (const Tensor& t : tensors) {
+    if (t.name() == name) return t;
+  }
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[safetensors] no tensor named '{}'", name));
+}
+
+SafetensorsFile parse_safetensors(const Storage& file) {
+  static_assert(std::endian::native == std::endian::little,
+                "safetensors data is little-endian; big-endian hosts need a "
+                "byte-swapping load");
+  const auto size = static_cast<std::uint64_t>(file.nbytes());
+  const auto* bytes = static_cast<const std::uint8_t*>(file.data());
+  if (size < 8) malformed(0, "the file is shorter than its 8-byte length");
+  std::uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes, 8);
+  if (header_len > kMaxHeaderBytes) {
+    malformed(0, fmt::format("header length {} exceeds the limit of {}",
+                             header_len, kMaxHeaderBytes));
+  }
+  if (header_len > size - 8) {
+    malformed(0, fmt::format("header length {} runs past the end of the "
+                             "{}-byte file",
+                             header_len, size));
+  }
+  const json header = parse_header_json(
+      std::string_view(reinterpret_cast<const char*>(bytes + 8), header_len));
+
+  SafetensorsFile out;
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) malformed(8, "__metadata__ is not an object");
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_string()) {
+          malformed(8, fmt::format("__metadata__ value of '{}' is not a "
+                                   "string",
+                                   k));
+        }
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(name, value, 8));
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  const std::uint64_t data_start = 8 + header_len;
+  const std::uint64_t data_size = size - data_start;
+  std::uint64_t expected = 0;
+  for (const Entry& e : entries) {
+    if (e.begin != expected) {
+      malformed(
+          static_cast<std::int64_t>(data_start + std::min(e.begin, data_size)),
+          fmt::format("tensor '{}' starts at data offset {} but the "
+                      "previous data ends at {} (gap or overlap)",
+                      e.name, e.begin, expected));
+    }
+    expected = e.end;
+  }
+  if (expected != data_size) {
+    malformed(
+        static_cast<std::int64_t>(data_start + std::min(expected, data_size)),
+        fmt::format("the tensors cover {} data bytes but the file "
+                    "holds {}",
+                    expected, data_size));
+  }
+
+  out.tensors.reserve(entries.size());
+  for (Entry& e : entries) {
+    const std::int64_t at = static_cast<std::int64_t>(data_start + e.begin);
+    const std::int64_t item = element_size(e.dtype);
+    const Strides strides = contiguous_strides(e.shape);
+    Tensor t;
+    if (at % item == 0) {
+      t = Tensor(file, e.shape, strides, at / item, e.dtype);
+    } else {
+      // An offset the element size does not divide: a borrowed view of the
+      // same bytes that keeps the whole file alive.
+      const auto nbytes = static_cast<std::int64_t>(e.end - e.begin);
+      Storage view = Storage::borrow(
+          const_cast<std::uint8_t*>(bytes) + at, nbytes, file.device(),
+          [keep = file](void*) {}, file.writable());
+      t = Tensor(view, e.shape, strides, 0, e.dtype);
+    }
+    t.set_name(std::move(e.name));
+    out.tensors.push_back(std::move(t));
+  }
+  return out;
+}
+
+SafetensorsFile load_safetensors(const std::filesystem::path& path,
+                                 MapMode mode) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  TESSEL_CHECK(!ec, IoFailure, "load_safetensors", "cannot read '{}': {}",
+               path.string(), ec.message());
+  if (size == 0) malformed(0, "the file is empty");
+  return parse_safetensors(Storage::map_file(path, mode));
+}
+
+void save_safetensors(const std::filesystem::path& path,
+                      const std::vector<Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  std::vector<const Tensor*> order;
+  std::set<std::string> names;
+  for (const Tensor& t : tensors) {
+    TESSEL_CHECK(!t.name().empty() && t.name() != "__metadata__", BadShape,
+                 "save_safetensors",
+                 "every tensor needs a name (and not '__metadata__')");
+    TESSEL_CHECK(names.insert(t.name()).second, BadShape, "save_safetensors",
+                 "tensor name '{}' appears twice", t.name());
+    dtype_string(t.dtype());  // E2201 before anything is written
+    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_safetensors",
+                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
+                 t.device().str());
+    order.push_back(&t);
+  }
+  // The reference writer's order: larger elements first, then by name.
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Tensor* a, const Tensor* b) {
+                     const auto sa = element_size(a->dtype());
+                     const auto sb = element_size(b->dtype());
+                     return sa != sb ? sa > sb : a->name() < b->name();
+                   });
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  for (const Tensor* t : order) {
+    const auto nbytes = static_cast<std::uint64_t>(t->nbytes());
+    header[t->name()] = {{"dtype", dtype_string(t->dtype())},
+                         {"shape", std::vector<std::int64_t>(t->shape().begin(),
+                                                             t->shape().end())},
+                         {"data_offsets", {offset, offset + nbytes}}};
+    offset += nbytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::uint8_t length[8];
+  const std::uint64_t header_len = text.size();
+  std::memcpy(length, &header_len, 8);
+
+  io::AtomicFile file(path);
+  file.write(length);
+  file.write({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+  for (const Tensor* t : order) {
+    const Tensor c = t->contiguous();
+    file.write({static_cast<const std::uint8_t*>(c.raw_data()),
+                static_cast<std::size_t>(c.nbytes())});
+  }
+  file.commit();
+}
+
+}  // namespace tessel
