@@ -1,4 +1,5 @@
 // Gradients of embedding, RoPE and attention.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,9 +59,9 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// The gradients of attention for one batch entry, recomputing the weights:
-// q (Hq, Sq, D), k (Hkv, Sk, D), v (Hkv, Sk, Dv), g (Hq, Sq, Dv); mask
-// (Hq, Sq, Sk) additive or bool, or undefined.
+// The gradients of attention for a chunk of batch entries, recomputing the
+// weights: q (B, Hq, Sq, D), k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv), g (B, Hq,
+// Sq, Dv); mask (B, Hq, Sq, Sk) additive or bool, or undefined.
 struct AttentionGrads {
   Tensor q, k, v;
 };
@@ -69,17 +70,18 @@ AttentionGrads attention_backward(const Tensor& q, const Tensor& k,
                                   const Tensor& v, const Tensor& g,
                                   const Tensor& mask, const AttentionOptions& o,
                                   double scale, std::int64_t offset) {
-  const std::int64_t hq = q.shape()[0], hkv = k.shape()[0], group = hq / hkv;
-  const std::int64_t sq = q.shape()[1], sk = k.shape()[1];
+  const std::int64_t batch = q.shape()[0], hq = q.shape()[1],
+                     hkv = k.shape()[1], group = hq / hkv;
+  const std::int64_t sq = q.shape()[2], sk = k.shape()[2];
   auto repeat_heads = [&](const Tensor& t) {
     if (group == 1) return t;
     const Shape s = t.shape();
-    return t.unsqueeze(1)
-        .expand({s[0], group, s[1], s[2]})
-        .reshape({s[0] * group, s[1], s[2]});
+    return t.unsqueeze(2)
+        .expand({s[0], s[1], group, s[2], s[3]})
+        .reshape({s[0], s[1] * group, s[2], s[3]});
   };
   const Tensor kr = repeat_heads(k), vr = repeat_heads(v);
-  const Tensor raw = mul(matmul(q, kr.transpose(1, 2)), scale);
+  const Tensor raw = mul(matmul(q, kr.transpose(2, 3)), scale);
   Tensor capped = raw, t;
   if (o.softcap > 0) {
     t = tanh(div(raw, o.softcap));
@@ -98,17 +100,17 @@ AttentionGrads attention_backward(const Tensor& q, const Tensor& k,
   const Tensor empty_row = eq(max(z, {-1}, true), kNegInf);
   const Tensor p = where(empty_row, zeros({}, z.dtype()), softmax(z, -1));
   // dV = P^T dO; dP = dO V^T; dZ = P (dP - rowsum(dP P)).
-  const Tensor dv_rep = matmul(p.transpose(1, 2), g);
-  const Tensor dp = matmul(g, vr.transpose(1, 2));
+  const Tensor dv_rep = matmul(p.transpose(2, 3), g);
+  const Tensor dp = matmul(g, vr.transpose(2, 3));
   Tensor dz = mul(p, sub(dp, sum(mul(dp, p), {-1}, true)));
   if (o.softcap > 0) dz = mul(dz, sub(1, mul(t, t)));
   AttentionGrads r;
   r.q = mul(matmul(dz, kr), scale);
-  const Tensor dk_rep = mul(matmul(dz.transpose(1, 2), q), scale);
+  const Tensor dk_rep = mul(matmul(dz.transpose(2, 3), q), scale);
   auto fold_heads = [&](const Tensor& rep) {
     if (group == 1) return rep;
     const Shape s = rep.shape();
-    return sum(rep.reshape({hkv, group, s[1], s[2]}), {1});
+    return sum(rep.reshape({batch, hkv, group, s[2], s[3]}), {2});
   };
   r.k = fold_heads(dk_rep);
   r.v = fold_heads(dv_rep);
@@ -145,16 +147,29 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k,
         }
         Tensor gq = empty(qv.shape(), compute), gk = empty(kv.shape(), compute),
                gv = empty(vv.shape(), compute);
-        // One batch entry at a time: the weights of (heads, Sq, Sk) exist for
-        // one entry only.
-        for (std::int64_t b = 0; b < batch; ++b) {
+        // Batch entries in chunks whose weights (chunk, Hq, Sq, Sk) stay
+        // within about 4M elements: few large ops for small sequences, and
+        // bounded memory for long ones.
+        const std::int64_t per_entry = std::max<std::int64_t>(hq * sq * sk, 1);
+        const std::int64_t chunk =
+            std::clamp<std::int64_t>((std::int64_t{1} << 22) / per_entry, 1,
+                                     std::max<std::int64_t>(batch, 1));
+        for (std::int64_t b = 0; b < batch; b += chunk) {
+          const std::int64_t e = std::min(batch, b + chunk);
           const AttentionGrads r = attention_backward(
-              qv.select(0, b).to(compute), kv.select(0, b).to(compute),
-              vv.select(0, b).to(compute), g.select(0, b).to(compute),
-              mask.defined() ? mask.select(0, b) : Tensor(), o, scale, offset);
-          gq.select(0, b).copy_(r.q);
-          gk.select(0, b).copy_(r.k);
-          gv.select(0, b).copy_(r.v);
+              qv.slice(0, b, e).to(compute), kv.slice(0, b, e).to(compute),
+              vv.slice(0, b, e).to(compute), g.slice(0, b, e).to(compute),
+              mask.defined() ? mask.slice(0, b, e) : Tensor(), o, scale,
+              offset);
+          if (b == 0 && e == batch) {
+            gq = r.q;
+            gk = r.k;
+            gv = r.v;
+            break;
+          }
+          gq.slice(0, b, e).copy_(r.q);
+          gk.slice(0, b, e).copy_(r.k);
+          gv.slice(0, b, e).copy_(r.v);
         }
         return std::vector<Tensor>{n[0] ? gq.to(qv.dtype()) : Tensor(),
                                    n[1] ? gk.to(kv.dtype()) : Tensor(),

@@ -4,11 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <stdio.h>
-
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 #include <vector>
 
 #include "core/check.hpp"
@@ -80,24 +77,6 @@ void write_file_atomically(const std::filesystem::path& path,
   file.write(header);
   file.write(body);
   file.commit();
-}
-
-void replace_directory(const std::filesystem::path& staged,
-                       const std::filesystem::path& target) {
-  std::error_code ec;
-  if (!std::filesystem::exists(target, ec)) {
-    TESSEL_CHECK(std::rename(staged.c_str(), target.c_str()) == 0, IoFailure,
-                 "write", "renaming '{}' onto '{}' failed: {}", staged.string(),
-                 target.string(), std::strerror(errno));
-    return;
-  }
-  TESSEL_CHECK(std::filesystem::is_directory(target, ec), IoFailure, "write",
-               "'{}' exists and is not a directory", target.string());
-  TESSEL_CHECK(::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(),
-                           RENAME_EXCHANGE) == 0,
-               IoFailure, "write", "swapping '{}' into '{}' failed: {}",
-               staged.string(), target.string(), std::strerror(errno));
-  std::filesystem::remove_all(staged, ec);  // now the old directory
 }
 
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {

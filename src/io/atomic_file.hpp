@@ -36,11 +36,4 @@ void write_file_atomically(const std::filesystem::path& path,
 // Whole file into memory; E3002 on failure.
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 
-// Replaces the directory `target` by `staged` (a complete directory built
-// beside it) in one step: an existing target is swapped out atomically
-// (renameat2 RENAME_EXCHANGE) and then removed, so readers see either the
-// old or the new directory, never a mixture.
-void replace_directory(const std::filesystem::path& staged,
-                       const std::filesystem::path& target);
-
 }  // namespace tessel::io

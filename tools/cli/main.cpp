@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<std::string, tessel::cli::Runner> runners;
   runners["info"] = tessel::cli::add_info_command(app);
+  runners["train"] = tessel::cli::add_train_command(app);
+  runners["generate"] = tessel::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
     for (auto* sub : app.get_subcommands())

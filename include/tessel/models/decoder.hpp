@@ -1,0 +1,123 @@
+// A Llama/Qwen3-family decoder-only transformer with HuggingFace's module
+// tree, so that its parameter names are the canonical ones of DESIGN §1:
+//   model.embed_tokens.weight
+//   model.layers.{i}.input_layernorm.weight
+//   model.layers.{i}.self_attn.{q,k,v,o}_proj.weight   (+ .bias)
+//   model.layers.{i}.self_attn.{q,k}_norm.weight         (Qwen3)
+//   model.layers.{i}.post_attention_layernorm.weight
+//   model.layers.{i}.mlp.{gate,up,down}_proj.weight
+//   model.norm.weight
+//   lm_head.weight                                       (unless tied)
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tessel/models/config.hpp"
+#include "tessel/nn/layers.hpp"
+
+namespace tessel {
+
+// Keys and values of every layer for incremental decoding: per layer
+// (batch, kv_heads, capacity, head_dim) buffers of which the first
+// length() positions are filled.
+class KVCache {
+ public:
+  KVCache(const DecoderConfig& config, std::int64_t batch,
+          std::int64_t capacity);
+  std::int64_t length() const { return length_; }
+  std::int64_t capacity() const { return capacity_; }
+  std::int64_t batch() const { return batch_; }
+  void clear() { length_ = 0; }
+
+  // Stores positions [length, length + S) of layer `layer` and returns the
+  // keys and values of positions [0, length + S).
+  std::pair<Tensor, Tensor> append(std::int64_t layer, const Tensor& k,
+                                   const Tensor& v);
+  // Marks the S positions appended to every layer as filled.
+  void advance(std::int64_t steps);
+
+ private:
+  std::vector<Tensor> keys_;
+  std::vector<Tensor> values_;
+  std::int64_t batch_;
+  std::int64_t capacity_;
+  std::int64_t length_ = 0;
+};
+
+namespace nn {
+
+class Attention : public Module {
+ public:
+  Attention(const DecoderConfig& config, Generator& generator);
+  // x (B, S, hidden) at positions given by the RoPE tables (S, head_dim/2).
+  Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
+                   KVCache* cache, std::int64_t layer) const;
+
+  std::int64_t heads;
+  std::int64_t kv_heads;
+  std::int64_t head_dim;
+  Linear q_proj;
+  Linear k_proj;
+  Linear v_proj;
+  Linear o_proj;
+  std::unique_ptr<RMSNorm> q_norm;  // Qwen3 only
+  std::unique_ptr<RMSNorm> k_norm;
+};
+
+class DecoderLayer : public Module {
+ public:
+  DecoderLayer(const DecoderConfig& config, Generator& generator);
+  Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
+                   KVCache* cache, std::int64_t layer) const;
+
+  RMSNorm input_layernorm;
+  Attention self_attn;
+  RMSNorm post_attention_layernorm;
+  SwiGLUMLP mlp;
+};
+
+// HuggingFace's "model": embeddings, the layers and the final norm.
+class DecoderModel : public Module {
+ public:
+  DecoderModel(const DecoderConfig& config, Generator& generator);
+
+  Embedding embed_tokens;
+  std::vector<std::unique_ptr<DecoderLayer>> layers;
+  RMSNorm norm;
+};
+
+}  // namespace nn
+
+// The decoder with its language-model head (HF's *ForCausalLM).
+class CausalLM : public nn::Module {
+ public:
+  // Weights drawn from N(0, initializer_range) with `seed`; norms at 1.
+  explicit CausalLM(const DecoderConfig& config, std::uint64_t seed = 0);
+
+  // ids (B, S) integer token ids -> logits (B, S, vocab_size). With a
+  // cache, the ids continue the cached positions and are appended to it
+  // (E2302 past its capacity or max_position_embeddings).
+  Variable forward(const Tensor& ids, KVCache* cache = nullptr) const;
+
+  const DecoderConfig& config() const { return config_; }
+
+  // config.json + model.safetensors (canonical names; lm_head.weight is
+  // omitted when tied) into an existing directory.
+  void save(const std::filesystem::path& dir) const;
+  // From such a directory (E4001 for missing or mis-shaped weights).
+  static std::unique_ptr<CausalLM> load(const std::filesystem::path& dir);
+
+  nn::DecoderModel model;
+  Variable lm_head;  // [vocab, hidden]; the embedding matrix when tied
+
+ private:
+  DecoderConfig config_;
+  Tensor rope_cos_;  // (max_position_embeddings, head_dim / 2)
+  Tensor rope_sin_;
+};
+
+}  // namespace tessel

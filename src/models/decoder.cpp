@@ -1,0 +1,227 @@
+#include "tessel/models/decoder.hpp"
+
+#include <set>
+
+#include "core/check.hpp"
+#include "io/atomic_file.hpp"
+#include "tessel/autograd/functions.hpp"
+#include "tessel/io/safetensors.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel {
+
+// ---- KV cache ---------------------------------------------------------------
+
+KVCache::KVCache(const DecoderConfig& config, std::int64_t batch,
+                 std::int64_t capacity)
+    : batch_(batch), capacity_(capacity) {
+  TESSEL_CHECK(batch > 0 && capacity > 0, BadShape, "KVCache",
+               "batch ({}) and capacity ({}) must be positive", batch,
+               capacity);
+  for (std::int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    const Shape shape{batch, config.num_key_value_heads, capacity,
+                      config.head_dim};
+    keys_.push_back(zeros(shape));
+    values_.push_back(zeros(shape));
+  }
+}
+
+std::pair<Tensor, Tensor> KVCache::append(std::int64_t layer, const Tensor& k,
+                                          const Tensor& v) {
+  const std::int64_t steps = k.size(2);
+  TESSEL_CHECK(length_ + steps <= capacity_, OutOfRange, "KVCache",
+               "{} cached + {} new positions exceed the capacity of {}",
+               length_, steps, capacity_);
+  Tensor& keys = keys_.at(static_cast<std::size_t>(layer));
+  Tensor& values = values_.at(static_cast<std::size_t>(layer));
+  keys.slice(2, length_, length_ + steps).copy_(k);
+  values.slice(2, length_, length_ + steps).copy_(v);
+  return {keys.slice(2, 0, length_ + steps),
+          values.slice(2, 0, length_ + steps)};
+}
+
+void KVCache::advance(std::int64_t steps) { length_ += steps; }
+
+namespace nn {
+
+// ---- layers ---------------------------------------------------------------
+
+Attention::Attention(const DecoderConfig& c, Generator& g)
+    : heads(c.num_attention_heads),
+      kv_heads(c.num_key_value_heads),
+      head_dim(c.head_dim),
+      q_proj(c.hidden_size, heads * head_dim, c.attention_bias, g,
+             c.initializer_range),
+      k_proj(c.hidden_size, kv_heads * head_dim, c.attention_bias, g,
+             c.initializer_range),
+      v_proj(c.hidden_size, kv_heads * head_dim, c.attention_bias, g,
+             c.initializer_range),
+      o_proj(heads * head_dim, c.hidden_size, false, g, c.initializer_range) {
+  register_module("q_proj", q_proj);
+  register_module("k_proj", k_proj);
+  register_module("v_proj", v_proj);
+  register_module("o_proj", o_proj);
+  if (c.qk_norm()) {
+    q_norm = std::make_unique<RMSNorm>(head_dim, c.rms_norm_eps);
+    k_norm = std::make_unique<RMSNorm>(head_dim, c.rms_norm_eps);
+    register_module("q_norm", *q_norm);
+    register_module("k_norm", *k_norm);
+  }
+}
+
+Variable Attention::forward(const Variable& x, const Tensor& cos,
+                            const Tensor& sin, KVCache* cache,
+                            std::int64_t layer) const {
+  const std::int64_t batch = x.size(0);
+  const std::int64_t seq = x.size(1);
+  // Projections stay (B, S, heads, head_dim); RoPE tables (S, 1, D/2)
+  // broadcast over the heads, and the transposes to (B, heads, S, D) are
+  // views the attention kernel reads in place.
+  Variable q = q_proj.forward(x).reshape({batch, seq, heads, head_dim});
+  Variable k = k_proj.forward(x).reshape({batch, seq, kv_heads, head_dim});
+  Variable v = v_proj.forward(x).reshape({batch, seq, kv_heads, head_dim});
+  if (q_norm) {
+    q = q_norm->forward(q);
+    k = k_norm->forward(k);
+  }
+  q = rope_with_tables(q, cos, sin).transpose(1, 2);
+  k = rope_with_tables(k, cos, sin).transpose(1, 2);
+  v = v.transpose(1, 2);
+  AttentionOptions options;
+  options.causal = true;
+  Variable out;
+  if (cache != nullptr) {
+    auto [keys, values] = cache->append(layer, k.value(), v.value());
+    out = scaled_dot_product_attention(q, Variable(keys), Variable(values),
+                                       options);
+  } else {
+    out = scaled_dot_product_attention(q, k, v, options);
+  }
+  return o_proj.forward(
+      out.transpose(1, 2).reshape({batch, seq, heads * head_dim}));
+}
+
+DecoderLayer::DecoderLayer(const DecoderConfig& c, Generator& g)
+    : input_layernorm(c.hidden_size, c.rms_norm_eps),
+      self_attn(c, g),
+      post_attention_layernorm(c.hidden_size, c.rms_norm_eps),
+      mlp(c.hidden_size, c.intermediate_size, g, c.initializer_range) {
+  register_module("input_layernorm", input_layernorm);
+  register_module("self_attn", self_attn);
+  register_module("post_attention_layernorm", post_attention_layernorm);
+  register_module("mlp", mlp);
+}
+
+Variable DecoderLayer::forward(const Variable& x, const Tensor& cos,
+                               const Tensor& sin, KVCache* cache,
+                               std::int64_t layer) const {
+  const Variable h =
+      x + self_attn.forward(input_layernorm.forward(x), cos, sin, cache, layer);
+  return h + mlp.forward(post_attention_layernorm.forward(h));
+}
+
+DecoderModel::DecoderModel(const DecoderConfig& c, Generator& g)
+    : embed_tokens(c.vocab_size, c.hidden_size, g, c.initializer_range),
+      norm(c.hidden_size, c.rms_norm_eps) {
+  register_module("embed_tokens", embed_tokens);
+  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    layers.push_back(std::make_unique<DecoderLayer>(c, g));
+    register_module("layers." + std::to_string(i), *layers.back());
+  }
+  register_module("norm", norm);
+}
+
+}  // namespace nn
+
+// ---- the language model
+// ------------------------------------------------------
+
+namespace {
+
+const DecoderConfig& validated(const DecoderConfig& c) {
+  c.validate();
+  return c;
+}
+
+// The initialising generator lives for the member initialiser only.
+Generator& as_lvalue(Generator&& g) { return g; }
+
+}  // namespace
+
+CausalLM::CausalLM(const DecoderConfig& config, std::uint64_t seed)
+    : model(validated(config), as_lvalue(Generator(seed))), config_(config) {
+  if (config.tie_word_embeddings) {
+    lm_head = model.embed_tokens.weight;
+  } else {
+    // Drawn after the decoder's weights, from its own stream.
+    Generator g(seed ^ 0x9e3779b97f4a7c15ull);
+    lm_head = register_parameter(
+        "lm_head.weight", mul(randn({config.vocab_size, config.hidden_size}, g),
+                              config.initializer_range));
+  }
+  register_module("model", model);
+  const RopeTables tables =
+      rope_tables(arange(0, config.max_position_embeddings, 1, DType::F32),
+                  config.head_dim, config.rope_theta);
+  rope_cos_ = tables.cos;
+  rope_sin_ = tables.sin;
+}
+
+Variable CausalLM::forward(const Tensor& ids, KVCache* cache) const {
+  TESSEL_CHECK(ids.rank() == 2, BadShape, "CausalLM",
+               "token ids must be (batch, sequence), not shape [{}]",
+               fmt::join(ids.shape(), ", "));
+  const std::int64_t seq = ids.size(1);
+  const std::int64_t start = cache != nullptr ? cache->length() : 0;
+  TESSEL_CHECK(start + seq <= config_.max_position_embeddings, OutOfRange,
+               "CausalLM",
+               "positions up to {} exceed max_position_embeddings ({})",
+               start + seq, config_.max_position_embeddings);
+  TESSEL_CHECK(cache == nullptr || cache->batch() == ids.size(0), BadShape,
+               "CausalLM", "the cache holds batch {} but the ids have {}",
+               cache ? cache->batch() : 0, ids.size(0));
+  const std::int64_t half = config_.head_dim / 2;
+  const Tensor cos =
+      rope_cos_.slice(0, start, start + seq).reshape({seq, 1, half});
+  const Tensor sin =
+      rope_sin_.slice(0, start, start + seq).reshape({seq, 1, half});
+  Variable h = model.embed_tokens.forward(ids);
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    h = model.layers[i]->forward(h, cos, sin, cache,
+                                 static_cast<std::int64_t>(i));
+  }
+  if (cache != nullptr) cache->advance(seq);
+  return linear(model.norm.forward(h), lm_head);
+}
+
+void CausalLM::save(const std::filesystem::path& dir) const {
+  const std::string json = config_.to_json();
+  io::write_file_atomically(
+      dir / "config.json",
+      {reinterpret_cast<const std::uint8_t*>(json.data()), json.size()}, {});
+  save_safetensors(dir / "model.safetensors", state_tensors(),
+                   {{"format", "pt"}});
+}
+
+std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& dir) {
+  auto lm =
+      std::make_unique<CausalLM>(DecoderConfig::load(dir / "config.json"));
+  const SafetensorsFile file = load_safetensors(dir / "model.safetensors");
+  std::set<std::string> used;
+  lm->load_state([&](const std::string& name) -> const Tensor* {
+    if (!file.contains(name)) return nullptr;
+    used.insert(name);
+    return &file.at(name);
+  });
+  for (const Tensor& t : file.tensors) {
+    const bool tied_head =
+        t.name() == "lm_head.weight" && lm->config().tie_word_embeddings;
+    TESSEL_CHECK(used.count(t.name()) || tied_head, BadConfig, "CausalLM",
+                 "'{}' in {} is not a parameter of the model config.json "
+                 "describes",
+                 t.name(), (dir / "model.safetensors").string());
+  }
+  return lm;
+}
+
+}  // namespace tessel

@@ -1,0 +1,59 @@
+#include "tessel/nn/layers.hpp"
+
+#include "tessel/autograd/functions.hpp"
+#include "tessel/ops/factories.hpp"
+
+namespace tessel::nn {
+
+namespace {
+
+Tensor normal(Shape shape, Generator& generator, double std) {
+  return mul(randn(std::move(shape), generator), std);
+}
+
+}  // namespace
+
+Linear::Linear(std::int64_t in_features, std::int64_t out_features,
+               bool with_bias, Generator& generator, double init_std) {
+  weight = register_parameter(
+      "weight", normal({out_features, in_features}, generator, init_std));
+  if (with_bias) bias = register_parameter("bias", zeros({out_features}));
+}
+
+Variable Linear::forward(const Variable& x) const {
+  return linear(x, weight, bias);
+}
+
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim,
+                     Generator& generator, double init_std) {
+  weight = register_parameter(
+      "weight", normal({num_embeddings, dim}, generator, init_std));
+}
+
+Variable Embedding::forward(const Tensor& ids) const {
+  return embedding(weight, ids);
+}
+
+RMSNorm::RMSNorm(std::int64_t dim, double eps_) : eps(eps_) {
+  weight = register_parameter("weight", ones({dim}));
+}
+
+Variable RMSNorm::forward(const Variable& x) const {
+  return rms_norm(x, weight, eps);
+}
+
+SwiGLUMLP::SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
+                     Generator& generator, double init_std)
+    : gate_proj(hidden, intermediate, false, generator, init_std),
+      up_proj(hidden, intermediate, false, generator, init_std),
+      down_proj(intermediate, hidden, false, generator, init_std) {
+  register_module("gate_proj", gate_proj);
+  register_module("up_proj", up_proj);
+  register_module("down_proj", down_proj);
+}
+
+Variable SwiGLUMLP::forward(const Variable& x) const {
+  return down_proj.forward(swiglu(gate_proj.forward(x), up_proj.forward(x)));
+}
+
+}  // namespace tessel::nn
