@@ -9,6 +9,7 @@
 
 namespace tessel {
 
+// The defaults are the model `tessel train` trains.
 struct DecoderConfig {
   // "qwen3" (per-head q_norm/k_norm, explicit head_dim) or "llama".
   std::string model_type = "qwen3";
@@ -16,10 +17,10 @@ struct DecoderConfig {
   std::int64_t hidden_size = 128;
   std::int64_t intermediate_size = 384;
   std::int64_t num_hidden_layers = 3;
-  std::int64_t num_attention_heads = 4;
-  std::int64_t num_key_value_heads = 2;
-  // hidden_size / num_attention_heads when a config omits it.
-  std::int64_t head_dim = 32;
+  std::int64_t num_attention_heads = 8;
+  std::int64_t num_key_value_heads = 4;
+  // A Llama config without it means hidden_size / num_attention_heads.
+  std::int64_t head_dim = 16;
   std::int64_t max_position_embeddings = 64;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;

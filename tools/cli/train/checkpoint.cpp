@@ -52,6 +52,8 @@ json state_json(const TrainState& s) {
           {"min_lr", s.min_lr},
           {"warmup_steps", s.warmup_steps},
           {"weight_decay", s.weight_decay},
+          {"beta1", s.beta1},
+          {"beta2", s.beta2},
           {"clip", s.clip},
           {"evaluation", s.evaluation},
           {"losses", s.losses}};
@@ -155,6 +157,8 @@ TrainState load_train_state(const fs::path& dir) {
     s.min_lr = j.at("min_lr");
     s.warmup_steps = j.at("warmup_steps");
     s.weight_decay = j.at("weight_decay");
+    s.beta1 = j.at("beta1");
+    s.beta2 = j.at("beta2");
     s.clip = j.at("clip");
     s.evaluation = j.at("evaluation");
     s.losses = j.at("losses").get<std::vector<double>>();

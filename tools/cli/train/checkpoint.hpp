@@ -31,6 +31,10 @@ struct TrainState {
   double min_lr = 0;
   std::int64_t warmup_steps = 0;
   double weight_decay = 0;
+  // AdamW's betas: 0.95 for the second moment, as in most transformer
+  // training, adapts faster than PyTorch's default 0.999.
+  double beta1 = 0.9;
+  double beta2 = 0.95;
   double clip = 0;
   std::vector<double> losses;  // one per step
   std::string evaluation;      // the last evaluation line

@@ -1,0 +1,253 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+
+DecoderConfig tiny(const std::string& type = "qwen3", bool tied = true) {
+  DecoderConfig c;
+  c.model_type = type;
+  c.vocab_size = 20;
+  c.hidden_size = 16;
+  c.intermediate_size = 24;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 4;
+  c.max_position_embeddings = 12;
+  c.tie_word_embeddings = tied;
+  c.initializer_range = 0.3;
+  return c;
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() /
+                     ("tessel_models_" + std::to_string(::getpid()) + name);
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(Decoder, ParametersCarryCanonicalNames) {
+  const CausalLM lm(tiny());
+  std::set<std::string> names;
+  for (const auto& [name, p] : lm.named_parameters()) names.insert(name);
+  for (const char* expected : {
+           "model.embed_tokens.weight",
+           "model.layers.0.input_layernorm.weight",
+           "model.layers.0.self_attn.q_proj.weight",
+           "model.layers.0.self_attn.k_proj.weight",
+           "model.layers.0.self_attn.v_proj.weight",
+           "model.layers.0.self_attn.o_proj.weight",
+           "model.layers.0.self_attn.q_norm.weight",
+           "model.layers.0.self_attn.k_norm.weight",
+           "model.layers.0.post_attention_layernorm.weight",
+           "model.layers.1.mlp.gate_proj.weight",
+           "model.layers.1.mlp.up_proj.weight",
+           "model.layers.1.mlp.down_proj.weight",
+           "model.norm.weight",
+       }) {
+    EXPECT_TRUE(names.count(expected)) << expected;
+  }
+  EXPECT_EQ(names.size(), 1u + 2u * 11u + 1u);  // tied: no lm_head.weight
+  EXPECT_EQ(lm.named_parameters().back().first, "model.norm.weight");
+
+  const CausalLM llama(tiny("llama", /*tied=*/false));
+  const auto named = llama.named_parameters();
+  EXPECT_EQ(named.back().first, "lm_head.weight");  // last, as in HF files
+  for (const auto& [name, p] : named) {
+    EXPECT_EQ(name.find("q_norm"), std::string::npos);
+  }
+  EXPECT_EQ(llama.lm_head.shape(), (Shape{20, 16}));
+}
+
+TEST(Decoder, KVCacheDecodingMatchesTheFullForward) {
+  for (const char* type : {"qwen3", "llama"}) {
+    const CausalLM lm(tiny(type, false), 3);
+    Generator g(5);
+    const Tensor ids = randint(0, 20, {2, 7}, g);
+    NoGradGuard no_grad;
+    const Tensor full = lm.forward(ids).value();
+    KVCache cache(lm.config(), 2, 12);
+    // A prefill of 3 positions, then one at a time.
+    Tensor parts = lm.forward(ids.slice(1, 0, 3), &cache).value();
+    for (std::int64_t i = 3; i < 7; ++i) {
+      parts = concat(
+          {parts, lm.forward(ids.slice(1, i, i + 1), &cache).value()}, 1);
+    }
+    EXPECT_EQ(cache.length(), 7);
+    EXPECT_TRUE(allclose(parts, full, 1e-5, 1e-5)) << type;
+  }
+}
+
+TEST(Decoder, RefusesBadInputs) {
+  const CausalLM lm(tiny());
+  EXPECT_TESSEL_ERROR(lm.forward(zeros({5}, DType::I64)), "E2102");
+  EXPECT_TESSEL_ERROR(lm.forward(zeros({1, 13}, DType::I64)), "E2302");
+  EXPECT_TESSEL_ERROR(lm.forward(full({1, 2}, 20, DType::I64)), "E2302");
+  KVCache cache(lm.config(), 1, 4);
+  lm.forward(zeros({1, 3}, DType::I64), &cache);
+  EXPECT_TESSEL_ERROR(lm.forward(zeros({1, 2}, DType::I64), &cache), "E2302");
+  KVCache other(lm.config(), 2, 4);
+  EXPECT_TESSEL_ERROR(lm.forward(zeros({1, 2}, DType::I64), &other), "E2102");
+}
+
+TEST(Decoder, SavesAndLoadsCheckpoints) {
+  const fs::path dir = temp_dir("save");
+  const CausalLM lm(tiny("llama", false), 9);
+  lm.save(dir);
+  const auto loaded = CausalLM::load(dir);
+  const Tensor ids = from_vector<std::int64_t>({1, 2, 3, 4}, {1, 4});
+  NoGradGuard no_grad;
+  EXPECT_TRUE(
+      allclose(loaded->forward(ids).value(), lm.forward(ids).value(), 0, 0));
+  EXPECT_EQ(loaded->config().to_json(), lm.config().to_json());
+
+  // A file that does not fit the config is refused, naming the tensor.
+  std::vector<Tensor> tensors = lm.state_tensors();
+  Tensor extra = zeros({2});
+  extra.set_name("model.layers.7.mlp.up_proj.weight");
+  tensors.push_back(extra);
+  save_safetensors(dir / "model.safetensors", tensors);
+  EXPECT_TESSEL_ERROR(CausalLM::load(dir), "E4001", "layers.7");
+  tensors.pop_back();
+  tensors.pop_back();  // lm_head.weight
+  save_safetensors(dir / "model.safetensors", tensors);
+  EXPECT_TESSEL_ERROR(CausalLM::load(dir), "E4001", "lm_head.weight");
+  tensors = lm.state_tensors();
+  tensors[0] = zeros({20, 15});
+  tensors[0].set_name("model.embed_tokens.weight");
+  save_safetensors(dir / "model.safetensors", tensors);
+  EXPECT_TESSEL_ERROR(CausalLM::load(dir), "E4001", "shape");
+  fs::remove_all(dir);
+}
+
+TEST(DecoderConfig, ReadsHuggingFaceConfigs) {
+  // Qwen3-0.6B's config.json (abridged).
+  const DecoderConfig q = DecoderConfig::from_json(R"({
+    "architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+    "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072,
+    "max_position_embeddings": 40960, "model_type": "qwen3",
+    "num_attention_heads": 16, "num_hidden_layers": 28,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null,
+    "rope_theta": 1000000, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "vocab_size": 151936})");
+  EXPECT_EQ(q.head_dim, 128);
+  EXPECT_EQ(q.num_key_value_heads, 8);
+  EXPECT_TRUE(q.tie_word_embeddings);
+  EXPECT_TRUE(q.qk_norm());
+  EXPECT_EQ(q.rope_theta, 1e6);
+  EXPECT_EQ(q.eos_token_id, 151645);
+
+  // Llama without head_dim or num_key_value_heads derives them.
+  const DecoderConfig l = DecoderConfig::from_json(R"({
+    "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100,
+    "eos_token_id": [2, 3]})");
+  EXPECT_EQ(l.head_dim, 16);
+  EXPECT_EQ(l.num_key_value_heads, 4);
+  EXPECT_FALSE(l.qk_norm());
+  EXPECT_EQ(l.eos_token_id, 2);
+  EXPECT_EQ(DecoderConfig::from_json(l.to_json()).to_json(), l.to_json());
+
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json("{"), "E4001");
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json(R"({"model_type": "gpt2"})"),
+                      "E4001", "gpt2");
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json(
+                          R"({"model_type": "llama", "hidden_size": "big"})"),
+                      "E4001", "hidden_size");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(
+          R"({"model_type": "llama", "num_attention_heads": 6, "num_key_value_heads": 4, "hidden_size": 48})"),
+      "E4001", "multiple");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(
+          R"({"model_type": "llama", "rope_scaling": {"rope_type": "llama3"}})"),
+      "E4001", "rope_scaling");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(R"({"model_type": "llama", "hidden_size": 0})"),
+      "E4001");
+}
+
+TEST(Sampler, GreedyTopKTopPAndSeeds) {
+  const Tensor logits = from_vector<float>({0.5f, 2.0f, -1.0f, 2.0f}, {4});
+  Sampler greedy({.temperature = 0});
+  EXPECT_EQ(greedy.sample(logits), 1);  // ties go to the lower id
+  Sampler top1({.temperature = 5, .top_k = 1, .seed = 3});
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(top1.sample(logits), 1);
+
+  // p = (0.25, 0.75): the frequency of token 1 over 4000 draws is within
+  // 5 standard deviations (0.034) of 0.75.
+  const Tensor two =
+      from_vector<float>({0.0f, static_cast<float>(std::log(3.0))}, {2});
+  Sampler s({.temperature = 1, .seed = 11});
+  int ones = 0;
+  for (int i = 0; i < 4000; ++i) ones += s.sample(two) == 1;
+  EXPECT_NEAR(ones / 4000.0, 0.75, 0.034);
+
+  // top_p 0.5 of (0.6, 0.3, 0.1) keeps the first token only.
+  const Tensor three =
+      from_vector<double>({std::log(0.6), std::log(0.3), std::log(0.1)}, {3});
+  Sampler nucleus({.temperature = 1, .top_p = 0.5, .seed = 1});
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(nucleus.sample(three), 0);
+
+  Sampler a({.temperature = 1, .seed = 42}), b({.temperature = 1, .seed = 42});
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(a.sample(logits), b.sample(logits));
+
+  EXPECT_TESSEL_ERROR(Sampler({.temperature = -1}), "E4001");
+  EXPECT_TESSEL_ERROR(Sampler({.top_k = -2}), "E4001");
+  EXPECT_TESSEL_ERROR(Sampler({.top_p = 0}), "E4001");
+  EXPECT_TESSEL_ERROR(greedy.sample(zeros({2, 2})), "E2102");
+}
+
+TEST(Generate, GreedyContinuationStopsAtTheStopToken) {
+  const CausalLM lm(tiny(), 4);
+  GenerateOptions options;
+  options.max_new_tokens = 6;
+  options.sampling.temperature = 0;
+  const Tensor prompt = from_vector<std::int64_t>({3, 1, 4, 1, 5, 9}, {2, 3});
+  const auto rows = generate(lm, prompt, options);
+  ASSERT_EQ(rows.size(), 2u);
+  // Greedy generation equals the argmax of the full forward, step by step.
+  std::vector<std::int64_t> seq{3, 1, 4};
+  NoGradGuard no_grad;
+  for (int i = 0; i < 6; ++i) {
+    const Tensor logits =
+        lm.forward(from_vector(seq, {1, static_cast<std::int64_t>(seq.size())}))
+            .value();
+    const std::int64_t next =
+        argmax(logits.select(0, 0).select(0, -1), 0).item<std::int64_t>();
+    EXPECT_EQ(rows[0][static_cast<std::size_t>(i)], next) << i;
+    seq.push_back(next);
+  }
+  options.stop_token = rows[0][1];
+  const auto stopped = generate(lm, prompt, options);
+  EXPECT_EQ(stopped[0].size(), 2u);
+  EXPECT_EQ(stopped[0].back(), rows[0][1]);
+  // Generation ends when the positions (12) run out: the logits of the
+  // last position give a 10th token that needs no position of its own.
+  options.stop_token.reset();
+  options.max_new_tokens = 50;
+  EXPECT_EQ(generate(lm, prompt, options)[0].size(), 10u);
+}
+
+TEST(ByteTokenizer, RoundTripsBytes) {
+  const ByteTokenizer t;
+  const std::string text = std::string("a\0\xff+1", 5);
+  const auto ids = t.encode(text);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{97, 0, 255, 43, 49}));
+  EXPECT_EQ(t.decode(ids), text);
+  EXPECT_TESSEL_ERROR(t.decode({256}), "E2302");
+}
+
+}  // namespace
+}  // namespace tessel
