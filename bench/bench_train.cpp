@@ -15,7 +15,7 @@ void BM_TrainStep(benchmark::State& st) {
   DecoderConfig c;
   c.num_hidden_layers = st.range(0);
   c.max_position_embeddings = 13;
-  c.rope_theta = 100.0;
+  c.rope_theta = 10.0;
   CausalLM lm(c, 0);
   AdamW optimizer(lm.parameters(), {.lr = 1e-3, .beta2 = 0.95});
   const std::int64_t batch = st.range(1), seq = 12;

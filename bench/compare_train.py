@@ -19,7 +19,7 @@ from timing import median, run_benchmarks  # noqa: E402
 CONFIG = dict(model_type="qwen3", vocab_size=256, hidden_size=128,
               intermediate_size=384, num_hidden_layers=3, num_attention_heads=8,
               num_key_value_heads=4, head_dim=16, max_position_embeddings=13,
-              rms_norm_eps=1e-6, rope_theta=100.0, tie_word_embeddings=True)
+              rms_norm_eps=1e-6, rope_theta=10.0, tie_word_embeddings=True)
 SEQ = 12
 
 

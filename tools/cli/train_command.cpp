@@ -22,10 +22,10 @@ struct TrainOptions {
   std::string resume;
   std::int64_t steps = 1000;
   std::int64_t batch_size = 128;
-  double lr = 3e-3;
+  double lr = 1.5e-3;
   double min_lr = 1e-4;
   std::int64_t warmup = 50;
-  double weight_decay = 0.01;
+  double weight_decay = 0.1;
   double clip = 1.0;
   std::uint64_t seed = 0;
   std::string model_type = "qwen3";
@@ -292,7 +292,7 @@ Runner add_train_command(CLI::App& app) {
   cmd->add_option("--intermediate", o->intermediate, "MLP width")
       ->capture_default_str();
   cmd->add_option("--rope-theta", o->rope_theta,
-                  "RoPE base (default: 100 for addition, 10000 for text)");
+                  "RoPE base (default: 10 for addition, 10000 for text)");
   cmd->add_option("--seq-len", o->seq_len, "Sequence length with --data")
       ->capture_default_str();
   cmd->add_option("--save-every", o->save_every,
