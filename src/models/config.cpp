@@ -49,6 +49,18 @@ std::optional<std::int64_t> get_token(const json& j, const char* key) {
   return it->get<std::int64_t>();
 }
 
+// The integer sizes by their config.json keys.
+constexpr std::pair<const char*, std::int64_t DecoderConfig::*> kSizes[] = {
+    {"vocab_size", &DecoderConfig::vocab_size},
+    {"hidden_size", &DecoderConfig::hidden_size},
+    {"intermediate_size", &DecoderConfig::intermediate_size},
+    {"num_hidden_layers", &DecoderConfig::num_hidden_layers},
+    {"num_attention_heads", &DecoderConfig::num_attention_heads},
+    {"num_key_value_heads", &DecoderConfig::num_key_value_heads},
+    {"head_dim", &DecoderConfig::head_dim},
+    {"max_position_embeddings", &DecoderConfig::max_position_embeddings},
+};
+
 }  // namespace
 
 void DecoderConfig::validate() const {
@@ -58,19 +70,10 @@ void DecoderConfig::validate() const {
                     "llama)",
                     model_type));
   }
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"vocab_size", vocab_size},
-      {"hidden_size", hidden_size},
-      {"intermediate_size", intermediate_size},
-      {"num_hidden_layers", num_hidden_layers},
-      {"num_attention_heads", num_attention_heads},
-      {"num_key_value_heads", num_key_value_heads},
-      {"head_dim", head_dim},
-      {"max_position_embeddings", max_position_embeddings},
-  };
-  for (const auto& [key, value] : positive) {
-    if (value <= 0)
-      bad(fmt::format("'{}' must be positive, not {}", key, value));
+  for (const auto& [key, member] : kSizes) {
+    if (this->*member <= 0) {
+      bad(fmt::format("'{}' must be positive, not {}", key, this->*member));
+    }
   }
   if (num_attention_heads % num_key_value_heads != 0) {
     bad(
@@ -150,14 +153,6 @@ std::string DecoderConfig::to_json() const {
       {"architectures",
        {model_type == "qwen3" ? "Qwen3ForCausalLM" : "LlamaForCausalLM"}},
       {"model_type", model_type},
-      {"vocab_size", vocab_size},
-      {"hidden_size", hidden_size},
-      {"intermediate_size", intermediate_size},
-      {"num_hidden_layers", num_hidden_layers},
-      {"num_attention_heads", num_attention_heads},
-      {"num_key_value_heads", num_key_value_heads},
-      {"head_dim", head_dim},
-      {"max_position_embeddings", max_position_embeddings},
       {"rms_norm_eps", rms_norm_eps},
       {"rope_theta", rope_theta},
       {"initializer_range", initializer_range},
@@ -168,6 +163,7 @@ std::string DecoderConfig::to_json() const {
       {"bos_token_id", bos_token_id ? json(*bos_token_id) : json(nullptr)},
       {"eos_token_id", eos_token_id ? json(*eos_token_id) : json(nullptr)},
   };
+  for (const auto& [key, member] : kSizes) j[key] = this->*member;
   return j.dump(2) + "\n";
 }
 
