@@ -166,6 +166,9 @@ json parse_header_json(std::string_view text) {
   } catch (const json::parse_error& e) {
     malformed(8 + static_cast<std::int64_t>(e.byte),
               fmt::format("the header is not valid JSON ({})", e.what()));
+  } catch (const json::exception& e) {
+    // e.g. a number too large for a double (out_of_range 406).
+    malformed(8, fmt::format("the header is not valid JSON ({})", e.what()));
   }
   if (!duplicate.empty()) {
     malformed(8, fmt::format("tensor '{}' appears twice", duplicate));

@@ -100,7 +100,7 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     bad(fmt::format("config.json is not valid JSON: {}", e.what()));
   }
   if (!j.is_object()) bad("config.json is not a JSON object");

@@ -128,6 +128,8 @@ TEST(Safetensors, RejectsMalformedHeaders) {
   expect_malformed(ok, 12, "cover");                 // trailing bytes
   expect_malformed("{\"x\":", 0, "not valid JSON");  // broken JSON
   expect_malformed("[]", 0, "not a JSON object");
+  expect_malformed(R"({"x":{"dtype":"F32","shape":[1e99999]}})", 0,
+                   "not valid JSON");  // found by the fuzzer
   expect_malformed(R"({"x":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})",
                    8, "not supported");
   expect_malformed(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
