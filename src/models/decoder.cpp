@@ -206,7 +206,7 @@ void CausalLM::save(const std::filesystem::path& dir) const {
 std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& dir) {
   auto lm =
       std::make_unique<CausalLM>(DecoderConfig::load(dir / "config.json"));
-  const SafetensorsFile file = load_safetensors(dir / "model.safetensors");
+  const SafetensorsFile file = load_safetensors_checkpoint(dir);
   std::set<std::string> used;
   lm->load_state([&](const std::string& name) -> const Tensor* {
     if (!file.contains(name)) return nullptr;
@@ -219,7 +219,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& dir) {
     TESSEL_CHECK(used.count(t.name()) || tied_head, BadConfig, "CausalLM",
                  "'{}' in {} is not a parameter of the model config.json "
                  "describes",
-                 t.name(), (dir / "model.safetensors").string());
+                 t.name(), dir.string());
   }
   return lm;
 }

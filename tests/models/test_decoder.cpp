@@ -111,6 +111,14 @@ TEST(Decoder, SavesAndLoadsCheckpoints) {
       allclose(loaded->forward(ids).value(), lm.forward(ids).value(), 0, 0));
   EXPECT_EQ(loaded->config().to_json(), lm.config().to_json());
 
+  // A sharded checkpoint (HF's save_pretrained layout) loads the same.
+  fs::remove(dir / "model.safetensors");
+  const auto files = save_safetensors_sharded(dir, lm.state_tensors(), 4000);
+  EXPECT_GT(files.size(), 2u);
+  EXPECT_TRUE(allclose(CausalLM::load(dir)->forward(ids).value(),
+                       lm.forward(ids).value(), 0, 0));
+  for (const auto& f : files) fs::remove(f);
+
   // A file that does not fit the config is refused, naming the tensor.
   std::vector<Tensor> tensors = lm.state_tensors();
   Tensor extra = zeros({2});

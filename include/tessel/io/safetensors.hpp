@@ -48,4 +48,25 @@ void save_safetensors(const std::filesystem::path& path,
                       const std::vector<Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
+// A HuggingFace checkpoint: `dir/model.safetensors.index.json` (or that
+// index file itself), {"metadata": {...}, "weight_map": {tensor: shard}},
+// naming shard files in the same directory; or, without an index,
+// `dir/model.safetensors`. Every shard is mapped (zero copy). E3001 when a
+// tensor the index names is not in its shard, a shard holds a tensor the
+// index does not give it, a name appears twice, or a shard name leaves the
+// directory; E3002 when a file is missing.
+SafetensorsFile load_safetensors_checkpoint(const std::filesystem::path& path,
+                                            MapMode mode = MapMode::ReadOnly);
+
+// Writes `tensors` into `dir` as shards of at most max_shard_bytes of data
+// each (a larger tensor gets a shard of its own), in the given order,
+// named model-00001-of-0000N.safetensors, then the index (written last,
+// so an index never names a shard that is not complete). A single shard
+// is written as model.safetensors without an index, like HF's
+// save_pretrained. Returns the files written.
+std::vector<std::filesystem::path> save_safetensors_sharded(
+    const std::filesystem::path& dir, const std::vector<Tensor>& tensors,
+    std::int64_t max_shard_bytes,
+    const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace tessel

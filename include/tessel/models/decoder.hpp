@@ -108,7 +108,8 @@ class CausalLM : public nn::Module {
   // config.json + model.safetensors (canonical names; lm_head.weight is
   // omitted when tied) into an existing directory.
   void save(const std::filesystem::path& dir) const;
-  // From such a directory (E4001 for missing or mis-shaped weights).
+  // From such a directory, or one sharded with model.safetensors.index.json
+  // (E4001 for missing, unexpected or mis-shaped weights).
   static std::unique_ptr<CausalLM> load(const std::filesystem::path& dir);
 
   nn::DecoderModel model;
