@@ -58,6 +58,18 @@ def test_resume_is_exact(tessel, tmp):
           "model.embed_tokens.weight" in weights and "lm_head.weight" not in weights,
           "weights carry canonical names (lm_head tied)")
     ET.parse(os.path.join(whole, "loss.svg"))  # well-formed
+    # tessel inspect lists the checkpoint; --stats agrees with NumPy.
+    p = run(tessel, "inspect", "--stats", whole)
+    row = next(l.split() for l in p.stdout.splitlines()
+               if l.startswith("model.embed_tokens.weight "))
+    w = weights["model.embed_tokens.weight"].astype("float64")
+    end = next(i for i, tok in enumerate(row) if tok.endswith("]"))  # shape
+    check(row[1] == "f32" and row[end + 1] == str(w.nbytes // 2),
+          "inspect shows dtype and bytes")
+    stats = [float(v) for v in row[end + 2:end + 6]]
+    expect = [w.min(), w.max(), w.mean(), w.std()]
+    check(all(abs(a - b) <= 1e-3 * max(1e-3, abs(b)) for a, b in zip(stats, expect)),
+          f"inspect --stats matches NumPy ({stats} vs {expect})")
     losses = json.load(open(os.path.join(whole, "trainer_state.json")))["losses"]
     check(len(losses) == 12, "one loss per step in trainer_state.json")
     p = run(tessel, "train", "--resume", split, "--lr", "1", expect=4)

@@ -12,5 +12,6 @@ using Runner = std::function<int()>;
 Runner add_info_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
 Runner add_generate_command(CLI::App& app);
+Runner add_inspect_command(CLI::App& app);
 
 }  // namespace tessel::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   runners["info"] = tessel::cli::add_info_command(app);
   runners["train"] = tessel::cli::add_train_command(app);
   runners["generate"] = tessel::cli::add_generate_command(app);
+  runners["inspect"] = tessel::cli::add_inspect_command(app);
   try {
     app.parse(argc, argv);
     for (auto* sub : app.get_subcommands())

@@ -1,0 +1,152 @@
+// `tessel inspect FILE`: the tensors of a safetensors file or checkpoint
+// directory, or an .npy file — name, dtype, shape, bytes and metadata —
+// read from the header alone; --stats streams each tensor once for
+// min/max/mean/std and NaN/Inf counts, with progress.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "tessel/tessel.hpp"
+
+namespace tessel::cli {
+
+namespace {
+
+struct InspectOptions {
+  std::string path;
+  bool stats = false;
+};
+
+struct Stats {
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  double sum = 0;
+  double sum_squares = 0;
+  std::int64_t finite = 0;
+  std::int64_t nan = 0;
+  std::int64_t inf = 0;
+};
+
+// Elements per pass, so that the f64 working copy stays small (8 MiB)
+// however large the tensor.
+constexpr std::int64_t kChunk = 1 << 20;
+
+void accumulate(Stats& s, const Tensor& chunk) {
+  const Tensor x = chunk.to(DType::F64);
+  const Tensor finite = isfinite(x);
+  const auto count = [](const Tensor& mask) {
+    return sum(mask).to(DType::I64).item<std::int64_t>();
+  };
+  const std::int64_t n_finite = count(finite);
+  const std::int64_t n_nan = count(isnan(x));
+  s.nan += n_nan;
+  s.inf += x.numel() - n_finite - n_nan;
+  if (n_finite == 0) return;
+  const Tensor zero = zeros({}, DType::F64);
+  const Tensor kept = where(finite, x, zero);
+  s.sum += sum(kept).item<double>();
+  s.sum_squares += sum_squares(kept).item<double>();
+  const Tensor big =
+      full({}, std::numeric_limits<double>::infinity(), DType::F64);
+  s.min = std::min(s.min, min(where(finite, x, big)).item<double>());
+  s.max = std::max(s.max, max(where(finite, x, neg(big))).item<double>());
+  s.finite += n_finite;
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.2f} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.2f} MB", bytes / 1e6);
+  if (bytes >= 1e3) return fmt::format("{:.1f} kB", bytes / 1e3);
+  return fmt::format("{} B", bytes);
+}
+
+int run_inspect(const InspectOptions& o) {
+  namespace fs = std::filesystem;
+  const fs::path path = o.path;
+  SafetensorsFile file;
+  if (path.extension() == ".npy") {
+    Tensor t = load_npy(path);
+    t.set_name(path.stem().string());
+    file.tensors.push_back(t);
+  } else {
+    file = load_safetensors_checkpoint(path);
+  }
+  std::int64_t total = 0;
+  std::size_t width = 4;
+  for (const Tensor& t : file.tensors) {
+    total += t.nbytes();
+    width = std::max(width, t.name().size());
+  }
+  fmt::print("{}: {} tensors, {}\n", path.string(), file.tensors.size(),
+             format_bytes(static_cast<double>(total)));
+  for (const auto& [k, v] : file.metadata) fmt::print("  {} = {}\n", k, v);
+
+  std::vector<Stats> stats(file.tensors.size());
+  if (o.stats) {
+    Progress progress(total, "B", 1 << 30);
+    std::int64_t done = 0;
+    for (std::size_t i = 0; i < file.tensors.size(); ++i) {
+      const Tensor& t = file.tensors[i];
+      // Block-quantised and packed tensors have no element to read here.
+      if (is_block_quantized(t.dtype()) || is_packed(t.dtype())) continue;
+      const Tensor flat = t.reshape({t.numel()});
+      for (std::int64_t start = 0; start < t.numel(); start += kChunk) {
+        const std::int64_t stop = std::min(t.numel(), start + kChunk);
+        accumulate(stats[i], flat.slice(0, start, stop));
+        done +=
+            (stop - start) * t.nbytes() / std::max<std::int64_t>(t.numel(), 1);
+        progress.update(done, static_cast<double>(done), t.name());
+      }
+    }
+    progress.finish();
+  }
+
+  fmt::print("{:<{}}  {:<9} {:<18} {:>12}{}\n", "name", width, "dtype", "shape",
+             "bytes",
+             o.stats ? fmt::format("  {:>11} {:>11} {:>11} {:>11} {:>5} {:>5}",
+                                   "min", "max", "mean", "std", "nan", "inf")
+                     : "");
+  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
+    const Tensor& t = file.tensors[i];
+    std::string line = fmt::format(
+        "{:<{}}  {:<9} {:<18} {:>12}", t.name(), width, dtype_name(t.dtype()),
+        fmt::format("[{}]", fmt::join(t.shape(), ", ")), t.nbytes());
+    if (o.stats) {
+      const Stats& s = stats[i];
+      const double n = static_cast<double>(s.finite);
+      const double mean = s.finite > 0 ? s.sum / n : NAN;
+      const double var =
+          s.finite > 0 ? std::max(0.0, s.sum_squares / n - mean * mean) : NAN;
+      line +=
+          fmt::format("  {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>5} {:>5}",
+                      s.finite ? s.min : NAN, s.finite ? s.max : NAN, mean,
+                      std::sqrt(var), s.nan, s.inf);
+    }
+    fmt::print("{}\n", line);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_inspect_command(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect",
+      "List the tensors of a safetensors file or checkpoint directory, or an "
+      ".npy file (reads only the header unless --stats)");
+  cmd->add_option("path", o->path, "File, checkpoint directory or index")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--stats", o->stats,
+                "Stream every tensor: min, max, mean, std (of the finite "
+                "values) and NaN/Inf counts");
+  return [o] { return run_inspect(*o); };
+}
+
+}  // namespace tessel::cli
