@@ -20,6 +20,7 @@
 #include "tessel/core/shape.hpp"
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/io/descriptor.hpp"
 #include "tessel/io/npy.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/models/config.hpp"

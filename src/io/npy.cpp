@@ -11,6 +11,7 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "io/byteswap.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -131,11 +132,6 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-void byteswap(void* data, std::int64_t count, int size) {
-  auto* p = static_cast<std::uint8_t*>(data);
-  for (std::int64_t i = 0; i < count; ++i, p += size) std::reverse(p, p + size);
-}
-
 }  // namespace
 
 Tensor parse_npy(std::span<const std::uint8_t> bytes) {
@@ -216,7 +212,7 @@ Tensor parse_npy(std::span<const std::uint8_t> bytes) {
     std::memcpy(t.mutable_raw_data(), bytes.data() + data_at,
                 static_cast<std::size_t>(nbytes));
   if (descr->big_endian)
-    byteswap(t.mutable_raw_data(), numel, element_size(descr->dtype));
+    io::byteswap(t.mutable_raw_data(), numel, element_size(descr->dtype));
   if (*fortran && stored.size() > 1) {
     SmallVector<std::int64_t, 8> order;
     for (std::size_t d = stored.size(); d-- > 0;)

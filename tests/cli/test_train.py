@@ -70,6 +70,12 @@ def test_resume_is_exact(tessel, tmp):
     expect = [w.min(), w.max(), w.mean(), w.std()]
     check(all(abs(a - b) <= 1e-3 * max(1e-3, abs(b)) for a, b in zip(stats, expect)),
           f"inspect --stats matches NumPy ({stats} vs {expect})")
+    described = json.loads(run(tessel, "inspect", "--json", whole).stdout)
+    emb = next(t for t in described["tensors"] if t["name"] == "model.embed_tokens.weight")
+    check(emb["dtype"]["base_type"] == "FLOAT32" and
+          emb["shape"]["dimensions"] == list(w.shape) and
+          emb["memory"]["total_bytes"] > 0 and described["metadata"]["format"] == "pt",
+          "inspect --json prints descriptors")
     losses = json.load(open(os.path.join(whole, "trainer_state.json")))["losses"]
     check(len(losses) == 12, "one loss per step in trainer_state.json")
     p = run(tessel, "train", "--resume", split, "--lr", "1", expect=4)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -20,6 +21,7 @@ namespace {
 struct InspectOptions {
   std::string path;
   bool stats = false;
+  bool json = false;
 };
 
 struct Stats {
@@ -75,6 +77,17 @@ int run_inspect(const InspectOptions& o) {
     file.tensors.push_back(t);
   } else {
     file = load_safetensors_checkpoint(path);
+  }
+  if (o.json) {
+    // The tensors' descriptors (DESIGN §5), from the header alone.
+    nlohmann::json out = {{"path", path.string()},
+                          {"metadata", file.metadata},
+                          {"tensors", nlohmann::json::array()}};
+    for (const Tensor& t : file.tensors) {
+      out["tensors"].push_back(nlohmann::json::parse(to_json(describe(t), -1)));
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
   }
   std::int64_t total = 0;
   std::size_t width = 4;
@@ -146,6 +159,8 @@ Runner add_inspect_command(CLI::App& app) {
   cmd->add_flag("--stats", o->stats,
                 "Stream every tensor: min, max, mean, std (of the finite "
                 "values) and NaN/Inf counts");
+  cmd->add_flag("--json", o->json,
+                "Print the tensors' JSON descriptors (WIA-AI-011 keys)");
   return [o] { return run_inspect(*o); };
 }
 

@@ -1,0 +1,498 @@
+#include "tessel/io/descriptor.hpp"
+
+#include <bit>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "core/check.hpp"
+#include "io/byteswap.hpp"
+
+namespace tessel {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kVersionPrefix = "WIA-AI-011-v";
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& what) {
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[descriptor] field '{}': {}", field, what));
+}
+
+// WIA-AI-011 base types where they differ from the upper-cased tessel name.
+constexpr std::pair<DType, std::string_view> kBaseTypes[] = {
+    {DType::Bool, "BOOL"},
+    {DType::U8, "UINT8"},
+    {DType::I8, "INT8"},
+    {DType::I16, "INT16"},
+    {DType::I32, "INT32"},
+    {DType::I64, "INT64"},
+    {DType::U16, "UINT16"},
+    {DType::U32, "UINT32"},
+    {DType::U64, "UINT64"},
+    {DType::F16, "FLOAT16"},
+    {DType::BF16, "BFLOAT16"},
+    {DType::F32, "FLOAT32"},
+    {DType::F64, "FLOAT64"},
+    {DType::F8E4M3FN, "FLOAT8_E4M3FN"},
+    {DType::F8E5M2, "FLOAT8_E5M2"},
+    {DType::I4, "INT4"},
+    {DType::U4, "UINT4"},
+};
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string base_type(DType d) {
+  for (const auto& [dtype, name] : kBaseTypes) {
+    if (dtype == d) return std::string(name);
+  }
+  return upper(dtype_name(d));  // the GGUF block types: Q4_0, Q6_K, ...
+}
+
+DType parse_base_type(const std::string& s) {
+  const std::string u = upper(s);
+  for (const auto& [dtype, name] : kBaseTypes) {
+    if (name == u) return dtype;
+  }
+  std::string lower(s);
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  try {
+    return parse_dtype(lower);  // "f32", "float32", "q4_0", ...
+  } catch (const Error&) {
+    bad_field("dtype.base_type", fmt::format("unknown type '{}'", s));
+  }
+}
+
+std::int64_t get_int(const json& j, const std::string& field,
+                     bool non_negative) {
+  if (!j.is_number_integer() || (non_negative && j.get<std::int64_t>() < 0)) {
+    bad_field(field,
+              fmt::format("expected a{} integer, got {}",
+                          non_negative ? " non-negative" : "n", j.dump()));
+  }
+  return j.get<std::int64_t>();
+}
+
+std::vector<std::int64_t> get_ints(const json& j, const std::string& field) {
+  if (!j.is_array() || static_cast<std::int64_t>(j.size()) > kMaxRank) {
+    bad_field(field, "expected an array of at most 64 integers");
+  }
+  std::vector<std::int64_t> out;
+  for (const json& v : j) out.push_back(get_int(v, field, true));
+  return out;
+}
+
+std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> s(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;) {
+    s[i - 1] = checked_mul(s[i], std::max<std::int64_t>(shape[i], 1),
+                           "descriptor strides");
+  }
+  return s;
+}
+
+// Bytes from the buffer start to one past the last addressed element.
+std::int64_t extent_bytes(const std::vector<std::int64_t>& shape,
+                          const std::vector<std::int64_t>& strides,
+                          std::int64_t offset_bytes, std::int64_t item) {
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return offset_bytes;
+    last = checked_add(last, checked_mul(shape[i] - 1, strides[i], "extent"),
+                       "extent");
+  }
+  return checked_add(offset_bytes, checked_mul(last + 1, item, "extent"),
+                     "extent");
+}
+
+std::int64_t item_bytes(DType d) {
+  // Packed and block types are described by whole bytes of row-major data.
+  return is_packed(d) || is_block_quantized(d) ? 1 : element_size(d);
+}
+
+void parse_version(const json& j, TensorDescriptor& d) {
+  if (!j.is_string()) bad_field("version", "expected a string");
+  std::string v = j.get<std::string>();
+  if (v.rfind(kVersionPrefix, 0) == 0)
+    v = v.substr(std::string(kVersionPrefix).size());
+  int major = 0, minor = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) < 1 || major < 1) {
+    bad_field("version",
+              fmt::format("'{}' is not a version", j.get<std::string>()));
+  }
+  if (major > 1) {
+    bad_field("version", fmt::format("major version {} is newer than this "
+                                     "reader (1)",
+                                     major));
+  }
+  d.version_major = major;
+  d.version_minor = minor;
+}
+
+Device parse_device_field(const json& j) {
+  if (j.is_string()) {
+    try {
+      return parse_device(j.get<std::string>());
+    } catch (const Error&) {
+      bad_field("memory.device", fmt::format("unknown device {}", j.dump()));
+    }
+  }
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    bad_field("memory.device", "expected {\"type\": ..., \"id\": ...}");
+  }
+  const std::string type = upper(j["type"].get<std::string>());
+  const std::int64_t id =
+      j.contains("id") ? get_int(j["id"], "memory.device.id", true) : 0;
+  if (type == "CPU") return Device::cpu();
+  if (type == "CUDA" || type == "GPU")
+    return Device::cuda(static_cast<int>(id));
+  bad_field("memory.device", fmt::format("device type '{}' is not one tessel "
+                                         "has (CPU, CUDA)",
+                                         j["type"].get<std::string>()));
+}
+
+}  // namespace
+
+bool TensorDescriptor::symbolic() const {
+  for (const auto& d : dimensions) {
+    if (std::holds_alternative<std::string>(d)) return true;
+  }
+  return false;
+}
+
+Shape TensorDescriptor::shape() const {
+  Shape s;
+  for (const auto& d : dimensions) {
+    TESSEL_CHECK(std::holds_alternative<std::int64_t>(d), BadShape,
+                 "descriptor", "dimension '{}' is symbolic; bind it first",
+                 std::get<std::string>(d));
+    s.push_back(std::get<std::int64_t>(d));
+  }
+  return s;
+}
+
+TensorDescriptor TensorDescriptor::bind(
+    const std::map<std::string, std::int64_t>& values) const {
+  TensorDescriptor out = *this;
+  std::vector<std::int64_t> concrete;
+  for (auto& dim : out.dimensions) {
+    if (const auto* sym = std::get_if<std::string>(&dim)) {
+      const std::string& label = *sym;
+      const auto it = values.find(label);
+      TESSEL_CHECK(it != values.end(), BadShape, "bind",
+                   "no value for symbolic dimension '{}'", label);
+      const std::int64_t v = it->second;
+      TESSEL_CHECK(v >= 0, BadShape, "bind", "'{}' = {} is negative", label, v);
+      if (const auto c = constraints.find(label); c != constraints.end()) {
+        const DimConstraint& k = c->second;
+        TESSEL_CHECK(!k.min || v >= *k.min, BadShape, "bind",
+                     "'{}' = {} is below its minimum {}", label, v, *k.min);
+        TESSEL_CHECK(!k.max || v <= *k.max, BadShape, "bind",
+                     "'{}' = {} is above its maximum {}", label, v, *k.max);
+        TESSEL_CHECK(
+            !k.multiple_of || (*k.multiple_of > 0 && v % *k.multiple_of == 0),
+            BadShape, "bind", "'{}' = {} is not a multiple of {}", label, v,
+            k.multiple_of.value_or(0));
+      }
+      dim = v;
+    }
+    concrete.push_back(std::get<std::int64_t>(dim));
+  }
+  out.constraints.clear();
+  out.strides = row_major(concrete);
+  out.offset_bytes = 0;
+  out.total_bytes = storage_bytes(dtype, checked_numel(concrete));
+  return out;
+}
+
+TensorDescriptor describe(const Tensor& t, const std::string& layout) {
+  TensorDescriptor d;
+  d.name = t.name();
+  for (const std::int64_t e : t.shape()) d.dimensions.emplace_back(e);
+  d.layout = layout;
+  d.dtype = t.dtype();
+  d.strides.assign(t.strides().begin(), t.strides().end());
+  // Packed and block data is described as whole bytes from its start.
+  TESSEL_CHECK(is_byte_addressable(t.dtype()) ||
+                   (t.is_contiguous() && t.storage_offset() == 0),
+               NotContiguous, "describe",
+               "a {} tensor must be contiguous from the start of its buffer",
+               dtype_name(t.dtype()));
+  d.offset_bytes = t.storage_offset() * item_bytes(t.dtype());
+  d.total_bytes = t.storage().defined() ? t.storage().nbytes() : 0;
+  d.alignment = t.storage().defined()
+                    ? static_cast<std::int64_t>(t.storage().alignment())
+                    : 64;
+  d.device = t.device();
+  const bool pinned =
+      t.storage().defined() && t.storage().origin() == StorageOrigin::Pinned;
+  d.properties = {{"requires_grad", false},
+                  {"is_pinned", pinned},
+                  {"is_contiguous", t.is_contiguous()},
+                  {"zero_copy_compatible", t.is_contiguous()}};
+  return d;
+}
+
+std::string to_json(const TensorDescriptor& d, int indent) {
+  json dims = json::array();
+  for (const auto& dim : d.dimensions) {
+    if (const auto* n = std::get_if<std::string>(&dim)) {
+      dims.push_back(*n);
+    } else {
+      dims.push_back(std::get<std::int64_t>(dim));
+    }
+  }
+  json shape = {
+      {"dimensions", dims}, {"layout", d.layout}, {"symbolic", d.symbolic()}};
+  if (!d.constraints.empty()) {
+    json c = json::object();
+    for (const auto& [name, k] : d.constraints) {
+      json e = json::object();
+      if (k.min) e["min"] = *k.min;
+      if (k.max) e["max"] = *k.max;
+      if (k.multiple_of) e["multiple_of"] = *k.multiple_of;
+      c[name] = e;
+    }
+    shape["constraints"] = c;
+  }
+  json dtype = {{"base_type", base_type(d.dtype)},
+                {"byte_order", d.big_endian ? "big_endian" : "little_endian"},
+                {"quantization", nullptr}};
+  if (d.quantization) {
+    dtype["quantization"] = {{"scheme", d.quantization->scheme},
+                             {"scale", d.quantization->scale},
+                             {"zero_point", d.quantization->zero_point}};
+  }
+  json device = {{"type", d.device.is_cpu() ? "CPU" : "CUDA"},
+                 {"id", d.device.index},
+                 {"memory_space", d.device.is_cpu() ? "host" : "device"}};
+  json j = {{"version", fmt::format("{}{}.{}", kVersionPrefix, d.version_major,
+                                    d.version_minor)},
+            {"name", d.name},
+            {"shape", shape},
+            {"dtype", dtype},
+            {"memory",
+             {{"strides", d.strides},
+              {"offset_bytes", d.offset_bytes},
+              {"total_bytes", d.total_bytes},
+              {"alignment", d.alignment},
+              {"device", device}}},
+            {"properties", d.properties},
+            {"metadata", d.metadata}};
+  if (!d.physical_shape.empty()) {
+    j["physical_shape"] = d.physical_shape;
+    j["padding"] = {{"mode", d.padding_mode}};
+  }
+  return j.dump(indent);
+}
+
+TensorDescriptor descriptor_from_json(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    bad_field("(document)", fmt::format("not valid JSON ({})", e.what()));
+  }
+  if (!j.is_object()) bad_field("(document)", "not a JSON object");
+  TensorDescriptor d;
+  if (j.contains("version")) parse_version(j["version"], d);
+  if (j.contains("name") && j["name"].is_string()) d.name = j["name"];
+
+  const json& shape = j.contains("shape") ? j["shape"] : json();
+  // "shape" may be the object of the descriptor or a bare list (as in the
+  // padding example of the specification).
+  const json& dims = shape.is_object() && shape.contains("dimensions")
+                         ? shape["dimensions"]
+                         : shape;
+  if (!dims.is_array() || static_cast<std::int64_t>(dims.size()) > kMaxRank) {
+    bad_field("shape.dimensions", "expected an array of at most 64 extents");
+  }
+  for (const json& v : dims) {
+    if (v.is_string() && !v.get<std::string>().empty()) {
+      d.dimensions.emplace_back(v.get<std::string>());
+    } else {
+      d.dimensions.emplace_back(get_int(v, "shape.dimensions", true));
+    }
+  }
+  if (shape.is_object()) {
+    if (shape.contains("layout") && shape["layout"].is_string()) {
+      d.layout = shape["layout"];
+    }
+    if (shape.contains("constraints")) {
+      const json& c = shape["constraints"];
+      if (!c.is_object()) bad_field("shape.constraints", "expected an object");
+      for (const auto& [name, k] : c.items()) {
+        const std::string f = "shape.constraints." + name;
+        if (!k.is_object()) bad_field(f, "expected an object");
+        DimConstraint dc;
+        if (k.contains("min")) dc.min = get_int(k["min"], f + ".min", false);
+        if (k.contains("max")) dc.max = get_int(k["max"], f + ".max", false);
+        if (k.contains("multiple_of")) {
+          dc.multiple_of = get_int(k["multiple_of"], f + ".multiple_of", true);
+          if (*dc.multiple_of == 0)
+            bad_field(f + ".multiple_of", "must be positive");
+        }
+        d.constraints[name] = dc;
+      }
+    }
+  }
+
+  if (!j.contains("dtype")) bad_field("dtype", "missing");
+  const json& dt = j["dtype"];
+  const json& base = dt.is_object()
+                         ? (dt.contains("base_type") ? dt["base_type"] : json())
+                         : dt;
+  if (!base.is_string()) bad_field("dtype.base_type", "expected a string");
+  d.dtype = parse_base_type(base.get<std::string>());
+  if (dt.is_object() && dt.contains("byte_order")) {
+    const json& bo = dt["byte_order"];
+    const std::string order = bo.is_string() ? bo.get<std::string>() : "";
+    if (order == "big_endian" || order == "network_order") {
+      d.big_endian = true;
+    } else if (order != "little_endian") {
+      bad_field("dtype.byte_order",
+                fmt::format("unknown byte order {}", bo.dump()));
+    }
+  }
+  if (dt.is_object() && dt.contains("quantization") &&
+      !dt["quantization"].is_null()) {
+    const json& q = dt["quantization"];
+    if (!q.is_object())
+      bad_field("dtype.quantization", "expected an object or null");
+    Quantization quant;
+    if (q.contains("scheme") && q["scheme"].is_string())
+      quant.scheme = q["scheme"];
+    if (q.contains("scale")) {
+      if (!q["scale"].is_number())
+        bad_field("dtype.quantization.scale", "expected a number");
+      quant.scale = q["scale"];
+    }
+    if (q.contains("zero_point")) {
+      quant.zero_point =
+          get_int(q["zero_point"], "dtype.quantization.zero_point", false);
+    }
+    d.quantization = quant;
+  }
+
+  const json& mem = j.contains("memory") ? j["memory"] : json::object();
+  if (!mem.is_object()) bad_field("memory", "expected an object");
+  if (j.contains("physical_shape")) {
+    d.physical_shape = get_ints(j["physical_shape"], "physical_shape");
+    if (d.physical_shape.size() != d.dimensions.size()) {
+      bad_field("physical_shape", "rank differs from shape.dimensions");
+    }
+    for (std::size_t i = 0; i < d.dimensions.size(); ++i) {
+      const auto* e = std::get_if<std::int64_t>(&d.dimensions[i]);
+      if (e && d.physical_shape[i] < *e) {
+        bad_field("physical_shape", fmt::format("extent {} of axis {} is below "
+                                                "the logical {}",
+                                                d.physical_shape[i], i, *e));
+      }
+    }
+    if (j.contains("padding") && j["padding"].is_object() &&
+        j["padding"].contains("mode") && j["padding"]["mode"].is_string()) {
+      d.padding_mode = j["padding"]["mode"];
+    }
+  }
+  if (mem.contains("alignment")) {
+    d.alignment = get_int(mem["alignment"], "memory.alignment", true);
+    if (d.alignment == 0 ||
+        !std::has_single_bit(static_cast<std::uint64_t>(d.alignment))) {
+      bad_field("memory.alignment",
+                fmt::format("{} is not a power of two", d.alignment));
+    }
+  }
+  if (mem.contains("device")) d.device = parse_device_field(mem["device"]);
+  if (mem.contains("offset_bytes")) {
+    d.offset_bytes = get_int(mem["offset_bytes"], "memory.offset_bytes", true);
+  }
+  const std::int64_t item = item_bytes(d.dtype);
+  if (!is_byte_addressable(d.dtype) && d.offset_bytes != 0) {
+    bad_field(
+        "memory.offset_bytes",
+        fmt::format("{} data must start at offset 0", dtype_name(d.dtype)));
+  }
+  if (d.offset_bytes % item != 0) {
+    bad_field("memory.offset_bytes",
+              fmt::format("{} is not a multiple of the element size {}",
+                          d.offset_bytes, item));
+  }
+  if (!d.symbolic()) {
+    std::vector<std::int64_t> logical;
+    for (const auto& e : d.dimensions)
+      logical.push_back(std::get<std::int64_t>(e));
+    const auto& layout_shape =
+        d.physical_shape.empty() ? logical : d.physical_shape;
+    try {
+      d.strides = mem.contains("strides")
+                      ? get_ints(mem["strides"], "memory.strides")
+                      : row_major(layout_shape);
+      if (d.strides.size() != logical.size()) {
+        bad_field("memory.strides", "rank differs from shape.dimensions");
+      }
+      if ((is_packed(d.dtype) || is_block_quantized(d.dtype)) &&
+          d.strides != row_major(layout_shape)) {
+        bad_field("memory.strides", fmt::format("{} data must be row-major",
+                                                dtype_name(d.dtype)));
+      }
+      const std::int64_t needed =
+          is_packed(d.dtype) || is_block_quantized(d.dtype)
+              ? d.offset_bytes +
+                    storage_bytes(d.dtype, checked_numel(layout_shape))
+              : extent_bytes(layout_shape, d.strides, d.offset_bytes, item);
+      d.total_bytes =
+          mem.contains("total_bytes")
+              ? get_int(mem["total_bytes"], "memory.total_bytes", true)
+              : needed;
+      if (needed > d.total_bytes) {
+        bad_field("memory.strides",
+                  fmt::format("shape and strides reach byte {} of a {}-byte "
+                              "buffer",
+                              needed, d.total_bytes));
+      }
+    } catch (const OverflowError&) {
+      bad_field("shape.dimensions", "the size overflows");
+    }
+  } else if (mem.contains("total_bytes")) {
+    d.total_bytes = get_int(mem["total_bytes"], "memory.total_bytes", true);
+  }
+  if (j.contains("properties") && j["properties"].is_object()) {
+    for (const auto& [k, v] : j["properties"].items()) {
+      if (v.is_boolean()) d.properties[k] = v.get<bool>();
+    }
+  }
+  if (j.contains("metadata") && j["metadata"].is_object()) {
+    for (const auto& [k, v] : j["metadata"].items()) {
+      d.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  }
+  return d;
+}
+
+Tensor tensor_from_descriptor(const TensorDescriptor& d,
+                              const Storage& storage) {
+  const Shape shape = d.shape();
+  if (storage.nbytes() < d.total_bytes) {
+    bad_field("memory.total_bytes",
+              fmt::format("the buffer holds {} bytes, the descriptor needs {}",
+                          storage.nbytes(), d.total_bytes));
+  }
+  const std::int64_t item = item_bytes(d.dtype);
+  Tensor t(storage, shape, Strides(d.strides.begin(), d.strides.end()),
+           d.offset_bytes / item, d.dtype);
+  t.set_name(d.name);
+  if (!d.big_endian || item == 1) return t;
+  Tensor swapped = t.contiguous().clone();
+  io::byteswap(swapped.mutable_raw_data(), swapped.numel(),
+               static_cast<int>(element_size(d.dtype)));
+  return swapped;
+}
+
+}  // namespace tessel

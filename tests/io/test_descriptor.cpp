@@ -1,0 +1,155 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+using nlohmann::json;
+
+TEST(Descriptor, DescribesAViewAndRebuildsIt) {
+  Tensor x = arange(0, 24, 1, DType::F32).reshape({2, 3, 4});
+  Tensor view = x.transpose(1, 2).slice(1, 1, 4);  // (2, 3, 3), strided
+  view.set_name("x");
+  const TensorDescriptor d = describe(view);
+  const json j = json::parse(to_json(d));
+  EXPECT_EQ(j["version"], "WIA-AI-011-v1.0");
+  EXPECT_EQ(j["name"], "x");
+  EXPECT_EQ(j["shape"]["dimensions"], json::parse("[2, 3, 3]"));
+  EXPECT_EQ(j["shape"]["layout"], "row-major");
+  EXPECT_EQ(j["dtype"]["base_type"], "FLOAT32");
+  EXPECT_EQ(j["dtype"]["byte_order"], "little_endian");
+  EXPECT_EQ(j["memory"]["strides"], json::parse("[12, 1, 4]"));
+  EXPECT_EQ(j["memory"]["offset_bytes"], 4);  // the slice starts at x[0,0,1]
+  EXPECT_EQ(j["memory"]["total_bytes"], 96);
+  EXPECT_GE(j["memory"]["alignment"].get<int>(), 64);
+  EXPECT_EQ(j["memory"]["device"]["type"], "CPU");
+  EXPECT_EQ(j["properties"]["is_contiguous"], false);
+
+  const TensorDescriptor back = descriptor_from_json(to_json(d));
+  const Tensor rebuilt = tensor_from_descriptor(back, x.storage());
+  EXPECT_TRUE(rebuilt.shares_storage_with(x));
+  EXPECT_TRUE(allclose(rebuilt, view, 0, 0));
+}
+
+TEST(Descriptor, ReadsTheSpecificationsExample) {
+  // The descriptor of the WIA-AI-011 text (NPU device replaced by CPU),
+  // with fields tessel does not know (ignored).
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "version": "WIA-AI-011-v1.0", "tensor_id": "uuid-string",
+    "name": "input_images",
+    "shape": {"dimensions": [32, 3, 224, 224], "layout": "NCHW",
+              "symbolic": false},
+    "dtype": {"base_type": "FLOAT16", "quantization": null,
+              "byte_order": "little_endian"},
+    "memory": {"strides": [150528, 50176, 224, 1], "offset_bytes": 0,
+               "total_bytes": 9633792, "alignment": 256,
+               "device": {"type": "CPU", "id": 0, "memory_space": "host"}},
+    "properties": {"requires_grad": false, "is_pinned": true,
+                   "is_contiguous": true, "zero_copy_compatible": true},
+    "metadata": {"created_at": "2025-01-15T10:30:00Z",
+                 "framework": "pytorch"},
+    "future_field": {"anything": [1, 2, 3]}})");
+  EXPECT_EQ(d.shape(), (Shape{32, 3, 224, 224}));
+  EXPECT_EQ(d.layout, "NCHW");
+  EXPECT_EQ(d.dtype, DType::F16);
+  EXPECT_EQ(d.alignment, 256);
+  EXPECT_EQ(d.total_bytes, 9633792);
+  EXPECT_EQ(d.metadata.at("framework"), "pytorch");
+  EXPECT_TRUE(d.properties.at("is_pinned"));
+}
+
+TEST(Descriptor, SymbolicShapesBindWithTheirConstraints) {
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "shape": {"dimensions": ["batch", "sequence_length", 768],
+              "symbolic": true,
+              "constraints": {"batch": {"min": 1, "max": 256},
+                              "sequence_length": {"min": 1, "max": 2048,
+                                                  "multiple_of": 8}}},
+    "dtype": {"base_type": "BFLOAT16"}})");
+  EXPECT_TRUE(d.symbolic());
+  EXPECT_TESSEL_ERROR(d.shape(), "E2102", "batch");
+  const TensorDescriptor b = d.bind({{"batch", 4}, {"sequence_length", 16}});
+  EXPECT_EQ(b.shape(), (Shape{4, 16, 768}));
+  EXPECT_EQ(b.total_bytes, 4 * 16 * 768 * 2);
+  EXPECT_TESSEL_ERROR(d.bind({{"batch", 4}, {"sequence_length", 12}}), "E2102",
+                      "multiple of 8");
+  EXPECT_TESSEL_ERROR(d.bind({{"batch", 300}, {"sequence_length", 8}}), "E2102",
+                      "maximum");
+  EXPECT_TESSEL_ERROR(d.bind({{"batch", 1}}), "E2102", "sequence_length");
+  // The constraints survive a round trip.
+  const TensorDescriptor again = descriptor_from_json(to_json(d));
+  EXPECT_EQ(again.constraints.at("sequence_length").multiple_of, 8);
+}
+
+TEST(Descriptor, PaddedTensorsExposeTheLogicalShape) {
+  // Channels padded from 3 to 4: the logical view skips the padding.
+  Tensor buffer = arange(0, 16, 1, DType::F32);
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "shape": {"dimensions": [2, 2, 3]}, "physical_shape": [2, 2, 4],
+    "padding": {"mode": "zero_fill"},
+    "dtype": {"base_type": "FLOAT32"}})");
+  EXPECT_EQ(d.strides, (std::vector<std::int64_t>{8, 4, 1}));
+  EXPECT_EQ(d.total_bytes, 64);
+  EXPECT_EQ(d.padding_mode, "zero_fill");
+  const Tensor t = tensor_from_descriptor(d, buffer.storage());
+  EXPECT_EQ(t.shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(t.at<float>({1, 1, 2}), 14.0f);
+  EXPECT_NE(to_json(d).find("physical_shape"), std::string::npos);
+}
+
+TEST(Descriptor, BigEndianDataIsSwapped) {
+  const std::uint8_t be[] = {0x3f, 0x80, 0, 0, 0x40, 0, 0, 0};  // 1.0f, 2.0f
+  Storage s = Storage::allocate(8);
+  std::memcpy(s.data(), be, 8);
+  const TensorDescriptor d = descriptor_from_json(
+      R"({"shape": {"dimensions": [2]},
+          "dtype": {"base_type": "FLOAT32", "byte_order": "big_endian"}})");
+  const Tensor t = tensor_from_descriptor(d, s);
+  EXPECT_EQ(t.at<float>({0}), 1.0f);
+  EXPECT_EQ(t.at<float>({1}), 2.0f);
+}
+
+TEST(Descriptor, RefusesWhatItCannotHonour) {
+  const auto refuse = [](const std::string& text, const char* field) {
+    EXPECT_TESSEL_ERROR(descriptor_from_json(text), "E3001", field);
+  };
+  refuse(R"({"version": "WIA-AI-011-v2.0", "shape": [1], "dtype": "FLOAT32"})",
+         "version");
+  refuse(R"({"shape": [2, 2], "dtype": {"base_type": "FLOAT128"}})",
+         "dtype.base_type");
+  refuse(R"({"shape": [2], "dtype": {"base_type": "FLOAT32",
+             "byte_order": "middle_endian"}})",
+         "dtype.byte_order");
+  refuse(R"({"shape": [2], "dtype": "FLOAT32", "memory": {"alignment": 48}})",
+         "memory.alignment");
+  refuse(R"({"shape": [2, 3], "dtype": "FLOAT32",
+             "memory": {"strides": [3, 1], "total_bytes": 20}})",
+         "memory.strides");
+  refuse(R"({"shape": [2, 3], "dtype": "FLOAT32",
+             "memory": {"strides": [1]}})",
+         "memory.strides");
+  refuse(R"({"shape": [2], "dtype": "FLOAT32", "memory": {"offset_bytes": 2}})",
+         "memory.offset_bytes");
+  refuse(R"({"shape": [-1], "dtype": "FLOAT32"})", "shape.dimensions");
+  refuse(R"({"shape": [4294967296, 4294967296], "dtype": "FLOAT32"})",
+         "shape.dimensions");
+  refuse(R"({"shape": [2], "dtype": "FLOAT32", "memory": {"device": "tpu"}})",
+         "memory.device");
+  refuse(R"({"shape": [2, 2], "physical_shape": [2, 1], "dtype": "FLOAT32"})",
+         "physical_shape");
+  refuse("[1, 2]", "(document)");
+  refuse("{", "(document)");
+  // A buffer smaller than the descriptor says.
+  const TensorDescriptor d =
+      descriptor_from_json(R"({"shape": [4], "dtype": "FLOAT32"})");
+  EXPECT_TESSEL_ERROR(tensor_from_descriptor(d, Storage::allocate(8)), "E3001",
+                      "memory.total_bytes");
+}
+
+}  // namespace
+}  // namespace tessel
