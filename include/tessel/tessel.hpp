@@ -21,6 +21,7 @@
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
 #include "tessel/io/descriptor.hpp"
+#include "tessel/io/gguf.hpp"
 #include "tessel/io/npy.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/models/config.hpp"

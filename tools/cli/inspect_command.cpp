@@ -67,11 +67,39 @@ std::string format_bytes(double bytes) {
   return fmt::format("{} B", bytes);
 }
 
+// A metadata value for the listing; long arrays are summarised.
+std::string show(const GgufValue& v) {
+  if (const auto* u = std::get_if<std::uint64_t>(&v.value))
+    return std::to_string(*u);
+  if (const auto* i = std::get_if<std::int64_t>(&v.value))
+    return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v.value)) {
+    return v.type == GgufValue::Type::F32
+               ? fmt::format("{}", static_cast<float>(*d))
+               : fmt::format("{}", *d);
+  }
+  if (const auto* b = std::get_if<bool>(&v.value)) return *b ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&v.value)) {
+    return s->size() > 80 ? s->substr(0, 77) + "..." : *s;
+  }
+  const auto& items = std::get<std::vector<GgufValue>>(v.value);
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < std::min<std::size_t>(items.size(), 8); ++i) {
+    shown.push_back(show(items[i]));
+  }
+  return fmt::format("[{}{}] ({} items)", fmt::join(shown, ", "),
+                     items.size() > 8 ? ", ..." : "", items.size());
+}
+
 int run_inspect(const InspectOptions& o) {
   namespace fs = std::filesystem;
   const fs::path path = o.path;
   SafetensorsFile file;
-  if (path.extension() == ".npy") {
+  if (path.extension() == ".gguf") {
+    GgufFile gguf = load_gguf(path);
+    file.tensors = std::move(gguf.tensors);
+    for (const auto& [k, v] : gguf.metadata) file.metadata[k] = show(v);
+  } else if (path.extension() == ".npy") {
     Tensor t = load_npy(path);
     t.set_name(path.stem().string());
     file.tensors.push_back(t);
@@ -151,8 +179,8 @@ Runner add_inspect_command(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand(
       "inspect",
-      "List the tensors of a safetensors file or checkpoint directory, or an "
-      ".npy file (reads only the header unless --stats)");
+      "List the tensors of a safetensors file or checkpoint directory, a "
+      "GGUF file or an .npy file (reads only the header unless --stats)");
   cmd->add_option("path", o->path, "File, checkpoint directory or index")
       ->required()
       ->check(CLI::ExistingPath);

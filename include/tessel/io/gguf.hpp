@@ -1,0 +1,75 @@
+// GGUF v3 files (llama.cpp's model format; facts in FORMATS.md §1–2):
+// reading maps the file and validates the header, every metadata value and
+// every tensor's type, dimensions and byte range before any tensor exists;
+// tensors are zero-copy views of the mapping. GGUF lists dimensions
+// innermost first; tessel's shapes are row-major, so ne = [K, N] becomes
+// shape (N, K) over the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessel/core/storage.hpp"
+#include "tessel/core/tensor.hpp"
+
+namespace tessel {
+
+// A metadata value. Integers keep their GGUF type (`type`); arrays hold
+// their elements (all of `element_type`), possibly arrays themselves.
+struct GgufValue {
+  enum class Type : std::uint32_t {
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    Bool = 7,
+    String = 8,
+    Array = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
+  };
+  Type type = Type::U8;
+  Type element_type = Type::U8;  // for arrays
+  std::variant<std::uint64_t, std::int64_t, double, bool, std::string,
+               std::vector<GgufValue>>
+      value;
+};
+
+struct GgufFile {
+  std::uint32_t version = 3;
+  std::uint32_t alignment = 32;  // general.alignment, 32 when absent
+  std::vector<std::pair<std::string, GgufValue>> metadata;  // file order
+  std::vector<Tensor> tensors;  // named, in the file's order
+
+  const GgufValue* find(const std::string& key) const;
+  // E3001 naming the missing tensor.
+  const Tensor& at(const std::string& name) const;
+};
+
+// E3002 when the file cannot be opened; E3001 with the byte offset for
+// anything malformed or unsupported: bad magic, versions other than 2 and
+// 3, a big-endian file (detected from the version field and refused
+// rather than misread), counts or lengths past the end of the file,
+// arrays nested deeper than 8, an unknown value or tensor type (the IQ
+// and TQ types have no tessel dtype), more than 4 dimensions, a row
+// length that is not a whole number of blocks, sizes that overflow, an
+// alignment that is not a positive multiple of 8, and tensor data that is
+// misaligned, overlapping or outside the file.
+GgufFile load_gguf(const std::filesystem::path& path);
+// The same over bytes in memory (the fuzzer's entry point).
+GgufFile parse_gguf(const Storage& file);
+
+// The GGUF type id of a dtype and back (E2201 / nullopt when none).
+std::uint32_t gguf_type_id(DType dtype);
+std::optional<DType> dtype_from_gguf_type(std::uint32_t id);
+
+}  // namespace tessel

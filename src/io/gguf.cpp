@@ -1,0 +1,350 @@
+// GGUF: "GGUF", u32 version, u64 tensor count, u64 metadata count, the
+// key/value pairs, the tensor infos (name, u32 n_dims, u64 ne[n_dims],
+// u32 type, u64 offset), padding to the alignment, then the data section.
+#include "tessel/io/gguf.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/check.hpp"
+
+namespace tessel {
+
+namespace {
+
+constexpr int kMaxArrayDepth = 8;
+constexpr int kMaxDims = 4;
+
+constexpr std::pair<std::uint32_t, DType> kTypes[] = {
+    {0, DType::F32},   {1, DType::F16},   {2, DType::Q4_0},  {3, DType::Q4_1},
+    {6, DType::Q5_0},  {7, DType::Q5_1},  {8, DType::Q8_0},  {10, DType::Q2_K},
+    {11, DType::Q3_K}, {12, DType::Q4_K}, {13, DType::Q5_K}, {14, DType::Q6_K},
+    {15, DType::Q8_K}, {24, DType::I8},   {25, DType::I16},  {26, DType::I32},
+    {27, DType::I64},  {28, DType::F64},  {30, DType::BF16},
+};
+
+[[noreturn]] void malformed(std::uint64_t offset, const std::string& what) {
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[load_gguf] {} at byte {}", what, offset),
+                    static_cast<std::int64_t>(offset));
+}
+
+// Bounds-checked little-endian reads.
+class Cursor {
+ public:
+  Cursor(const std::uint8_t* data, std::uint64_t size)
+      : data_(data), size_(size) {}
+
+  std::uint64_t offset() const { return pos_; }
+  std::uint64_t remaining() const { return size_ - pos_; }
+
+  template <class T>
+  T read(const char* what) {
+    if (remaining() < sizeof(T)) {
+      malformed(pos_, fmt::format("the file ends inside {}", what));
+    }
+    T v;
+    std::memcpy(&v, data_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+
+  std::string read_string(const char* what) {
+    const std::uint64_t at = pos_;
+    const auto n = read<std::uint64_t>(what);
+    if (n > remaining()) {
+      malformed(at, fmt::format("{} of {} bytes runs past the end of the file",
+                                what, n));
+    }
+    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::uint64_t size_;
+  std::uint64_t pos_ = 0;
+};
+
+// The smallest encoding of one value of a type (for checking array counts
+// against the bytes left before reserving anything).
+std::uint64_t min_bytes(GgufValue::Type t) {
+  using T = GgufValue::Type;
+  switch (t) {
+    case T::U8:
+    case T::I8:
+    case T::Bool: return 1;
+    case T::U16:
+    case T::I16: return 2;
+    case T::U32:
+    case T::I32:
+    case T::F32: return 4;
+    case T::U64:
+    case T::I64:
+    case T::F64:
+    case T::String: return 8;
+    case T::Array: return 12;
+  }
+  return 1;
+}
+
+GgufValue::Type read_type(Cursor& c, const char* what) {
+  const std::uint64_t at = c.offset();
+  const auto t = c.read<std::uint32_t>(what);
+  if (t > 12) malformed(at, fmt::format("unknown value type {}", t));
+  return static_cast<GgufValue::Type>(t);
+}
+
+GgufValue read_value(Cursor& c, GgufValue::Type type, int depth) {
+  using T = GgufValue::Type;
+  GgufValue v;
+  v.type = type;
+  switch (type) {
+    case T::U8: v.value = std::uint64_t{c.read<std::uint8_t>("a u8")}; break;
+    case T::I8: v.value = std::int64_t{c.read<std::int8_t>("an i8")}; break;
+    case T::U16: v.value = std::uint64_t{c.read<std::uint16_t>("a u16")}; break;
+    case T::I16: v.value = std::int64_t{c.read<std::int16_t>("an i16")}; break;
+    case T::U32: v.value = std::uint64_t{c.read<std::uint32_t>("a u32")}; break;
+    case T::I32: v.value = std::int64_t{c.read<std::int32_t>("an i32")}; break;
+    case T::U64: v.value = c.read<std::uint64_t>("a u64"); break;
+    case T::I64: v.value = c.read<std::int64_t>("an i64"); break;
+    case T::F32: v.value = double{c.read<float>("an f32")}; break;
+    case T::F64: v.value = c.read<double>("an f64"); break;
+    case T::Bool: {
+      const std::uint64_t at = c.offset();
+      const auto b = c.read<std::uint8_t>("a bool");
+      if (b > 1) malformed(at, fmt::format("a bool holds {}, not 0 or 1", b));
+      v.value = b == 1;
+      break;
+    }
+    case T::String: v.value = c.read_string("a string"); break;
+    case T::Array: {
+      const std::uint64_t at = c.offset();
+      if (depth >= kMaxArrayDepth) {
+        malformed(at,
+                  fmt::format("arrays nested deeper than {}", kMaxArrayDepth));
+      }
+      v.element_type = read_type(c, "an array's element type");
+      const auto count = c.read<std::uint64_t>("an array's length");
+      if (count > c.remaining() / min_bytes(v.element_type)) {
+        malformed(at, fmt::format("an array of {} elements cannot fit in the "
+                                  "{} bytes left",
+                                  count, c.remaining()));
+      }
+      std::vector<GgufValue> items;
+      items.reserve(count);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        items.push_back(read_value(c, v.element_type, depth + 1));
+      }
+      v.value = std::move(items);
+      break;
+    }
+  }
+  return v;
+}
+
+std::uint64_t align_up(std::uint64_t x, std::uint64_t a) {
+  return (x + a - 1) / a * a;
+}
+
+struct Info {
+  std::string name;
+  Shape shape;
+  DType dtype;
+  std::uint64_t offset;
+  std::uint64_t nbytes;
+  std::uint64_t at;  // where the info starts, for messages
+};
+
+}  // namespace
+
+std::uint32_t gguf_type_id(DType dtype) {
+  for (const auto& [id, d] : kTypes) {
+    if (d == dtype) return id;
+  }
+  detail::fail(ErrorCode::BadDType, "gguf", "dtype {} has no GGUF type",
+               dtype_name(dtype));
+}
+
+std::optional<DType> dtype_from_gguf_type(std::uint32_t id) {
+  for (const auto& [i, d] : kTypes) {
+    if (i == id) return d;
+  }
+  return std::nullopt;
+}
+
+const GgufValue* GgufFile::find(const std::string& key) const {
+  for (const auto& [k, v] : metadata) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+const Tensor& GgufFile::at(const std::string& name) const {
+  for (const Tensor& t : tensors) {
+    if (t.name() == name) return t;
+  }
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[gguf] no tensor named '{}'", name));
+}
+
+GgufFile parse_gguf(const Storage& file) {
+  static_assert(std::endian::native == std::endian::little,
+                "GGUF reading assumes a little-endian host");
+  const auto size = static_cast<std::uint64_t>(file.nbytes());
+  const auto* bytes = static_cast<const std::uint8_t*>(file.data());
+  Cursor c(bytes, size);
+  const auto magic = c.read<std::uint32_t>("the magic");
+  if (std::memcmp(&magic, "GGUF", 4) != 0)
+    malformed(0, "not a GGUF file (bad magic)");
+  GgufFile out;
+  out.version = c.read<std::uint32_t>("the version");
+  if (out.version != 2 && out.version != 3) {
+    const std::uint32_t swapped = __builtin_bswap32(out.version);
+    if (swapped >= 1 && swapped <= 3) {
+      malformed(4,
+                "a big-endian GGUF file (tessel reads little-endian "
+                "GGUF only)");
+    }
+    malformed(4, fmt::format("unsupported GGUF version {}", out.version));
+  }
+  const auto n_tensors = c.read<std::uint64_t>("the tensor count");
+  const auto n_kv = c.read<std::uint64_t>("the metadata count");
+  // Each key/value needs at least 8 (key length) + 4 (type) + 1 bytes,
+  // each tensor info 8 + 4 + 4 + 8.
+  if (n_kv > c.remaining() / 13) {
+    malformed(16,
+              fmt::format("{} metadata entries cannot fit in the file", n_kv));
+  }
+  if (n_tensors > c.remaining() / 24) {
+    malformed(8, fmt::format("{} tensors cannot fit in the file", n_tensors));
+  }
+  for (std::uint64_t i = 0; i < n_kv; ++i) {
+    std::string key = c.read_string("a metadata key");
+    const GgufValue::Type type = read_type(c, "a metadata type");
+    GgufValue value = read_value(c, type, 0);
+    if (key == "general.alignment") {
+      const auto* a = std::get_if<std::uint64_t>(&value.value);
+      if (type != GgufValue::Type::U32 || a == nullptr || *a == 0 ||
+          *a % 8 != 0) {
+        malformed(c.offset(), "general.alignment must be a u32 multiple of 8");
+      }
+      out.alignment = static_cast<std::uint32_t>(*a);
+    }
+    out.metadata.emplace_back(std::move(key), std::move(value));
+  }
+
+  std::vector<Info> infos;
+  infos.reserve(n_tensors);
+  for (std::uint64_t i = 0; i < n_tensors; ++i) {
+    Info info;
+    info.at = c.offset();
+    info.name = c.read_string("a tensor name");
+    const std::uint64_t dims_at = c.offset();
+    const auto n_dims = c.read<std::uint32_t>("a tensor's dimension count");
+    if (n_dims > kMaxDims) {
+      malformed(dims_at, fmt::format("tensor '{}' has {} dimensions (at most "
+                                     "{})",
+                                     info.name, n_dims, kMaxDims));
+    }
+    std::vector<std::int64_t> ne;
+    for (std::uint32_t d = 0; d < n_dims; ++d) {
+      const auto e = c.read<std::uint64_t>("a tensor dimension");
+      if (e > static_cast<std::uint64_t>(INT64_MAX)) {
+        malformed(dims_at,
+                  fmt::format("tensor '{}' has extent {}", info.name, e));
+      }
+      ne.push_back(static_cast<std::int64_t>(e));
+    }
+    const std::uint64_t type_at = c.offset();
+    const auto type = c.read<std::uint32_t>("a tensor type");
+    const auto dtype = dtype_from_gguf_type(type);
+    if (!dtype) {
+      malformed(type_at, fmt::format("tensor '{}' has GGUF type {}, which "
+                                     "tessel does not support",
+                                     info.name, type));
+    }
+    info.dtype = *dtype;
+    info.offset = c.read<std::uint64_t>("a tensor offset");
+    info.shape = Shape(ne.rbegin(), ne.rend());  // innermost first -> row-major
+    const std::int64_t block = dtype_traits(*dtype).block_size;
+    if (!ne.empty() && ne[0] % block != 0) {
+      malformed(dims_at,
+                fmt::format("tensor '{}': row length {} is not a "
+                            "multiple of the {} block of {}",
+                            info.name, ne[0], dtype_name(*dtype), block));
+    }
+    try {
+      info.nbytes = static_cast<std::uint64_t>(
+          storage_bytes(*dtype, checked_numel(info.shape)));
+    } catch (const Error&) {
+      malformed(dims_at,
+                fmt::format("tensor '{}': the size overflows", info.name));
+    }
+    infos.push_back(std::move(info));
+  }
+
+  const std::uint64_t data_start = align_up(c.offset(), out.alignment);
+  if (data_start > size && !infos.empty()) {
+    malformed(c.offset(), "the data section starts past the end of the file");
+  }
+  std::vector<const Info*> by_offset;
+  for (const Info& info : infos) by_offset.push_back(&info);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Info* a, const Info* b) { return a->offset < b->offset; });
+  std::uint64_t end_of_previous = 0;
+  for (const Info* info : by_offset) {
+    if (info->offset % out.alignment != 0) {
+      malformed(info->at, fmt::format("tensor '{}': offset {} is not a "
+                                      "multiple of the alignment {}",
+                                      info->name, info->offset, out.alignment));
+    }
+    if (info->offset < end_of_previous) {
+      malformed(info->at, fmt::format("tensor '{}' overlaps the tensor before "
+                                      "it",
+                                      info->name));
+    }
+    if (info->offset > size - std::min(size, data_start) ||
+        info->nbytes > size - std::min(size, data_start) - info->offset) {
+      malformed(info->at, fmt::format("tensor '{}' ({} bytes at data offset "
+                                      "{}) runs past the end of the file",
+                                      info->name, info->nbytes, info->offset));
+    }
+    end_of_previous = info->offset + info->nbytes;
+  }
+
+  for (const Info& info : infos) {
+    const std::uint64_t at = data_start + info.offset;
+    const Strides strides = contiguous_strides(info.shape);
+    Tensor t;
+    if (is_byte_addressable(info.dtype) &&
+        at % static_cast<std::uint64_t>(element_size(info.dtype)) == 0) {
+      t = Tensor(file, info.shape, strides,
+                 static_cast<std::int64_t>(at) / element_size(info.dtype),
+                 info.dtype);
+    } else {
+      // Block data starts at a byte, not at a whole element of the file.
+      Storage view = Storage::borrow(
+          const_cast<std::uint8_t*>(bytes) + at,
+          static_cast<std::int64_t>(info.nbytes), file.device(),
+          [keep = file](void*) {}, file.writable());
+      t = Tensor(view, info.shape, strides, 0, info.dtype);
+    }
+    t.set_name(info.name);
+    out.tensors.push_back(std::move(t));
+  }
+  return out;
+}
+
+GgufFile load_gguf(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  TESSEL_CHECK(!ec, IoFailure, "load_gguf", "cannot read '{}': {}",
+               path.string(), ec.message());
+  if (size == 0) malformed(0, "the file is empty");
+  return parse_gguf(Storage::map_file(path));
+}
+
+}  // namespace tessel
