@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/check.hpp"
+#include "io/atomic_file.hpp"
 
 namespace tessel {
 
@@ -345,6 +346,146 @@ GgufFile load_gguf(const std::filesystem::path& path) {
                path.string(), ec.message());
   if (size == 0) malformed(0, "the file is empty");
   return parse_gguf(Storage::map_file(path));
+}
+
+namespace {
+
+class Writer {
+ public:
+  void bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  template <class T>
+  void put(T v) {
+    bytes(&v, sizeof v);
+  }
+  void string(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    bytes(s.data(), s.size());
+  }
+  void value(const GgufValue& v) {
+    using T = GgufValue::Type;
+    const auto u = [&] { return std::get<std::uint64_t>(v.value); };
+    const auto i = [&] { return std::get<std::int64_t>(v.value); };
+    switch (v.type) {
+      case T::U8: put(static_cast<std::uint8_t>(u())); break;
+      case T::I8: put(static_cast<std::int8_t>(i())); break;
+      case T::U16: put(static_cast<std::uint16_t>(u())); break;
+      case T::I16: put(static_cast<std::int16_t>(i())); break;
+      case T::U32: put(static_cast<std::uint32_t>(u())); break;
+      case T::I32: put(static_cast<std::int32_t>(i())); break;
+      case T::U64: put(u()); break;
+      case T::I64: put(i()); break;
+      case T::F32: put(static_cast<float>(std::get<double>(v.value))); break;
+      case T::F64: put(std::get<double>(v.value)); break;
+      case T::Bool: put<std::uint8_t>(std::get<bool>(v.value) ? 1 : 0); break;
+      case T::String: string(std::get<std::string>(v.value)); break;
+      case T::Array: {
+        const auto& items = std::get<std::vector<GgufValue>>(v.value);
+        put(static_cast<std::uint32_t>(v.element_type));
+        put<std::uint64_t>(items.size());
+        for (const GgufValue& item : items) {
+          TESSEL_CHECK(item.type == v.element_type, BadConfig, "save_gguf",
+                       "an array of type {} holds a value of type {}",
+                       static_cast<int>(v.element_type),
+                       static_cast<int>(item.type));
+          value(item);
+        }
+        break;
+      }
+    }
+  }
+  void pad_to(std::uint64_t alignment) {
+    out_.resize(align_up(out_.size(), alignment), 0);
+  }
+  std::vector<std::uint8_t>& data() { return out_; }
+
+ private:
+  std::vector<std::uint8_t> out_;
+};
+
+}  // namespace
+
+void save_gguf(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, GgufValue>>& metadata,
+               const std::vector<Tensor>& tensors, std::uint32_t alignment) {
+  TESSEL_CHECK(alignment > 0 && alignment % 8 == 0, BadConfig, "save_gguf",
+               "alignment {} is not a positive multiple of 8", alignment);
+  std::vector<std::pair<std::string, GgufValue>> kv = metadata;
+  const auto has = [&](const std::string& key) {
+    return std::any_of(kv.begin(), kv.end(),
+                       [&](const auto& e) { return e.first == key; });
+  };
+  TESSEL_CHECK(has("general.architecture"), BadConfig, "save_gguf",
+               "GGUF requires the metadata key general.architecture");
+  if (alignment != 32 && !has("general.alignment")) {
+    kv.emplace_back("general.alignment",
+                    GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
+                              std::uint64_t{alignment}});
+  }
+  const bool quantised = std::any_of(
+      tensors.begin(), tensors.end(),
+      [](const Tensor& t) { return is_block_quantized(t.dtype()); });
+  if (quantised && !has("general.quantization_version")) {
+    kv.emplace_back(
+        "general.quantization_version",
+        GgufValue{GgufValue::Type::U32, GgufValue::Type::U8, std::uint64_t{2}});
+  }
+  std::vector<std::string> names;
+  for (const Tensor& t : tensors) {
+    TESSEL_CHECK(!t.name().empty() && t.name().size() <= 64, BadShape,
+                 "save_gguf", "tensor name '{}' must have 1 to 64 bytes",
+                 t.name());
+    TESSEL_CHECK(std::find(names.begin(), names.end(), t.name()) == names.end(),
+                 BadShape, "save_gguf", "tensor name '{}' appears twice",
+                 t.name());
+    TESSEL_CHECK(t.rank() <= kMaxDims, BadShape, "save_gguf",
+                 "tensor '{}' has {} dimensions; GGUF allows {}", t.name(),
+                 t.rank(), kMaxDims);
+    gguf_type_id(t.dtype());  // E2201 before anything is written
+    names.push_back(t.name());
+  }
+
+  Writer w;
+  w.bytes("GGUF", 4);
+  w.put<std::uint32_t>(3);
+  w.put<std::uint64_t>(tensors.size());
+  w.put<std::uint64_t>(kv.size());
+  for (const auto& [key, value] : kv) {
+    w.string(key);
+    w.put(static_cast<std::uint32_t>(value.type));
+    w.value(value);
+  }
+  std::uint64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    w.string(t.name());
+    const std::uint32_t n_dims =
+        t.rank() == 0 ? 1 : static_cast<std::uint32_t>(t.rank());
+    w.put(n_dims);
+    if (t.rank() == 0) w.put<std::uint64_t>(1);
+    for (std::int64_t d = t.rank() - 1; d >= 0; --d) {
+      w.put(static_cast<std::uint64_t>(t.shape()[static_cast<std::size_t>(d)]));
+    }
+    w.put(gguf_type_id(t.dtype()));
+    w.put(offset);
+    offset = align_up(offset + static_cast<std::uint64_t>(
+                                   storage_bytes(t.dtype(), t.numel())),
+                      alignment);
+  }
+  w.pad_to(alignment);
+
+  io::AtomicFile file(path);
+  file.write(w.data());
+  std::vector<std::uint8_t> zeros(alignment, 0);
+  for (const Tensor& t : tensors) {
+    const Tensor c = t.contiguous();
+    const auto n =
+        static_cast<std::uint64_t>(storage_bytes(c.dtype(), c.numel()));
+    file.write({static_cast<const std::uint8_t*>(c.raw_data()), n});
+    file.write({zeros.data(), align_up(n, alignment) - n});
+  }
+  file.commit();
 }
 
 }  // namespace tessel

@@ -1,6 +1,7 @@
 // tessel's GGUF reader for test_gguf.py: prints what it read as JSON —
 // version, alignment, metadata (typed) and each tensor's name, dtype,
-// row-major shape and an FNV-1a hash of its bytes — or the error code.
+// row-major shape and an FNV-1a hash of its bytes — or the error code;
+// `copy IN OUT` reads IN and writes it again with tessel's writer.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -34,11 +35,16 @@ std::uint64_t fnv1a(const std::uint8_t* p, std::int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fmt::print(stderr, "usage: gguf_tool FILE\n");
+  if (argc != 2 && !(argc == 4 && std::string(argv[1]) == "copy")) {
+    fmt::print(stderr, "usage: gguf_tool FILE | gguf_tool copy IN OUT\n");
     return 2;
   }
   try {
+    if (argc == 4) {  // read with tessel, write with tessel
+      const tessel::GgufFile in = tessel::load_gguf(argv[2]);
+      tessel::save_gguf(argv[3], in.metadata, in.tensors, in.alignment);
+      return 0;
+    }
     const tessel::GgufFile f = tessel::load_gguf(argv[1]);
     json meta = json::object();
     for (const auto& [k, v] : f.metadata) {

@@ -68,6 +68,20 @@ GgufFile load_gguf(const std::filesystem::path& path);
 // The same over bytes in memory (the fuzzer's entry point).
 GgufFile parse_gguf(const Storage& file);
 
+// Writes a GGUF v3 file (atomically): the metadata in order, then the
+// tensors, each at an offset that is a multiple of `alignment` (recorded
+// as general.alignment when it is not the default 32), dimensions
+// innermost first, zero padding between. general.architecture must be in
+// the metadata (E4001); general.quantization_version is added when a
+// tensor is block-quantised and it is missing. Tensors need unique names
+// of at most 64 bytes and at most 4 dimensions (E2102; a rank-0 tensor is
+// written with ne = [1]) and a dtype GGUF has (E2201: no bool, unsigned,
+// f8 or i4/u4 types).
+void save_gguf(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, GgufValue>>& metadata,
+               const std::vector<Tensor>& tensors,
+               std::uint32_t alignment = 32);
+
 // The GGUF type id of a dtype and back (E2201 / nullopt when none).
 std::uint32_t gguf_type_id(DType dtype);
 std::optional<DType> dtype_from_gguf_type(std::uint32_t id);
