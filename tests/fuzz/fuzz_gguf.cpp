@@ -3,8 +3,8 @@
 // bytes are copied into an exactly sized buffer so ASan sees overreads).
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
+#include "fuzz_util.hpp"
 #include "tessel/tessel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
@@ -12,20 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
-  auto* copy = new std::uint8_t[size == 0 ? 1 : size];
-  if (size > 0) std::memcpy(copy, data, size);
   try {
-    const tessel::Storage file = tessel::Storage::borrow(
-        copy, static_cast<std::int64_t>(size), tessel::Device::cpu(),
-        [](void* p) { delete[] static_cast<std::uint8_t*>(p); },
-        /*writable=*/false);
-    const tessel::GgufFile parsed = tessel::parse_gguf(file);
-    volatile std::uint8_t sink = 0;
-    for (const tessel::Tensor& t : parsed.tensors) {
-      const auto* bytes = static_cast<const std::uint8_t*>(t.raw_data());
-      const std::int64_t n = tessel::storage_bytes(t.dtype(), t.numel());
-      for (std::int64_t i = 0; i < n; ++i) sink = sink ^ bytes[i];
-    }
+    const tessel::GgufFile parsed =
+        tessel::parse_gguf(tessel::fuzz::exact_storage(data, size));
+    for (const tessel::Tensor& t : parsed.tensors) tessel::fuzz::touch(t);
   } catch (const tessel::Error&) {
   }
   return 0;

@@ -4,9 +4,9 @@
 // past the end.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
+#include "fuzz_util.hpp"
 #include "tessel/tessel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
@@ -14,19 +14,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
-  auto* copy = new std::uint8_t[size == 0 ? 1 : size];
-  if (size > 0) std::memcpy(copy, data, size);
   try {
-    const tessel::Storage file = tessel::Storage::borrow(
-        copy, static_cast<std::int64_t>(size), tessel::Device::cpu(),
-        [](void* p) { delete[] static_cast<std::uint8_t*>(p); },
-        /*writable=*/false);
-    const tessel::SafetensorsFile parsed = tessel::parse_safetensors(file);
-    volatile std::uint8_t sink = 0;
-    for (const tessel::Tensor& t : parsed.tensors) {
-      const auto* bytes = static_cast<const std::uint8_t*>(t.raw_data());
-      for (std::int64_t i = 0; i < t.nbytes(); ++i) sink = sink ^ bytes[i];
-    }
+    const tessel::SafetensorsFile parsed =
+        tessel::parse_safetensors(tessel::fuzz::exact_storage(data, size));
+    for (const tessel::Tensor& t : parsed.tensors) tessel::fuzz::touch(t);
   } catch (const tessel::Error&) {
   }
   return 0;
