@@ -366,8 +366,19 @@ class Writer {
   }
   void value(const GgufValue& v) {
     using T = GgufValue::Type;
-    const auto u = [&] { return std::get<std::uint64_t>(v.value); };
-    const auto i = [&] { return std::get<std::int64_t>(v.value); };
+    // A value whose variant does not hold what its type says is the
+    // caller's configuration error, not a crash.
+    const auto get = [&](auto* tag) {
+      using V = std::remove_pointer_t<decltype(tag)>;
+      const V* p = std::get_if<V>(&v.value);
+      TESSEL_CHECK(p != nullptr, BadConfig, "save_gguf",
+                   "a metadata value of GGUF type {} holds another kind of "
+                   "value",
+                   static_cast<int>(v.type));
+      return *p;
+    };
+    const auto u = [&] { return get(static_cast<std::uint64_t*>(nullptr)); };
+    const auto i = [&] { return get(static_cast<std::int64_t*>(nullptr)); };
     switch (v.type) {
       case T::U8: put(static_cast<std::uint8_t>(u())); break;
       case T::I8: put(static_cast<std::int8_t>(i())); break;
@@ -377,12 +388,16 @@ class Writer {
       case T::I32: put(static_cast<std::int32_t>(i())); break;
       case T::U64: put(u()); break;
       case T::I64: put(i()); break;
-      case T::F32: put(static_cast<float>(std::get<double>(v.value))); break;
-      case T::F64: put(std::get<double>(v.value)); break;
-      case T::Bool: put<std::uint8_t>(std::get<bool>(v.value) ? 1 : 0); break;
-      case T::String: string(std::get<std::string>(v.value)); break;
+      case T::F32:
+        put(static_cast<float>(get(static_cast<double*>(nullptr))));
+        break;
+      case T::F64: put(get(static_cast<double*>(nullptr))); break;
+      case T::Bool:
+        put<std::uint8_t>(get(static_cast<bool*>(nullptr)) ? 1 : 0);
+        break;
+      case T::String: string(get(static_cast<std::string*>(nullptr))); break;
       case T::Array: {
-        const auto& items = std::get<std::vector<GgufValue>>(v.value);
+        const auto items = get(static_cast<std::vector<GgufValue>*>(nullptr));
         put(static_cast<std::uint32_t>(v.element_type));
         put<std::uint64_t>(items.size());
         for (const GgufValue& item : items) {

@@ -64,6 +64,11 @@ TEST(Gguf, RefusesWhatItCannotWrite) {
   five.set_name("five");
   EXPECT_TESSEL_ERROR(save_gguf(path, arch, {five}), "E2102", "dimensions");
   EXPECT_TESSEL_ERROR(save_gguf(path, arch, {t}, 12), "E4001", "alignment");
+  auto mismatched = arch;
+  mismatched.emplace_back("n", GgufValue{GgufValue::Type::U32,
+                                         GgufValue::Type::U8, str("x").value});
+  EXPECT_TESSEL_ERROR(save_gguf(path, mismatched, {t}), "E4001",
+                      "another kind");
   EXPECT_FALSE(fs::exists(path));
 }
 
