@@ -1,10 +1,10 @@
 // Gradients of embedding, RoPE and attention.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "autograd/rules.hpp"
 #include "core/check.hpp"
+#include "ops/attention_weights.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/linalg.hpp"
@@ -57,8 +57,6 @@ Variable rope(const Variable& x, const Tensor& positions,
 
 namespace {
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
 // The gradients of attention for a chunk of batch entries, recomputing the
 // weights: q (B, Hq, Sq, D), k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv), g (B, Hq,
 // Sq, Dv); mask (B, Hq, Sq, Sk) additive or bool, or undefined.
@@ -72,33 +70,12 @@ AttentionGrads attention_backward(const Tensor& q, const Tensor& k,
                                   double scale, std::int64_t offset) {
   const std::int64_t batch = q.shape()[0], hq = q.shape()[1],
                      hkv = k.shape()[1], group = hq / hkv;
-  const std::int64_t sq = q.shape()[2], sk = k.shape()[2];
-  auto repeat_heads = [&](const Tensor& t) {
-    if (group == 1) return t;
-    const Shape s = t.shape();
-    return t.unsqueeze(2)
-        .expand({s[0], s[1], group, s[2], s[3]})
-        .reshape({s[0], s[1] * group, s[2], s[3]});
-  };
-  const Tensor kr = repeat_heads(k), vr = repeat_heads(v);
-  const Tensor raw = mul(matmul(q, kr.transpose(2, 3)), scale);
-  Tensor capped = raw, t;
-  if (o.softcap > 0) {
-    t = tanh(div(raw, o.softcap));
-    capped = mul(t, o.softcap);
-  }
-  Tensor z = capped;
-  const Tensor neg_inf = full({}, kNegInf, z.dtype());
-  if (mask.defined())
-    z = mask.dtype() == DType::Bool ? where(mask, z, neg_inf) : add(z, mask);
-  if (o.causal) {
-    const Tensor keep =
-        le(arange(sk, DType::I64).reshape({1, sk}),
-           add(arange(sq, DType::I64).reshape({sq, 1}), offset));
-    z = where(keep, z, neg_inf);
-  }
-  const Tensor empty_row = eq(max(z, {-1}, true), kNegInf);
-  const Tensor p = where(empty_row, zeros({}, z.dtype()), softmax(z, -1));
+  const Tensor kr = detail::repeat_kv_heads(k, group),
+               vr = detail::repeat_kv_heads(v, group);
+  const detail::AttentionWeights w =
+      detail::attention_weights(q, kr, mask, o, scale, offset);
+  const Tensor& p = w.p;
+  const Tensor& t = w.softcap_tanh;
   // dV = P^T dO; dP = dO V^T; dZ = P (dP - rowsum(dP P)).
   const Tensor dv_rep = matmul(p.transpose(2, 3), g);
   const Tensor dp = matmul(g, vr.transpose(2, 3));

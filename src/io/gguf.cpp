@@ -9,6 +9,7 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "io/file_view.hpp"
 
 namespace tessel {
 
@@ -317,22 +318,9 @@ GgufFile parse_gguf(const Storage& file) {
   }
 
   for (const Info& info : infos) {
-    const std::uint64_t at = data_start + info.offset;
-    const Strides strides = contiguous_strides(info.shape);
-    Tensor t;
-    if (is_byte_addressable(info.dtype) &&
-        at % static_cast<std::uint64_t>(element_size(info.dtype)) == 0) {
-      t = Tensor(file, info.shape, strides,
-                 static_cast<std::int64_t>(at) / element_size(info.dtype),
-                 info.dtype);
-    } else {
-      // Block data starts at a byte, not at a whole element of the file.
-      Storage view = Storage::borrow(
-          const_cast<std::uint8_t*>(bytes) + at,
-          static_cast<std::int64_t>(info.nbytes), file.device(),
-          [keep = file](void*) {}, file.writable());
-      t = Tensor(view, info.shape, strides, 0, info.dtype);
-    }
+    Tensor t = io::file_view(file, data_start + info.offset,
+                             static_cast<std::int64_t>(info.nbytes), info.shape,
+                             info.dtype);
     t.set_name(info.name);
     out.tensors.push_back(std::move(t));
   }

@@ -13,6 +13,7 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "io/file_view.hpp"
 
 namespace tessel {
 
@@ -256,21 +257,9 @@ SafetensorsFile parse_safetensors(const Storage& file) {
 
   out.tensors.reserve(entries.size());
   for (Entry& e : entries) {
-    const std::int64_t at = static_cast<std::int64_t>(data_start + e.begin);
-    const std::int64_t item = element_size(e.dtype);
-    const Strides strides = contiguous_strides(e.shape);
-    Tensor t;
-    if (at % item == 0) {
-      t = Tensor(file, e.shape, strides, at / item, e.dtype);
-    } else {
-      // An offset the element size does not divide: a borrowed view of the
-      // same bytes that keeps the whole file alive.
-      const auto nbytes = static_cast<std::int64_t>(e.end - e.begin);
-      Storage view = Storage::borrow(
-          const_cast<std::uint8_t*>(bytes) + at, nbytes, file.device(),
-          [keep = file](void*) {}, file.writable());
-      t = Tensor(view, e.shape, strides, 0, e.dtype);
-    }
+    Tensor t = io::file_view(file, data_start + e.begin,
+                             static_cast<std::int64_t>(e.end - e.begin),
+                             e.shape, e.dtype);
     t.set_name(std::move(e.name));
     out.tensors.push_back(std::move(t));
   }

@@ -1,6 +1,6 @@
 #include "tessel/models/decoder.hpp"
 
-#include <set>
+#include <map>
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
@@ -10,7 +10,8 @@
 
 namespace tessel {
 
-// ---- KV cache ---------------------------------------------------------------
+// ---- KV cache
+// ----------------------------------------------------------------
 
 KVCache::KVCache(const DecoderConfig& config, std::int64_t batch,
                  std::int64_t capacity)
@@ -120,7 +121,7 @@ Variable DecoderLayer::forward(const Variable& x, const Tensor& cos,
   return h + mlp.forward(post_attention_layernorm.forward(h));
 }
 
-DecoderModel::DecoderModel(const DecoderConfig& c, Generator& g)
+DecoderModel::DecoderModel(const DecoderConfig& c, Generator g)
     : embed_tokens(c.vocab_size, c.hidden_size, g, c.initializer_range),
       norm(c.hidden_size, c.rms_norm_eps) {
   register_module("embed_tokens", embed_tokens);
@@ -133,8 +134,7 @@ DecoderModel::DecoderModel(const DecoderConfig& c, Generator& g)
 
 }  // namespace nn
 
-// ---- the language model
-// ------------------------------------------------------
+// ---- the language model ----------------------------------------------------
 
 namespace {
 
@@ -143,17 +143,15 @@ const DecoderConfig& validated(const DecoderConfig& c) {
   return c;
 }
 
-// The initialising generator lives for the member initialiser only.
-Generator& as_lvalue(Generator&& g) { return g; }
-
 }  // namespace
 
 CausalLM::CausalLM(const DecoderConfig& config, std::uint64_t seed)
-    : model(validated(config), as_lvalue(Generator(seed))), config_(config) {
+    : model(validated(config), Generator(seed)), config_(config) {
   if (config.tie_word_embeddings) {
     lm_head = model.embed_tokens.weight;
   } else {
-    // Drawn after the decoder's weights, from its own stream.
+    // Its own stream: tying or untying leaves the decoder's weights as
+    // they are.
     Generator g(seed ^ 0x9e3779b97f4a7c15ull);
     lm_head = register_parameter(
         "lm_head.weight", mul(randn({config.vocab_size, config.hidden_size}, g),
@@ -207,19 +205,22 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& dir) {
   auto lm =
       std::make_unique<CausalLM>(DecoderConfig::load(dir / "config.json"));
   const SafetensorsFile file = load_safetensors_checkpoint(dir);
-  std::set<std::string> used;
+  std::map<std::string, const Tensor*> unused;
+  for (const Tensor& t : file.tensors) unused[t.name()] = &t;
   lm->load_state([&](const std::string& name) -> const Tensor* {
-    if (!file.contains(name)) return nullptr;
-    used.insert(name);
-    return &file.at(name);
+    const auto it = unused.find(name);
+    if (it == unused.end()) return nullptr;
+    const Tensor* t = it->second;
+    unused.erase(it);
+    return t;
   });
-  for (const Tensor& t : file.tensors) {
+  for (const auto& [name, t] : unused) {
     const bool tied_head =
-        t.name() == "lm_head.weight" && lm->config().tie_word_embeddings;
-    TESSEL_CHECK(used.count(t.name()) || tied_head, BadConfig, "CausalLM",
+        name == "lm_head.weight" && lm->config().tie_word_embeddings;
+    TESSEL_CHECK(tied_head, BadConfig, "CausalLM",
                  "'{}' in {} is not a parameter of the model config.json "
                  "describes",
-                 t.name(), dir.string());
+                 name, dir.string());
   }
   return lm;
 }

@@ -26,13 +26,20 @@ std::int64_t Sampler::sample(const Tensor& logits) {
   const Tensor row = logits.to(DType::F64).contiguous();
   const double* z = row.data<double>();
   const auto n = static_cast<std::size_t>(row.numel());
-  // Highest logit first; ties keep the lower id (argmax's rule).
+  if (options_.temperature == 0) {
+    // Greedy: the first maximum (argmax's rule), without sorting the
+    // vocabulary.
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (z[i] > z[best]) best = i;
+    }
+    return static_cast<std::int64_t>(best);
+  }
+  // Highest logit first; ties keep the lower id.
   std::vector<std::int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::int64_t a, std::int64_t b) { return z[a] > z[b]; });
-  if (options_.temperature == 0) return order[0];
-
   std::size_t keep = n;
   if (options_.top_k > 0) {
     keep = std::min(keep, static_cast<std::size_t>(options_.top_k));

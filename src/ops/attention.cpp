@@ -8,6 +8,7 @@
 
 #include "backends/cpu/attention_kernels.hpp"
 #include "core/check.hpp"
+#include "ops/attention_weights.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
@@ -83,31 +84,9 @@ Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v,
                          const AttentionOptions& o, double scale,
                          std::int64_t offset) {
   const std::int64_t group = d.q_heads / d.kv_heads;
-  auto repeat_heads = [&](const Tensor& t) {
-    if (group == 1) return t;
-    const Shape s = t.shape();
-    return t.unsqueeze(2)
-        .expand({s[0], s[1], group, s[2], s[3]})
-        .reshape({s[0], s[1] * group, s[2], s[3]});
-  };
-  Tensor s = mul(matmul(q, repeat_heads(k).transpose(2, 3)), scale);
-  if (o.softcap > 0) s = mul(tanh(div(s, o.softcap)), o.softcap);
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  if (mask.defined()) {
-    s = mask.dtype() == DType::Bool
-            ? where(mask, s, full({}, neg_inf, s.dtype()))
-            : add(s, mask);
-  }
-  if (o.causal) {
-    const Tensor keep =
-        le(arange(d.kv_len, DType::I64).reshape({1, d.kv_len}),
-           add(arange(d.q_len, DType::I64).reshape({d.q_len, 1}), offset));
-    s = where(keep, s, full({}, neg_inf, s.dtype()));
-  }
-  // Rows with nothing to attend to give zeros rather than NaN.
-  const Tensor empty_row = eq(max(s, {-1}, true), neg_inf);
-  const Tensor p = where(empty_row, zeros({}, s.dtype()), softmax(s, -1));
-  return matmul(p, repeat_heads(v));
+  const detail::AttentionWeights w = detail::attention_weights(
+      q, detail::repeat_kv_heads(k, group), mask, o, scale, offset);
+  return matmul(w.p, detail::repeat_kv_heads(v, group));
 }
 
 cpu::HeadsView heads_view(const Tensor& t) {
@@ -116,6 +95,47 @@ cpu::HeadsView heads_view(const Tensor& t) {
 }
 
 }  // namespace
+
+namespace detail {
+
+Tensor repeat_kv_heads(const Tensor& t, std::int64_t group) {
+  if (group == 1) return t;
+  const Shape s = t.shape();
+  return t.unsqueeze(2)
+      .expand({s[0], s[1], group, s[2], s[3]})
+      .reshape({s[0], s[1] * group, s[2], s[3]});
+}
+
+AttentionWeights attention_weights(const Tensor& q, const Tensor& k_repeated,
+                                   const Tensor& mask,
+                                   const AttentionOptions& o, double scale,
+                                   std::int64_t causal_offset) {
+  const std::int64_t q_len = q.shape()[2], kv_len = k_repeated.shape()[2];
+  AttentionWeights w;
+  Tensor s = mul(matmul(q, k_repeated.transpose(2, 3)), scale);
+  if (o.softcap > 0) {
+    w.softcap_tanh = tanh(div(s, o.softcap));
+    s = mul(w.softcap_tanh, o.softcap);
+  }
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (mask.defined()) {
+    s = mask.dtype() == DType::Bool
+            ? where(mask, s, full({}, neg_inf, s.dtype()))
+            : add(s, mask);
+  }
+  if (o.causal) {
+    const Tensor keep =
+        le(arange(kv_len, DType::I64).reshape({1, kv_len}),
+           add(arange(q_len, DType::I64).reshape({q_len, 1}), causal_offset));
+    s = where(keep, s, full({}, neg_inf, s.dtype()));
+  }
+  // Rows with nothing to attend to give zeros rather than NaN.
+  const Tensor empty_row = eq(max(s, {-1}, true), neg_inf);
+  w.p = where(empty_row, zeros({}, s.dtype()), softmax(s, -1));
+  return w;
+}
+
+}  // namespace detail
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
                                     const Tensor& v_in,

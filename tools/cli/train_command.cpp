@@ -174,7 +174,9 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
                                   state.step + 1));
         }
         loss.backward();
-        if (state.clip > 0) clip_grad_norm(lm->parameters(), state.clip);
+        if (state.clip > 0) {
+          clip_grad_norm(optimizer.parameters(), state.clip);
+        }
         optimizer.step();
         optimizer.zero_grad();
         ++state.step;

@@ -83,7 +83,8 @@ class DecoderLayer : public Module {
 // HuggingFace's "model": embeddings, the layers and the final norm.
 class DecoderModel : public Module {
  public:
-  DecoderModel(const DecoderConfig& config, Generator& generator);
+  // Draws every weight from `generator` in module order.
+  DecoderModel(const DecoderConfig& config, Generator generator);
 
   Embedding embed_tokens;
   std::vector<std::unique_ptr<DecoderLayer>> layers;

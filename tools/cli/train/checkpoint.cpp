@@ -173,18 +173,18 @@ TrainState load_train_state(const fs::path& dir) {
 std::map<std::string, Tensor> load_optimizer_state(const fs::path& dir,
                                                    const CausalLM& lm) {
   const SafetensorsFile file = load_safetensors(dir / "optimizer.safetensors");
+  // "<parameter name>.<buffer>" -> "<parameter index>.<buffer>"; buffer
+  // names have no dots, parameter names do.
+  std::map<std::string, std::size_t> index;
   const auto names = lm.named_parameters();
+  for (std::size_t i = 0; i < names.size(); ++i) index[names[i].first] = i;
   std::map<std::string, Tensor> state;
   for (const Tensor& t : file.tensors) {
     std::string key = t.name();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const std::string& prefix = names[i].first;
-      if (key.size() > prefix.size() &&
-          key.compare(0, prefix.size(), prefix) == 0 &&
-          key[prefix.size()] == '.' &&
-          key.find('.', prefix.size() + 1) == std::string::npos) {
-        key = std::to_string(i) + key.substr(prefix.size());
-        break;
+    const auto dot = key.rfind('.');
+    if (dot != std::string::npos) {
+      if (const auto it = index.find(key.substr(0, dot)); it != index.end()) {
+        key = std::to_string(it->second) + key.substr(dot);
       }
     }
     state[key] = t.clone();  // the optimiser updates its buffers in place
