@@ -1,4 +1,6 @@
-// The umbrella header: everything public in tessel.
+// The umbrella header: everything public in tessel, except
+// <tessel/io/dlpack.hpp>, which needs the DLPack headers (libdlpack-dev)
+// and so is included only by code that speaks DLPack.
 #pragma once
 
 #include "tessel/autograd/functions.hpp"
@@ -24,6 +26,8 @@
 #include "tessel/io/gguf.hpp"
 #include "tessel/io/npy.hpp"
 #include "tessel/io/safetensors.hpp"
+#include "tessel/io/shared_memory.hpp"
+#include "tessel/io/tensor_source.hpp"
 #include "tessel/models/config.hpp"
 #include "tessel/models/decoder.hpp"
 #include "tessel/models/generate.hpp"

@@ -166,6 +166,30 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
   return Storage(std::move(impl));
 }
 
+Storage Storage::map_shared_fd(int fd, std::int64_t nbytes, bool writable) {
+  check_nbytes(nbytes, "map_shared_fd");
+  auto impl = std::make_shared<Impl>();
+  impl->nbytes = nbytes;
+  impl->origin = StorageOrigin::SharedMemory;
+  impl->writable = writable;
+  if (nbytes == 0) {
+    // mmap refuses empty ranges; an empty mapping still needs an address.
+    Storage empty = allocate(0);
+    impl->data = empty.data();
+    impl->release = [keep = std::move(empty)] {};
+    return Storage(std::move(impl));
+  }
+  const auto size = static_cast<std::size_t>(nbytes);
+  const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
+  void* base = mmap(nullptr, size, prot, MAP_SHARED, fd, 0);
+  TESSEL_CHECK(base != MAP_FAILED, IoFailure, "map_shared_fd",
+               "mmap of {} bytes of fd {} failed: {}", nbytes, fd,
+               std::strerror(errno));
+  impl->data = base;
+  impl->release = [base, size] { munmap(base, size); };
+  return Storage(std::move(impl));
+}
+
 Storage Storage::borrow(void* data, std::int64_t nbytes, Device device,
                         std::function<void(void*)> deleter, bool writable) {
   check_nbytes(nbytes, "borrow");

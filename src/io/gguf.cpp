@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
 #include "io/file_view.hpp"
+#include "io/stream_tensors.hpp"
 
 namespace tessel {
 
@@ -412,7 +413,7 @@ class Writer {
 
 void save_gguf(const std::filesystem::path& path,
                const std::vector<std::pair<std::string, GgufValue>>& metadata,
-               const std::vector<Tensor>& tensors, std::uint32_t alignment) {
+               TensorSource& source, std::uint32_t alignment) {
   TESSEL_CHECK(alignment > 0 && alignment % 8 == 0, BadConfig, "save_gguf",
                "alignment {} is not a positive multiple of 8", alignment);
   std::vector<std::pair<std::string, GgufValue>> kv = metadata;
@@ -427,33 +428,34 @@ void save_gguf(const std::filesystem::path& path,
                     GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
                               std::uint64_t{alignment}});
   }
-  const bool quantised = std::any_of(
-      tensors.begin(), tensors.end(),
-      [](const Tensor& t) { return is_block_quantized(t.dtype()); });
+  bool quantised = false;
+  for (std::size_t i = 0; i < source.size(); ++i)
+    quantised = quantised || is_block_quantized(source.spec(i).dtype);
   if (quantised && !has("general.quantization_version")) {
     kv.emplace_back(
         "general.quantization_version",
         GgufValue{GgufValue::Type::U32, GgufValue::Type::U8, std::uint64_t{2}});
   }
   std::vector<std::string> names;
-  for (const Tensor& t : tensors) {
-    TESSEL_CHECK(!t.name().empty() && t.name().size() <= 64, BadShape,
-                 "save_gguf", "tensor name '{}' must have 1 to 64 bytes",
-                 t.name());
-    TESSEL_CHECK(std::find(names.begin(), names.end(), t.name()) == names.end(),
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const TensorSpec& t = source.spec(i);
+    TESSEL_CHECK(!t.name.empty() && t.name.size() <= 64, BadShape, "save_gguf",
+                 "tensor name '{}' must have 1 to 64 bytes", t.name);
+    TESSEL_CHECK(std::find(names.begin(), names.end(), t.name) == names.end(),
                  BadShape, "save_gguf", "tensor name '{}' appears twice",
-                 t.name());
-    TESSEL_CHECK(t.rank() <= kMaxDims, BadShape, "save_gguf",
-                 "tensor '{}' has {} dimensions; GGUF allows {}", t.name(),
-                 t.rank(), kMaxDims);
-    gguf_type_id(t.dtype());  // E2201 before anything is written
-    names.push_back(t.name());
+                 t.name);
+    TESSEL_CHECK(t.shape.size() <= kMaxDims, BadShape, "save_gguf",
+                 "tensor '{}' has {} dimensions; GGUF allows {}", t.name,
+                 t.shape.size(), kMaxDims);
+    gguf_type_id(t.dtype);  // E2201 before anything is written
+    t.nbytes();             // E2102 for a partial block
+    names.push_back(t.name);
   }
 
   Writer w;
   w.bytes("GGUF", 4);
   w.put<std::uint32_t>(3);
-  w.put<std::uint64_t>(tensors.size());
+  w.put<std::uint64_t>(source.size());
   w.put<std::uint64_t>(kv.size());
   for (const auto& [key, value] : kv) {
     w.string(key);
@@ -461,34 +463,44 @@ void save_gguf(const std::filesystem::path& path,
     w.value(value);
   }
   std::uint64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    w.string(t.name());
-    const std::uint32_t n_dims =
-        t.rank() == 0 ? 1 : static_cast<std::uint32_t>(t.rank());
-    w.put(n_dims);
-    if (t.rank() == 0) w.put<std::uint64_t>(1);
-    for (std::int64_t d = t.rank() - 1; d >= 0; --d) {
-      w.put(static_cast<std::uint64_t>(t.shape()[static_cast<std::size_t>(d)]));
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const TensorSpec& t = source.spec(i);
+    w.string(t.name);
+    const std::size_t rank = t.shape.size();
+    w.put(rank == 0 ? std::uint32_t{1} : static_cast<std::uint32_t>(rank));
+    if (rank == 0) w.put<std::uint64_t>(1);
+    for (std::size_t d = rank; d-- > 0;) {
+      w.put(static_cast<std::uint64_t>(t.shape[d]));
     }
-    w.put(gguf_type_id(t.dtype()));
+    w.put(gguf_type_id(t.dtype));
     w.put(offset);
-    offset = align_up(offset + static_cast<std::uint64_t>(
-                                   storage_bytes(t.dtype(), t.numel())),
-                      alignment);
+    offset =
+        align_up(offset + static_cast<std::uint64_t>(t.nbytes()), alignment);
   }
   w.pad_to(alignment);
 
   io::AtomicFile file(path);
   file.write(w.data());
   std::vector<std::uint8_t> zeros(alignment, 0);
-  for (const Tensor& t : tensors) {
-    const Tensor c = t.contiguous();
-    const auto n =
-        static_cast<std::uint64_t>(storage_bytes(c.dtype(), c.numel()));
-    file.write({static_cast<const std::uint8_t*>(c.raw_data()), n});
+  std::vector<std::uint8_t> buffer;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    io::write_tensor_data(file, source, i, buffer);
+    const auto n = static_cast<std::uint64_t>(source.spec(i).nbytes());
     file.write({zeros.data(), align_up(n, alignment) - n});
   }
   file.commit();
+}
+
+void save_gguf(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, GgufValue>>& metadata,
+               const std::vector<Tensor>& tensors, std::uint32_t alignment) {
+  for (const Tensor& t : tensors) {
+    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_gguf",
+                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
+                 t.device().str());
+  }
+  TensorListSource source(tensors);
+  save_gguf(path, metadata, source, alignment);
 }
 
 }  // namespace tessel

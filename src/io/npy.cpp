@@ -12,6 +12,8 @@
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byteswap.hpp"
+#include "io/file_view.hpp"
+#include "io/stream_tensors.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -132,9 +134,18 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-}  // namespace
+// What the header says about the data that follows it.
+struct NpyLayout {
+  DType dtype;
+  Shape stored;  // the shape of the bytes in C order
+  bool fortran;
+  bool big_endian;
+  std::int64_t data_at;
+  std::int64_t numel;
+  std::int64_t nbytes;
+};
 
-Tensor parse_npy(std::span<const std::uint8_t> bytes) {
+NpyLayout parse_layout(std::span<const std::uint8_t> bytes) {
   constexpr std::uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
     malformed(0, "not a .npy file (bad magic)");
@@ -207,26 +218,55 @@ Tensor parse_npy(std::span<const std::uint8_t> bytes) {
   // Fortran order: the bytes are the transpose in C order.
   Shape stored = *shape;
   if (*fortran) std::reverse(stored.begin(), stored.end());
-  Tensor t = empty(stored, descr->dtype);
-  if (nbytes > 0)
-    std::memcpy(t.mutable_raw_data(), bytes.data() + data_at,
-                static_cast<std::size_t>(nbytes));
-  if (descr->big_endian)
-    io::byteswap(t.mutable_raw_data(), numel, element_size(descr->dtype));
-  if (*fortran && stored.size() > 1) {
-    SmallVector<std::int64_t, 8> order;
-    for (std::size_t d = stored.size(); d-- > 0;)
-      order.push_back(static_cast<std::int64_t>(d));
-    t = t.permute(std::span<const std::int64_t>(order.data(), order.size()))
-            .contiguous();
-  }
-  return t;
+  return {descr->dtype, stored, *fortran, descr->big_endian,
+          data_at,      numel,  nbytes};
+}
+
+// The logical tensor over the stored bytes: Fortran order is a transposed
+// view of them.
+Tensor logical_view(const NpyLayout& layout, Tensor stored) {
+  if (!layout.fortran || layout.stored.size() < 2) return stored;
+  SmallVector<std::int64_t, 8> order;
+  for (std::size_t d = layout.stored.size(); d-- > 0;)
+    order.push_back(static_cast<std::int64_t>(d));
+  return stored.permute(
+      std::span<const std::int64_t>(order.data(), order.size()));
+}
+
+}  // namespace
+
+Tensor parse_npy(std::span<const std::uint8_t> bytes) {
+  const NpyLayout layout = parse_layout(bytes);
+  Tensor t = empty(layout.stored, layout.dtype);
+  if (layout.nbytes > 0)
+    std::memcpy(t.mutable_raw_data(), bytes.data() + layout.data_at,
+                static_cast<std::size_t>(layout.nbytes));
+  if (layout.big_endian)
+    io::byteswap(t.mutable_raw_data(), layout.numel,
+                 element_size(layout.dtype));
+  return logical_view(layout, std::move(t));
 }
 
 Tensor load_npy(const std::filesystem::path& path) {
-  const std::vector<std::uint8_t> bytes = io::read_file(path);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  TESSEL_CHECK(!ec, IoFailure, "load_npy", "cannot open '{}': {}",
+               path.string(), ec.message());
   try {
-    return parse_npy(bytes);
+    if (size == 0) malformed(0, "not a .npy file (empty)");
+    // Mapped, so that loading costs the header alone: little-endian data
+    // stays a zero-copy view of the file; only big-endian data is copied
+    // (to swap its bytes).
+    const Storage file = Storage::map_file(path);
+    const std::span<const std::uint8_t> bytes(
+        static_cast<const std::uint8_t*>(file.data()),
+        static_cast<std::size_t>(file.nbytes()));
+    const NpyLayout layout = parse_layout(bytes);
+    if (layout.big_endian && element_size(layout.dtype) > 1)
+      return parse_npy(bytes);
+    return logical_view(
+        layout, io::file_view(file, static_cast<std::uint64_t>(layout.data_at),
+                              layout.nbytes, layout.stored, layout.dtype));
   } catch (const FormatError& e) {
     throw FormatError(ErrorCode::MalformedFile,
                       fmt::format("{} ('{}')", e.message(), path.string()),
@@ -234,26 +274,29 @@ Tensor load_npy(const std::filesystem::path& path) {
   }
 }
 
-void save_npy(const std::filesystem::path& path, const Tensor& t) {
-  TESSEL_CHECK(t.defined(), BadShape, "save_npy", "the tensor is undefined");
-  TESSEL_CHECK(is_byte_addressable(t.dtype()) && t.dtype() != DType::BF16 &&
-                   t.dtype() != DType::F8E4M3FN && t.dtype() != DType::F8E5M2,
+void save_npy(const std::filesystem::path& path, TensorSource& source,
+              std::size_t index) {
+  TESSEL_CHECK(index < source.size(), OutOfRange, "save_npy", "tensor {} of {}",
+               index, source.size());
+  const TensorSpec& t = source.spec(index);
+  TESSEL_CHECK(is_byte_addressable(t.dtype) && t.dtype != DType::BF16 &&
+                   t.dtype != DType::F8E4M3FN && t.dtype != DType::F8E5M2,
                BadDType, "save_npy", "NumPy has no {} dtype; convert first",
-               dtype_name(t.dtype()));
+               dtype_name(t.dtype));
   const std::string descr =
-      fmt::format("{}{}{}", element_size(t.dtype()) == 1 ? '|' : '<',
-                  t.dtype() == DType::Bool       ? 'b'
-                  : is_floating_point(t.dtype()) ? 'f'
-                  : is_signed(t.dtype())         ? 'i'
-                                                 : 'u',
-                  element_size(t.dtype()));
+      fmt::format("{}{}{}", element_size(t.dtype) == 1 ? '|' : '<',
+                  t.dtype == DType::Bool       ? 'b'
+                  : is_floating_point(t.dtype) ? 'f'
+                  : is_signed(t.dtype)         ? 'i'
+                                               : 'u',
+                  element_size(t.dtype));
   static_assert(std::endian::native == std::endian::little,
                 "save_npy writes native bytes as little-endian");
   std::string shape;
-  for (auto e : t.shape()) shape += std::to_string(e) + ", ";
-  if (t.rank() > 1)
+  for (auto e : t.shape) shape += std::to_string(e) + ", ";
+  if (t.shape.size() > 1)
     shape.resize(shape.size() - 2);
-  else if (t.rank() == 1)
+  else if (t.shape.size() == 1)
     shape.resize(shape.size() - 1);
   std::string dict =
       fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
@@ -274,10 +317,21 @@ void save_npy(const std::filesystem::path& path, const Tensor& t) {
     header.push_back(static_cast<std::uint8_t>((len >> 24) & 0xff));
   }
   header.insert(header.end(), dict.begin(), dict.end());
-  const Tensor c = t.contiguous();
-  io::write_file_atomically(path, header,
-                            {static_cast<const std::uint8_t*>(c.raw_data()),
-                             static_cast<std::size_t>(c.nbytes())});
+  io::AtomicFile file(path);
+  file.write(header);
+  std::vector<std::uint8_t> buffer;
+  io::write_tensor_data(file, source, index, buffer);
+  file.commit();
+}
+
+void save_npy(const std::filesystem::path& path, const Tensor& t) {
+  TESSEL_CHECK(t.defined(), BadShape, "save_npy", "the tensor is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_npy",
+               "the tensor is on {}; copy it to the CPU first",
+               t.device().str());
+  const std::vector<Tensor> one = {t};
+  TensorListSource source(one);
+  save_npy(path, source, 0);
 }
 
 }  // namespace tessel

@@ -14,6 +14,7 @@
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
 #include "io/file_view.hpp"
+#include "io/stream_tensors.hpp"
 
 namespace tessel {
 
@@ -276,39 +277,39 @@ SafetensorsFile load_safetensors(const std::filesystem::path& path,
   return parse_safetensors(Storage::map_file(path, mode));
 }
 
-void save_safetensors(const std::filesystem::path& path,
-                      const std::vector<Tensor>& tensors,
+void save_safetensors(const std::filesystem::path& path, TensorSource& source,
                       const std::map<std::string, std::string>& metadata) {
-  std::vector<const Tensor*> order;
+  std::vector<std::size_t> order;
   std::set<std::string> names;
-  for (const Tensor& t : tensors) {
-    TESSEL_CHECK(!t.name().empty() && t.name() != "__metadata__", BadShape,
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const TensorSpec& t = source.spec(i);
+    TESSEL_CHECK(!t.name.empty() && t.name != "__metadata__", BadShape,
                  "save_safetensors",
                  "every tensor needs a name (and not '__metadata__')");
-    TESSEL_CHECK(names.insert(t.name()).second, BadShape, "save_safetensors",
-                 "tensor name '{}' appears twice", t.name());
-    dtype_string(t.dtype());  // E2201 before anything is written
-    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_safetensors",
-                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
-                 t.device().str());
-    order.push_back(&t);
+    TESSEL_CHECK(names.insert(t.name).second, BadShape, "save_safetensors",
+                 "tensor name '{}' appears twice", t.name);
+    dtype_string(t.dtype);  // E2201 before anything is written
+    order.push_back(i);
   }
   // The reference writer's order: larger elements first, then by name.
   std::stable_sort(order.begin(), order.end(),
-                   [](const Tensor* a, const Tensor* b) {
-                     const auto sa = element_size(a->dtype());
-                     const auto sb = element_size(b->dtype());
-                     return sa != sb ? sa > sb : a->name() < b->name();
+                   [&](std::size_t a, std::size_t b) {
+                     const TensorSpec& sa = source.spec(a);
+                     const TensorSpec& sb = source.spec(b);
+                     const auto ea = element_size(sa.dtype);
+                     const auto eb = element_size(sb.dtype);
+                     return ea != eb ? ea > eb : sa.name < sb.name;
                    });
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
-  for (const Tensor* t : order) {
-    const auto nbytes = static_cast<std::uint64_t>(t->nbytes());
-    header[t->name()] = {{"dtype", dtype_string(t->dtype())},
-                         {"shape", std::vector<std::int64_t>(t->shape().begin(),
-                                                             t->shape().end())},
-                         {"data_offsets", {offset, offset + nbytes}}};
+  for (const std::size_t i : order) {
+    const TensorSpec& t = source.spec(i);
+    const auto nbytes = static_cast<std::uint64_t>(t.nbytes());
+    header[t.name] = {
+        {"dtype", dtype_string(t.dtype)},
+        {"shape", std::vector<std::int64_t>(t.shape.begin(), t.shape.end())},
+        {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
   }
   std::string text = header.dump();
@@ -320,12 +321,23 @@ void save_safetensors(const std::filesystem::path& path,
   io::AtomicFile file(path);
   file.write(length);
   file.write({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
-  for (const Tensor* t : order) {
-    const Tensor c = t->contiguous();
-    file.write({static_cast<const std::uint8_t*>(c.raw_data()),
-                static_cast<std::size_t>(c.nbytes())});
+  std::vector<std::uint8_t> buffer;
+  for (const std::size_t i : order) {
+    io::write_tensor_data(file, source, i, buffer);
   }
   file.commit();
+}
+
+void save_safetensors(const std::filesystem::path& path,
+                      const std::vector<Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  for (const Tensor& t : tensors) {
+    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_safetensors",
+                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
+                 t.device().str());
+  }
+  TensorListSource source(tensors);
+  save_safetensors(path, source, metadata);
 }
 
 }  // namespace tessel

@@ -56,7 +56,7 @@ TEST(Npy, ParsesTheHeaderAndData) {
       0);
 }
 
-TEST(Npy, FortranOrderAndBigEndianAreConverted) {
+TEST(Npy, FortranOrderIsATransposedViewAndBigEndianIsSwapped) {
   // Fortran order: the bytes 0..5 are the (2, 3) matrix by columns.
   const Tensor f =
       parse_npy(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3)}",
@@ -64,7 +64,9 @@ TEST(Npy, FortranOrderAndBigEndianAreConverted) {
   EXPECT_EQ(f.shape(), (Shape{2, 3}));
   EXPECT_EQ(f.at<float>({1, 0}), 1.0f);
   EXPECT_EQ(f.at<float>({0, 1}), 2.0f);
-  EXPECT_TRUE(f.is_contiguous());
+  // A transposed view of the stored bytes, not a copy.
+  EXPECT_FALSE(f.is_contiguous());
+  EXPECT_EQ(f.strides(), (Strides{1, 2}));
   // Big-endian i16 0x0102 = 258.
   const Tensor b = parse_npy(npy(
       "{'descr': '>i2', 'fortran_order': False, 'shape': (1,)}", {0x01, 0x02}));
@@ -80,6 +82,8 @@ TEST(Npy, RoundTripsThroughAFile) {
   EXPECT_EQ(back.shape(), (Shape{4, 3, 2}));
   EXPECT_EQ(back.dtype(), DType::I16);
   EXPECT_EQ(back.at<std::int16_t>({3, 1, 1}), t.at<std::int16_t>({3, 1, 1}));
+  // Loading maps the file: the data is not copied.
+  EXPECT_EQ(back.storage().origin(), StorageOrigin::MappedFile);
   save_npy(path, full({}, true));
   EXPECT_TRUE(load_npy(path).item<bool>());
   std::filesystem::remove(path);

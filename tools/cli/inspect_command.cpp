@@ -1,7 +1,7 @@
 // `tessel inspect FILE`: the tensors of a safetensors file or checkpoint
-// directory, or an .npy file — name, dtype, shape, bytes and metadata —
-// read from the header alone; --stats streams each tensor once for
-// min/max/mean/std and NaN/Inf counts, with progress.
+// directory, a GGUF file, an .npy file or a directory of them — name, dtype,
+// shape, bytes and metadata — read from the header alone; --stats streams each
+// tensor once for min/max/mean/std and NaN/Inf counts, with progress.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/tensor_files.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -94,18 +95,10 @@ std::string show(const GgufValue& v) {
 int run_inspect(const InspectOptions& o) {
   namespace fs = std::filesystem;
   const fs::path path = o.path;
-  SafetensorsFile file;
-  if (path.extension() == ".gguf") {
-    GgufFile gguf = load_gguf(path);
-    file.tensors = std::move(gguf.tensors);
-    for (const auto& [k, v] : gguf.metadata) file.metadata[k] = show(v);
-  } else if (path.extension() == ".npy") {
-    Tensor t = load_npy(path);
-    t.set_name(path.stem().string());
-    file.tensors.push_back(t);
-  } else {
-    file = load_safetensors_checkpoint(path);
-  }
+  TensorFile file = open_tensor_file(path);
+  // GGUF values are shown typed, long arrays summarised.
+  std::map<std::string, std::string> shown_metadata = file.metadata;
+  for (const auto& [k, v] : file.gguf_metadata) shown_metadata[k] = show(v);
   if (o.json) {
     // The tensors' descriptors (DESIGN §5), from the header alone.
     nlohmann::json out = {{"path", path.string()},
@@ -125,7 +118,7 @@ int run_inspect(const InspectOptions& o) {
   }
   fmt::print("{}: {} tensors, {}\n", path.string(), file.tensors.size(),
              format_bytes(static_cast<double>(total)));
-  for (const auto& [k, v] : file.metadata) fmt::print("  {} = {}\n", k, v);
+  for (const auto& [k, v] : shown_metadata) fmt::print("  {} = {}\n", k, v);
 
   std::vector<Stats> stats(file.tensors.size());
   if (o.stats) {
@@ -180,7 +173,8 @@ Runner add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "inspect",
       "List the tensors of a safetensors file or checkpoint directory, a "
-      "GGUF file or an .npy file (reads only the header unless --stats)");
+      "GGUF file, an .npy file or a directory of them (reads only the "
+      "headers unless --stats)");
   cmd->add_option("path", o->path, "File, checkpoint directory or index")
       ->required()
       ->check(CLI::ExistingPath);

@@ -65,6 +65,12 @@ class Storage {
                           std::uint64_t offset = 0,
                           std::optional<std::uint64_t> length = std::nullopt);
 
+  // Maps the first `nbytes` of a shared-memory file descriptor (MAP_SHARED,
+  // so writes are seen by every process mapping it; PROT_READ only unless
+  // `writable`). The fd stays the caller's: the mapping keeps the file
+  // alive. E3002 when mmap fails.
+  static Storage map_shared_fd(int fd, std::int64_t nbytes, bool writable);
+
   // Zero-copy view of memory owned elsewhere; `deleter(data)` runs when the
   // last tensor using it goes away (it may be empty).
   static Storage borrow(void* data, std::int64_t nbytes, Device device,

@@ -16,6 +16,7 @@
 
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/io/tensor_source.hpp"
 
 namespace tessel {
 
@@ -81,6 +82,11 @@ void save_gguf(const std::filesystem::path& path,
                const std::vector<std::pair<std::string, GgufValue>>& metadata,
                const std::vector<Tensor>& tensors,
                std::uint32_t alignment = 32);
+// The same, streaming each tensor's bytes from `source` when it is
+// written (everything is validated before the file is created).
+void save_gguf(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, GgufValue>>& metadata,
+               TensorSource& source, std::uint32_t alignment = 32);
 
 // The GGUF type id of a dtype and back (E2201 / nullopt when none).
 std::uint32_t gguf_type_id(DType dtype);

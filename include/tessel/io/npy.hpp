@@ -8,11 +8,14 @@
 #include <span>
 
 #include "tessel/core/tensor.hpp"
+#include "tessel/io/tensor_source.hpp"
 
 namespace tessel {
 
-// E3002 when the file cannot be read; E3001 (with the byte offset) when it
-// is not a valid .npy or holds a dtype tessel does not have.
+// The file is mapped: little-endian data is a zero-copy view of it and
+// Fortran order a transposed view. E3002 when the file cannot be read; E3001
+// (with the byte offset) when it is not a valid .npy or holds a dtype tessel
+// does not have.
 Tensor load_npy(const std::filesystem::path& path);
 // The same from bytes in memory (what load_npy reads).
 Tensor parse_npy(std::span<const std::uint8_t> bytes);
@@ -20,5 +23,8 @@ Tensor parse_npy(std::span<const std::uint8_t> bytes);
 // Writes row-major little-endian data, format 1.0 (2.0 for huge headers).
 // Packed and block-quantised dtypes have no NumPy equivalent: E2201.
 void save_npy(const std::filesystem::path& path, const Tensor& t);
+// Tensor `index` of `source`, its bytes streamed when they are written.
+void save_npy(const std::filesystem::path& path, TensorSource& source,
+              std::size_t index);
 
 }  // namespace tessel

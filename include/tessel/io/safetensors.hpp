@@ -14,6 +14,7 @@
 
 #include "tessel/core/storage.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/io/tensor_source.hpp"
 
 namespace tessel {
 
@@ -46,6 +47,10 @@ SafetensorsFile parse_safetensors(const Storage& file);
 // safetensors dtype: E2201.
 void save_safetensors(const std::filesystem::path& path,
                       const std::vector<Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+// The same, streaming each tensor's bytes from `source` when it is
+// written (everything is validated before the file is created).
+void save_safetensors(const std::filesystem::path& path, TensorSource& source,
                       const std::map<std::string, std::string>& metadata = {});
 
 // A HuggingFace checkpoint: `dir/model.safetensors.index.json` (or that

@@ -1,15 +1,14 @@
 #include "cli/train/checkpoint.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "cli/staged_directory.hpp"
 
 namespace tessel::cli {
 
@@ -59,75 +58,33 @@ json state_json(const TrainState& s) {
           {"losses", s.losses}};
 }
 
-// Replaces `dir` by `staged` in one step: readers see the old checkpoint
-// or the new one, never a mixture.
-void swap_in(const fs::path& staged, const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[checkpoint] '{}' exists and is not a directory",
-                            dir.string()));
-  }
-  // std::filesystem has no atomic exchange; rename(2) and renameat2 do.
-  if (!fs::exists(dir, ec)) {
-    fs::rename(staged, dir);
-    return;
-  }
-  if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, dir.c_str(),
-                  RENAME_EXCHANGE) != 0) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[checkpoint] swapping the new checkpoint into "
-                            "'{}' failed",
-                            dir.string()));
-  }
-  fs::remove_all(staged, ec);  // the previous checkpoint
-}
-
 }  // namespace
 
 void save_checkpoint(const fs::path& dir, const CausalLM& lm,
                      const Optimizer& optimizer, const TrainState& state) {
-  const fs::path target = fs::absolute(dir).lexically_normal();
-  const fs::path parent = target.parent_path();
-  fs::create_directories(parent);
-  std::string tmpl =
-      (parent / ("." + target.filename().string() + ".staged-XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[checkpoint] cannot create a directory in '{}'",
-                            parent.string()));
-  }
-  const fs::path staged = tmpl;
-  try {
-    lm.save(staged);
-    const auto names = lm.named_parameters();
-    std::vector<Tensor> tensors;
-    for (auto& [key, t] : optimizer.state_dict()) {
-      // "3.exp_avg" -> "<name of parameter 3>.exp_avg".
-      const auto dot = key.find('.');
-      std::string name = key;
-      if (dot != std::string::npos) {
-        name = names.at(std::stoul(key.substr(0, dot))).first + key.substr(dot);
-      }
-      Tensor named = t;
-      named.set_name(name);
-      tensors.push_back(named);
+  StagedDirectory staging(dir);
+  const fs::path& staged = staging.path();
+  lm.save(staged);
+  const auto names = lm.named_parameters();
+  std::vector<Tensor> tensors;
+  for (auto& [key, t] : optimizer.state_dict()) {
+    // "3.exp_avg" -> "<name of parameter 3>.exp_avg".
+    const auto dot = key.find('.');
+    std::string name = key;
+    if (dot != std::string::npos) {
+      name = names.at(std::stoul(key.substr(0, dot))).first + key.substr(dot);
     }
-    save_safetensors(staged / "optimizer.safetensors", tensors);
-    write_text(staged / "trainer_state.json", state_json(state).dump(1) + "\n");
-    write_text(
-        staged / "loss.svg",
-        loss_curve_svg(state.losses, fmt::format("tessel train: {} ({} steps)",
-                                                 state.task, state.step)));
-    fs::permissions(staged, fs::perms::owner_all | fs::perms::group_read |
-                                fs::perms::group_exec | fs::perms::others_read |
-                                fs::perms::others_exec);
-    swap_in(staged, target);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(staged, ec);
-    throw;
+    Tensor named = t;
+    named.set_name(name);
+    tensors.push_back(named);
   }
+  save_safetensors(staged / "optimizer.safetensors", tensors);
+  write_text(staged / "trainer_state.json", state_json(state).dump(1) + "\n");
+  write_text(
+      staged / "loss.svg",
+      loss_curve_svg(state.losses, fmt::format("tessel train: {} ({} steps)",
+                                               state.task, state.step)));
+  staging.commit();
 }
 
 TrainState load_train_state(const fs::path& dir) {

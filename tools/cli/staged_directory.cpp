@@ -1,0 +1,72 @@
+#include "cli/staged_directory.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "tessel/core/error.hpp"
+
+namespace tessel::cli {
+
+namespace fs = std::filesystem;
+
+StagedDirectory::StagedDirectory(const fs::path& target)
+    : target_(fs::absolute(target).lexically_normal()) {
+  const fs::path parent = target_.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string tmpl =
+      (parent / ("." + target_.filename().string() + ".staged-XXXXXX"))
+          .string();
+  if (ec || ::mkdtemp(tmpl.data()) == nullptr) {
+    throw_error(ErrorCode::IoFailure,
+                fmt::format("[write] cannot create a directory in '{}'",
+                            parent.string()));
+  }
+  staged_ = tmpl;
+}
+
+StagedDirectory::~StagedDirectory() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(staged_, ec);
+}
+
+void StagedDirectory::commit() {
+  std::error_code ec;
+  fs::permissions(staged_,
+                  fs::perms::owner_all | fs::perms::group_read |
+                      fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
+  if (fs::exists(target_, ec) && !fs::is_directory(target_, ec)) {
+    throw_error(ErrorCode::IoFailure,
+                fmt::format("[write] '{}' exists and is not a directory",
+                            target_.string()));
+  }
+  // std::filesystem has no atomic exchange; rename(2) and renameat2 do.
+  if (!fs::exists(target_, ec)) {
+    if (::rename(staged_.c_str(), target_.c_str()) != 0) {
+      throw_error(ErrorCode::IoFailure,
+                  fmt::format("[write] moving the new directory to '{}' failed",
+                              target_.string()));
+    }
+    committed_ = true;
+    return;
+  }
+  if (::renameat2(AT_FDCWD, staged_.c_str(), AT_FDCWD, target_.c_str(),
+                  RENAME_EXCHANGE) != 0) {
+    throw_error(ErrorCode::IoFailure,
+                fmt::format("[write] swapping the new directory into '{}' "
+                            "failed",
+                            target_.string()));
+  }
+  // staged_ now holds the previous contents.
+  fs::remove_all(staged_, ec);
+  committed_ = true;
+}
+
+}  // namespace tessel::cli

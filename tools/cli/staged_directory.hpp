@@ -1,0 +1,31 @@
+// Output directories that appear whole or not at all: everything is
+// written into a hidden sibling directory, which then replaces the target
+// in one step (readers see the old contents or the new, never a mixture).
+#pragma once
+
+#include <filesystem>
+
+namespace tessel::cli {
+
+class StagedDirectory {
+ public:
+  // Creates the hidden staging directory next to `target` (E3002).
+  explicit StagedDirectory(const std::filesystem::path& target);
+  // Removes the staging directory unless committed.
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return staged_; }
+  // Swaps the staged directory in for the target (renameat2 exchange when
+  // the target exists) and removes the previous contents. E3002 when the
+  // target exists and is not a directory, or the swap fails.
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path staged_;
+  bool committed_ = false;
+};
+
+}  // namespace tessel::cli
