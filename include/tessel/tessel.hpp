@@ -43,3 +43,4 @@
 #include "tessel/ops/linalg.hpp"
 #include "tessel/ops/norm.hpp"
 #include "tessel/ops/reduce.hpp"
+#include "tessel/ops/sparse.hpp"
