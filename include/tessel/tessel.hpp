@@ -21,6 +21,7 @@
 #include "tessel/core/scalar.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/core/storage.hpp"
+#include "tessel/core/symbolic_shape.hpp"
 #include "tessel/core/tensor.hpp"
 #include "tessel/io/descriptor.hpp"
 #include "tessel/io/gguf.hpp"
@@ -44,3 +45,4 @@
 #include "tessel/ops/norm.hpp"
 #include "tessel/ops/reduce.hpp"
 #include "tessel/ops/sparse.hpp"
+#include "tessel/ops/symbolic.hpp"

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 
 namespace tessel {
 
@@ -71,30 +72,7 @@ bool is_contiguous(std::span<const std::int64_t> shape,
 }
 
 Shape broadcast_shapes(std::span<const Shape> shapes) {
-  std::size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  Shape out(rank, 1);
-  // Index of the shape that fixed each output extent, for the error message.
-  SmallVector<std::size_t, 6> owner(rank, 0);
-  for (std::size_t k = 0; k < shapes.size(); ++k) {
-    const auto& s = shapes[k];
-    const std::size_t lead = rank - s.size();
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const std::int64_t extent = s[i];
-      std::int64_t& current = out[lead + i];
-      if (extent == current || extent == 1) continue;
-      TESSEL_CHECK(
-          current == 1, BroadcastMismatch, "broadcast_shapes",
-          "shapes {} and {} cannot be broadcast: axis {} has extent "
-          "{} in one and {} in the other",
-          shape_string(shapes[owner[lead + i]]), shape_string(s),
-          static_cast<std::int64_t>(lead + i) - static_cast<std::int64_t>(rank),
-          current, extent);
-      current = extent;
-      owner[lead + i] = k;
-    }
-  }
-  return out;
+  return rules::broadcast<Shape>(shapes, "broadcast_shapes");
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {

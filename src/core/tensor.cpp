@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "core/dispatch.hpp"
+#include "core/shape_rules.hpp"
 
 namespace tessel {
 
@@ -89,32 +90,9 @@ std::optional<Strides> view_strides(const Shape& shape, const Strides& strides,
   return out;
 }
 
-// Replaces a single -1 extent by the one that keeps `numel` elements.
-Shape infer_shape(Shape target, std::int64_t numel, const Shape& from,
-                  const char* op) {
-  std::optional<std::size_t> infer;
-  std::int64_t known = 1;
-  for (std::size_t i = 0; i < target.size(); ++i) {
-    if (target[i] == -1) {
-      TESSEL_CHECK(!infer, BadShape, op, "only one extent may be -1, got {}",
-                   shape_string(target));
-      infer = i;
-      continue;
-    }
-    TESSEL_CHECK(target[i] >= 0, BadShape, op, "invalid extent {} in {}",
-                 target[i], shape_string(target));
-    known = checked_mul(known, target[i], op);
-  }
-  if (infer) {
-    TESSEL_CHECK(known != 0 && numel % known == 0, BadShape, op,
-                 "cannot reshape {} ({} elements) into {}", shape_string(from),
-                 numel, shape_string(target));
-    target[*infer] = numel / known;
-  }
-  TESSEL_CHECK(checked_numel(target) == numel, BadShape, op,
-               "cannot reshape {} ({} elements) into {}", shape_string(from),
-               numel, shape_string(target));
-  return target;
+// Replaces a single -1 extent by the one that keeps the element count.
+Shape infer_shape(Shape target, const Shape& from, const char* op) {
+  return rules::reshape<Shape>(std::move(target), from, op);
 }
 
 }  // namespace
@@ -306,7 +284,7 @@ Tensor Tensor::make_view(Shape shape, Strides strides, std::int64_t offset,
 
 Tensor Tensor::view(Shape target) const {
   const auto& i = impl("view");
-  target = infer_shape(std::move(target), i.numel, i.shape, "view");
+  target = infer_shape(std::move(target), i.shape, "view");
   auto strides = view_strides(i.shape, i.strides, target, i.numel);
   TESSEL_CHECK(strides.has_value(), NotContiguous, "view",
                "a tensor of shape {} with strides {} cannot be viewed as {} "
@@ -318,7 +296,7 @@ Tensor Tensor::view(Shape target) const {
 
 Tensor Tensor::reshape(Shape target) const {
   const auto& i = impl("reshape");
-  target = infer_shape(std::move(target), i.numel, i.shape, "reshape");
+  target = infer_shape(std::move(target), i.shape, "reshape");
   if (auto strides = view_strides(i.shape, i.strides, target, i.numel)) {
     return make_view(std::move(target), std::move(*strides), i.offset,
                      "reshape");

@@ -178,6 +178,18 @@ Shape TensorDescriptor::shape() const {
   return s;
 }
 
+SymbolicShape TensorDescriptor::symbolic_dims() const {
+  SymbolicShape out;
+  for (const auto& dim : dimensions) {
+    if (const auto* sym = std::get_if<std::string>(&dim)) {
+      out.emplace_back(*sym);
+    } else {
+      out.emplace_back(std::get<std::int64_t>(dim));
+    }
+  }
+  return out;
+}
+
 TensorDescriptor TensorDescriptor::bind(
     const std::map<std::string, std::int64_t>& values) const {
   TensorDescriptor out = *this;
@@ -189,18 +201,9 @@ TensorDescriptor TensorDescriptor::bind(
       TESSEL_CHECK(it != values.end(), BadShape, "bind",
                    "no value for symbolic dimension '{}'", label);
       const std::int64_t v = it->second;
-      TESSEL_CHECK(v >= 0, BadShape, "bind", "'{}' = {} is negative", label, v);
-      if (const auto c = constraints.find(label); c != constraints.end()) {
-        const DimConstraint& k = c->second;
-        TESSEL_CHECK(!k.min || v >= *k.min, BadShape, "bind",
-                     "'{}' = {} is below its minimum {}", label, v, *k.min);
-        TESSEL_CHECK(!k.max || v <= *k.max, BadShape, "bind",
-                     "'{}' = {} is above its maximum {}", label, v, *k.max);
-        TESSEL_CHECK(
-            !k.multiple_of || (*k.multiple_of > 0 && v % *k.multiple_of == 0),
-            BadShape, "bind", "'{}' = {} is not a multiple of {}", label, v,
-            k.multiple_of.value_or(0));
-      }
+      const auto c = constraints.find(label);
+      check_dim_constraint(
+          label, v, c != constraints.end() ? c->second : DimConstraint{});
       dim = v;
     }
     concrete.push_back(std::get<std::int64_t>(dim));

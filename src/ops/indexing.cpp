@@ -8,6 +8,7 @@
 
 #include "backends/cpu/index_kernels.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -80,26 +81,15 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "concat",
                "no tensors to concatenate");
   for (const auto& t : tensors) require(t, "concat");
-  const Tensor& first = tensors.front();
-  const auto rank = first.rank();
-  TESSEL_CHECK(rank > 0, BadShape, "concat",
-               "cannot concatenate rank-0 tensors");
-  const auto a = normalize_axis(axis, rank, "concat");
-  DType dtype = first.dtype();
-  std::int64_t total = 0;
+  const std::int64_t rank = tensors.front().rank();
+  const auto a = rank > 0 ? normalize_axis(axis, rank, "concat") : 0;
+  std::vector<Shape> shapes;
+  DType dtype = tensors.front().dtype();
   for (const auto& t : tensors) {
     dtype = promote_types(dtype, t.dtype(), "concat");
-    bool ok = t.rank() == rank;
-    for (std::int64_t d = 0; ok && d < rank; ++d) {
-      ok = d == a || t.shape()[d] == first.shape()[d];
-    }
-    TESSEL_CHECK(ok, BadShape, "concat",
-                 "shapes {} and {} differ outside axis {}",
-                 shape_string(first.shape()), shape_string(t.shape()), a);
-    total += t.shape()[a];
+    shapes.push_back(t.shape());
   }
-  Shape shape = first.shape();
-  shape[a] = total;
+  const Shape shape = rules::concat<Shape>(shapes, a, "concat");
   Tensor out = empty(shape, dtype);
   std::int64_t at = 0;
   for (const auto& t : tensors) {

@@ -9,6 +9,7 @@
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/reduce.hpp"
@@ -187,23 +188,11 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   const DType dtype = product_dtype(a_in.dtype(), b_in.dtype(), "matmul");
   const Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;
   const Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;
-  const std::int64_t k = a.shape().back();
-  TESSEL_CHECK(k == b.shape()[b.rank() - 2], InnerDimMismatch, "matmul",
-               "inner dimensions differ: {} @ {} ({} vs {})",
-               shape_string(a_in.shape()), shape_string(b_in.shape()), k,
-               b.shape()[b.rank() - 2]);
-  const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
-  const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
-  Shape shape;
-  try {
-    shape = broadcast_shapes(batch_a, batch_b);
-  } catch (const ShapeError&) {
-    detail::fail(ErrorCode::BroadcastMismatch, "matmul",
-                 "batch axes of {} and {} cannot be broadcast",
-                 shape_string(a_in.shape()), shape_string(b_in.shape()));
-  }
-  shape.push_back(a.shape()[a.rank() - 2]);
-  shape.push_back(b.shape().back());
+  // The shared rule (core/shape_rules.hpp) validates and gives the result;
+  // the GEMM runs on the promoted operands, so their axes go back in.
+  Shape shape = rules::matmul<Shape>(a_in.shape(), b_in.shape(), "matmul");
+  if (a_in.rank() == 1) shape.insert(shape.size() - (b_in.rank() > 1), 1);
+  if (b_in.rank() == 1) shape.push_back(1);
   const std::size_t rank = shape.size();
   // Mixed operands are cast to the product dtype; 8-bit pairs stay as they
   // are for the integer kernel.

@@ -24,15 +24,10 @@
 #include <variant>
 #include <vector>
 
+#include "tessel/core/symbolic_shape.hpp"
 #include "tessel/core/tensor.hpp"
 
 namespace tessel {
-
-struct DimConstraint {
-  std::optional<std::int64_t> min;
-  std::optional<std::int64_t> max;
-  std::optional<std::int64_t> multiple_of;
-};
 
 struct Quantization {
   std::string scheme;  // e.g. "affine", "symmetric"
@@ -63,6 +58,8 @@ struct TensorDescriptor {
   std::map<std::string, std::string> metadata;
 
   bool symbolic() const;
+  // The dimensions as a shape for the symbolic checker (ops/symbolic.hpp).
+  SymbolicShape symbolic_dims() const;
   // The concrete shape (E2102 while a dimension is symbolic).
   Shape shape() const;
   // Binds symbolic dimensions to extents, checking every constraint

@@ -1,0 +1,49 @@
+// The ops' shape rules on symbolic shapes (DESIGN §3, §5): the shape a
+// computation will have, and its shape errors (E2101, E2102, E2103), before
+// any data exists —
+//   symbolic::linear({"batch", "seq", 768}, {3072, 768})
+//     -> (batch, seq, 3072)
+// broadcast, matmul, concat and reshape run the very rules the eager ops
+// run (src/core/shape_rules.hpp); the others restate the eager op's
+// checks over symbolic extents. An extent must be provably right: "seq"
+// against 768 is a mismatch, because nothing says seq == 768. bind()
+// (core/symbolic_shape.hpp) turns the result into a concrete Shape.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tessel/core/symbolic_shape.hpp"
+
+namespace tessel::symbolic {
+
+// Element-wise ops on operands of these shapes (NumPy broadcasting).
+SymbolicShape broadcast(const SymbolicShape& a, const SymbolicShape& b);
+SymbolicShape matmul(const SymbolicShape& a, const SymbolicShape& b);
+// x[..., K] @ weight[N, K]^T.
+SymbolicShape linear(const SymbolicShape& x, const SymbolicShape& weight);
+SymbolicShape transpose(const SymbolicShape& s, std::int64_t dim0,
+                        std::int64_t dim1);
+SymbolicShape permute(const SymbolicShape& s,
+                      const std::vector<std::int64_t>& dims);
+// One extent may be -1 (inferred when the count divides exactly).
+SymbolicShape reshape(const SymbolicShape& s, const SymbolicShape& target);
+SymbolicShape flatten(const SymbolicShape& s, std::int64_t start = 0,
+                      std::int64_t end = -1);
+SymbolicShape unsqueeze(const SymbolicShape& s, std::int64_t axis);
+// E2102 unless the extent at `axis` is 1.
+SymbolicShape squeeze(const SymbolicShape& s, std::int64_t axis);
+// sum/mean/max/...: empty axes reduce everything.
+SymbolicShape reduce(const SymbolicShape& s,
+                     const std::vector<std::int64_t>& axes, bool keepdims);
+SymbolicShape concat(const std::vector<SymbolicShape>& shapes,
+                     std::int64_t axis);
+// embedding(weight (vocab, dim), ids) -> (ids..., dim).
+SymbolicShape embedding(const SymbolicShape& weight, const SymbolicShape& ids);
+// scaled_dot_product_attention: q (B, Hq, Sq, D), k (B, Hkv, Sk, D),
+// v (B, Hkv, Sk, Dv) -> (B, Hq, Sq, Dv); Hq a multiple of Hkv (provably:
+// equal, or constants that divide).
+SymbolicShape attention(const SymbolicShape& q, const SymbolicShape& k,
+                        const SymbolicShape& v);
+
+}  // namespace tessel::symbolic

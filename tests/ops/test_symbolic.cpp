@@ -1,0 +1,147 @@
+// The symbolic shape checker: the example, every op's rule and
+// error code before any data exists, and agreement with the eager ops
+// whose results it predicts.
+#include <gtest/gtest.h>
+
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+using S = SymbolicShape;
+
+std::string str(const S& s) { return shape_string(s); }
+
+TEST(Symbolic, LinearLayerShapesWithoutData) {
+  const S x = {"batch", "seq", 768};
+  const S w = {3072, 768};
+  EXPECT_EQ(str(symbolic::matmul(x, symbolic::transpose(w, 0, 1))),
+            "(batch, seq, 3072)");
+  EXPECT_EQ(str(symbolic::linear(x, w)), "(batch, seq, 3072)");
+  EXPECT_TESSEL_ERROR(symbolic::matmul(x, w), "E2103", "inner dimensions",
+                      "768 vs 3072");
+  EXPECT_TESSEL_ERROR(symbolic::linear(x, {3072, "hidden"}), "E2103", "hidden");
+  // Binding gives the eager result's shape.
+  const Shape bound = bind(symbolic::linear(x, w), {{"batch", 2}, {"seq", 5}});
+  EXPECT_EQ(bound, (Shape{2, 5, 3072}));
+  EXPECT_EQ(linear(zeros({2, 5, 768}), zeros({3072, 768})).shape(), bound);
+}
+
+TEST(Symbolic, BroadcastingProvesOrRefuses) {
+  EXPECT_EQ(str(symbolic::broadcast({"batch", "seq", 768}, {768})),
+            "(batch, seq, 768)");
+  EXPECT_EQ(str(symbolic::broadcast({"batch", 1, "seq"}, {"heads", 1})),
+            "(batch, heads, seq)");
+  EXPECT_TESSEL_ERROR(symbolic::broadcast({"batch", "seq"}, {"batch", 768}),
+                      "E2101", "(batch, seq)", "(batch, 768)", "seq", "768");
+  EXPECT_TESSEL_ERROR(symbolic::broadcast({"a"}, {"b"}), "E2101");
+  // Batch axes of matmul broadcast the same way.
+  EXPECT_EQ(str(symbolic::matmul({"b", 1, "m", "k"}, {"h", "k", "n"})),
+            "(b, h, m, n)");
+  EXPECT_TESSEL_ERROR(symbolic::matmul({"b", "m", "k"}, {"c", "k", "n"}),
+                      "E2101", "batch axes");
+}
+
+TEST(Symbolic, ViewsReshapesAndReductions) {
+  const S x = {"batch", "seq", 12, 64};
+  EXPECT_EQ(str(symbolic::reshape(x, {"batch", "seq", -1})),
+            "(batch, seq, 768)");
+  EXPECT_EQ(str(symbolic::reshape(x, {-1, 768})), "(batch*seq, 768)");
+  EXPECT_EQ(str(symbolic::flatten(x, 0, 1)), "(batch*seq, 12, 64)");
+  EXPECT_EQ(str(symbolic::permute(x, {0, 2, 1, 3})), "(batch, 12, seq, 64)");
+  EXPECT_EQ(str(symbolic::unsqueeze(x, 1)), "(batch, 1, seq, 12, 64)");
+  EXPECT_EQ(str(symbolic::squeeze(symbolic::unsqueeze(x, -1), -1)), str(x));
+  EXPECT_EQ(str(symbolic::reduce(x, {-1}, false)), "(batch, seq, 12)");
+  EXPECT_EQ(str(symbolic::reduce(x, {1, 3}, true)), "(batch, 1, 12, 1)");
+  EXPECT_EQ(str(symbolic::reduce(x, {}, false)), "()");
+  EXPECT_EQ(
+      str(symbolic::concat({{"batch", "past", 64}, {"batch", "seq", 64}}, 1)),
+      "(batch, past + seq, 64)");
+  EXPECT_EQ(str(symbolic::embedding({32000, 768}, {"batch", "seq"})),
+            "(batch, seq, 768)");
+  EXPECT_EQ(str(symbolic::attention({"b", 8, "s", 64}, {"b", 2, "t", 64},
+                                    {"b", 2, "t", 32})),
+            "(b, 8, s, 32)");
+
+  EXPECT_TESSEL_ERROR(symbolic::reshape(x, {"batch", 769}), "E2102",
+                      "cannot reshape");
+  EXPECT_TESSEL_ERROR(symbolic::reshape(x, {-1, "seq", -1}), "E2102",
+                      "only one extent");
+  EXPECT_TESSEL_ERROR(symbolic::reshape({"n"}, {-1, 3}), "E2102",
+                      "cannot reshape");
+  EXPECT_TESSEL_ERROR(symbolic::squeeze(x, 1), "E2102", "seq", "not 1");
+  EXPECT_TESSEL_ERROR(symbolic::transpose(x, 0, 4), "E2102", "out of range");
+  EXPECT_TESSEL_ERROR(symbolic::permute(x, {0, 0, 1, 2}), "E2102", "repeated");
+  EXPECT_TESSEL_ERROR(symbolic::reduce(x, {1, -3}, false), "E2102", "twice");
+  EXPECT_TESSEL_ERROR(
+      symbolic::concat({{"batch", "seq", 64}, {"batch", "seq", 32}}, 1),
+      "E2102", "differ outside axis 1");
+  EXPECT_TESSEL_ERROR(symbolic::attention({"b", 8, "s", 64}, {"b", 3, "t", 64},
+                                          {"b", 3, "t", 64}),
+                      "E2102", "multiple");
+  EXPECT_TESSEL_ERROR(symbolic::attention({"b", 8, "s", 64}, {"b", 8, "t", 32},
+                                          {"b", 8, "t", 64}),
+                      "E2103", "head dimensions");
+  EXPECT_TESSEL_ERROR(symbolic::embedding({768}, {"n"}), "E2102", "vocab");
+}
+
+// On concrete shapes the symbolic rules and the eager ops give the same
+// shape or the same error code.
+TEST(Symbolic, AgreesWithTheEagerOps) {
+  const std::vector<std::pair<Shape, Shape>> pairs = {
+      {{2, 3, 4}, {4, 5}}, {{3}, {3}},         {{5, 1, 3, 4}, {2, 4, 6}},
+      {{4}, {2, 4, 3}},    {{2, 3}, {2, 3}},   {{2, 1, 3}, {4, 3}},
+      {{}, {3}},           {{6, 2}, {3, 2, 1}}};
+  for (const auto& [a, b] : pairs) {
+    SCOPED_TRACE(shape_string(a) + " , " + shape_string(b));
+    const auto code_of = [](auto&& f) -> std::string {
+      try {
+        f();
+      } catch (const Error& e) {
+        return e.code();
+      }
+      return "";
+    };
+    // matmul
+    Shape eager;
+    const std::string eager_code =
+        code_of([&] { eager = matmul(zeros(a), zeros(b)).shape(); });
+    S symbolic_result;
+    const std::string symbolic_code = code_of([&] {
+      symbolic_result = symbolic::matmul(symbolic_shape(a), symbolic_shape(b));
+    });
+    EXPECT_EQ(eager_code, symbolic_code);
+    if (eager_code.empty()) {
+      EXPECT_EQ(bind(symbolic_result, {}), eager);
+    }
+    // broadcasting (add)
+    const std::string add_code =
+        code_of([&] { eager = add(zeros(a), zeros(b)).shape(); });
+    const std::string broadcast_code = code_of([&] {
+      symbolic_result =
+          symbolic::broadcast(symbolic_shape(a), symbolic_shape(b));
+    });
+    EXPECT_EQ(add_code, broadcast_code);
+    if (add_code.empty()) {
+      EXPECT_EQ(bind(symbolic_result, {}), eager);
+    }
+    // reshape to (-1, last extent of b)
+    if (!b.empty()) {
+      const Shape target = {-1, b.back()};
+      const std::string reshape_code =
+          code_of([&] { eager = zeros(a).reshape(target).shape(); });
+      const std::string symbolic_reshape_code = code_of([&] {
+        symbolic_result =
+            symbolic::reshape(symbolic_shape(a), symbolic_shape(target));
+      });
+      EXPECT_EQ(reshape_code, symbolic_reshape_code);
+      if (reshape_code.empty()) {
+        EXPECT_EQ(bind(symbolic_result, {}), eager);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel
