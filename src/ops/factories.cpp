@@ -19,6 +19,24 @@ Tensor empty(Shape shape, DType dtype) {
                 dtype);
 }
 
+Tensor empty_pinned(Shape shape, DType dtype, bool fall_back_to_pageable) {
+  const std::int64_t bytes = storage_bytes(dtype, checked_numel(shape));
+  Storage storage = Storage::allocate_pinned(bytes, fall_back_to_pageable);
+  Strides strides = contiguous_strides(shape);
+  return Tensor(std::move(storage), std::move(shape), std::move(strides), 0,
+                dtype);
+}
+
+Tensor pin_memory(const Tensor& t, bool fall_back_to_pageable) {
+  TESSEL_CHECK(t.defined(), BadShape, "pin_memory", "the tensor is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "pin_memory",
+               "the tensor is on {}; pinned memory is host memory",
+               t.device().str());
+  Tensor out = empty_pinned(t.shape(), t.dtype(), fall_back_to_pageable);
+  out.copy_(t);
+  return out;
+}
+
 Tensor zeros(Shape shape, DType dtype) {
   Tensor t = empty(std::move(shape), dtype);
   // All-zero bytes are zero in every dtype, block formats included (scale 0).

@@ -113,3 +113,25 @@ TEST(Factories, FromBlobIsZeroCopyWithDeleter) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+TEST(Factories, PinnedTensorsAreAnAllocationOption) {
+  Tensor p =
+      empty_pinned({4, 1024}, DType::F32, /*fall_back_to_pageable=*/true);
+  EXPECT_EQ(p.shape(), (Shape{4, 1024}));
+  EXPECT_TRUE(p.is_contiguous());
+  EXPECT_TRUE(p.storage().origin() == StorageOrigin::Pinned ||
+              p.storage().origin() == StorageOrigin::Owned);
+  const Tensor x = arange(6, DType::I32).reshape({2, 3}).transpose(0, 1);
+  const Tensor pinned = pin_memory(x, /*fall_back_to_pageable=*/true);
+  EXPECT_TRUE(pinned.is_contiguous());
+  EXPECT_EQ(pinned.shape(), (Shape{3, 2}));
+  EXPECT_EQ(pinned.at<std::int32_t>({2, 1}), 5);
+  EXPECT_FALSE(pinned.storage().is_same(x.storage()));
+  EXPECT_TESSEL_ERROR(pin_memory(Tensor()), "E2102", "undefined");
+}
+
+}  // namespace
+}  // namespace tessel

@@ -17,6 +17,14 @@ namespace tessel {
 
 // Uninitialised memory.
 Tensor empty(Shape shape, DType dtype = DType::F32);
+// Uninitialised page-locked host memory (PyTorch's pin_memory=True): the
+// OS never swaps it out, so a device can copy from it asynchronously.
+// E3002 when the OS refuses to lock (RLIMIT_MEMLOCK) unless
+// `fall_back_to_pageable`; then storage().origin() says which it got.
+Tensor empty_pinned(Shape shape, DType dtype = DType::F32,
+                    bool fall_back_to_pageable = false);
+// A row-major copy of `t` in pinned host memory (t must be on the CPU).
+Tensor pin_memory(const Tensor& t, bool fall_back_to_pageable = false);
 Tensor zeros(Shape shape, DType dtype = DType::F32);
 Tensor ones(Shape shape, DType dtype = DType::F32);
 // The dtype defaults to the value's (bool, i64 or f32).
