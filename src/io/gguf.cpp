@@ -1,6 +1,8 @@
 // GGUF: "GGUF", u32 version, u64 tensor count, u64 metadata count, the
 // key/value pairs, the tensor infos (name, u32 n_dims, u64 ne[n_dims],
 // u32 type, u64 offset), padding to the alignment, then the data section.
+// Every integer and float is in the file's byte order: little-endian, or
+// big-endian when the version field reads as a byte-swapped 2 or 3.
 #include "tessel/io/gguf.hpp"
 
 #include <algorithm>
@@ -9,8 +11,10 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "io/byteswap.hpp"
 #include "io/file_view.hpp"
 #include "io/stream_tensors.hpp"
+#include "tessel/ops/factories.hpp"
 
 namespace tessel {
 
@@ -33,7 +37,8 @@ constexpr std::pair<std::uint32_t, DType> kTypes[] = {
                     static_cast<std::int64_t>(offset));
 }
 
-// Bounds-checked little-endian reads.
+// Bounds-checked reads in the file's byte order (little-endian until
+// set_big_endian).
 class Cursor {
  public:
   Cursor(const std::uint8_t* data, std::uint64_t size)
@@ -41,6 +46,7 @@ class Cursor {
 
   std::uint64_t offset() const { return pos_; }
   std::uint64_t remaining() const { return size_ - pos_; }
+  void set_big_endian() { swap_ = true; }
 
   template <class T>
   T read(const char* what) {
@@ -48,7 +54,11 @@ class Cursor {
       malformed(pos_, fmt::format("the file ends inside {}", what));
     }
     T v;
-    std::memcpy(&v, data_ + pos_, sizeof(T));
+    if (swap_ && sizeof(T) > 1) {
+      v = io::load_swapped<T>(data_ + pos_);
+    } else {
+      std::memcpy(&v, data_ + pos_, sizeof(T));
+    }
     pos_ += sizeof(T);
     return v;
   }
@@ -69,6 +79,7 @@ class Cursor {
   const std::uint8_t* data_;
   std::uint64_t size_;
   std::uint64_t pos_ = 0;
+  bool swap_ = false;
 };
 
 // The smallest encoding of one value of a type (for checking array counts
@@ -203,15 +214,20 @@ GgufFile parse_gguf(const Storage& file) {
   if (std::memcmp(&magic, "GGUF", 4) != 0)
     malformed(0, "not a GGUF file (bad magic)");
   GgufFile out;
+  // The byte order: GGUF marks it nowhere, but a version of 2 or 3 read
+  // in the wrong order is 0x02000000 or 0x03000000, which no version is.
   out.version = c.read<std::uint32_t>("the version");
   if (out.version != 2 && out.version != 3) {
     const std::uint32_t swapped = __builtin_bswap32(out.version);
-    if (swapped >= 1 && swapped <= 3) {
-      malformed(4,
-                "a big-endian GGUF file (tessel reads little-endian "
-                "GGUF only)");
+    if (swapped == 2 || swapped == 3) {
+      out.big_endian = true;
+      out.version = swapped;
+      c.set_big_endian();
+    } else if (swapped == 1) {
+      malformed(4, "unsupported GGUF version 1 (big-endian)");
+    } else {
+      malformed(4, fmt::format("unsupported GGUF version {}", out.version));
     }
-    malformed(4, fmt::format("unsupported GGUF version {}", out.version));
   }
   const auto n_tensors = c.read<std::uint64_t>("the tensor count");
   const auto n_kv = c.read<std::uint64_t>("the metadata count");
@@ -269,6 +285,17 @@ GgufFile parse_gguf(const Storage& file) {
                                      "tessel does not support",
                                      info.name, type));
     }
+    if (out.big_endian && is_block_quantized(*dtype)) {
+      // gguf-py's GGUFWriter(endianess=BIG) stores block bytes as given
+      // (little-endian scales), while gguf_convert_endian.py and ggml on a
+      // big-endian host store the f16/f32 scales big-endian; nothing in
+      // the file says which, so either reading could be wrong.
+      malformed(type_at,
+                fmt::format("tensor '{}' is {} in a big-endian file; the "
+                            "byte order of the scales inside its blocks is "
+                            "not defined (export the model little-endian)",
+                            info.name, dtype_name(*dtype)));
+    }
     info.dtype = *dtype;
     info.offset = c.read<std::uint64_t>("a tensor offset");
     info.shape = Shape(ne.rbegin(), ne.rend());  // innermost first -> row-major
@@ -319,9 +346,22 @@ GgufFile parse_gguf(const Storage& file) {
   }
 
   for (const Info& info : infos) {
-    Tensor t = io::file_view(file, data_start + info.offset,
-                             static_cast<std::int64_t>(info.nbytes), info.shape,
-                             info.dtype);
+    Tensor t;
+    if (out.big_endian) {
+      // Copied and swapped element by element into memory of its own (not
+      // a view of the file); only plain types get here.
+      t = empty(info.shape, info.dtype);
+      if (info.nbytes > 0) {
+        std::memcpy(t.mutable_raw_data(), bytes + data_start + info.offset,
+                    info.nbytes);
+      }
+      io::byteswap(t.mutable_raw_data(), t.numel(),
+                   static_cast<int>(element_size(info.dtype)));
+    } else {
+      t = io::file_view(file, data_start + info.offset,
+                        static_cast<std::int64_t>(info.nbytes), info.shape,
+                        info.dtype);
+    }
     t.set_name(info.name);
     out.tensors.push_back(std::move(t));
   }

@@ -1,6 +1,6 @@
 // tessel's GGUF reader for test_gguf.py: prints what it read as JSON —
-// version, alignment, metadata (typed) and each tensor's name, dtype,
-// row-major shape and an FNV-1a hash of its bytes — or the error code;
+// version, byte order, alignment, metadata (typed) and each tensor's name,
+// dtype, row-major shape and an FNV-1a hash of its bytes — or the error code;
 // `copy IN OUT` reads IN and writes it again with tessel's writer.
 #include <fmt/format.h>
 
@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
     }
     fmt::print("{}\n",
                json({{"version", f.version},
+                     {"big_endian", f.big_endian},
                      {"alignment", f.alignment},
                      {"metadata", meta},
                      {"tensors", tensors}})

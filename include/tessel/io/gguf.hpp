@@ -1,7 +1,8 @@
 // GGUF v3 files (llama.cpp's model format; facts in FORMATS.md §1–2):
 // reading maps the file and validates the header, every metadata value and
 // every tensor's type, dimensions and byte range before any tensor exists;
-// tensors are zero-copy views of the mapping. GGUF lists dimensions
+// tensors are zero-copy views of the mapping (big-endian files excepted:
+// see load_gguf). GGUF lists dimensions
 // innermost first; tessel's shapes are row-major, so ne = [K, N] becomes
 // shape (N, K) over the same bytes.
 #pragma once
@@ -48,6 +49,9 @@ struct GgufValue {
 struct GgufFile {
   std::uint32_t version = 3;
   std::uint32_t alignment = 32;  // general.alignment, 32 when absent
+  // The file was big-endian (its header was read byte-swapped and its
+  // tensors are swapped copies, not views of the file).
+  bool big_endian = false;
   std::vector<std::pair<std::string, GgufValue>> metadata;  // file order
   std::vector<Tensor> tensors;  // named, in the file's order
 
@@ -56,15 +60,22 @@ struct GgufFile {
   const Tensor& at(const std::string& name) const;
 };
 
+// Big-endian files (GGUF marks them nowhere: the version field then reads
+// as a byte-swapped 2 or 3) are read too: every header integer and
+// metadata number in that order, and each tensor's data copied into
+// memory of its own and swapped element by element (f32, f16, bf16, f64,
+// i8–i64), so those tensors are not views of the file.
+//
 // E3002 when the file cannot be opened; E3001 with the byte offset for
 // anything malformed or unsupported: bad magic, versions other than 2 and
-// 3, a big-endian file (detected from the version field and refused
-// rather than misread), counts or lengths past the end of the file,
-// arrays nested deeper than 8, an unknown value or tensor type (the IQ
-// and TQ types have no tessel dtype), more than 4 dimensions, a row
-// length that is not a whole number of blocks, sizes that overflow, an
-// alignment that is not a positive multiple of 8, and tensor data that is
-// misaligned, overlapping or outside the file.
+// 3, a block-quantised tensor in a big-endian file (named with its type:
+// writers disagree on the byte order of the scales inside the blocks, so
+// it is refused rather than possibly misread), counts or lengths past the
+// end of the file, arrays nested deeper than 8, an unknown value or tensor
+// type (the IQ and TQ types have no tessel dtype), more than 4 dimensions,
+// a row length that is not a whole number of blocks, sizes that overflow,
+// an alignment that is not a positive multiple of 8, and tensor data that
+// is misaligned, overlapping or outside the file.
 GgufFile load_gguf(const std::filesystem::path& path);
 // The same over bytes in memory (the fuzzer's entry point).
 GgufFile parse_gguf(const Storage& file);
