@@ -102,6 +102,7 @@ int run_inspect(const InspectOptions& o) {
   if (o.json) {
     // The tensors' descriptors (DESIGN §5), from the header alone.
     nlohmann::json out = {{"path", path.string()},
+                          {"big_endian", file.big_endian},
                           {"metadata", file.metadata},
                           {"tensors", nlohmann::json::array()}};
     for (const Tensor& t : file.tensors) {
@@ -116,8 +117,9 @@ int run_inspect(const InspectOptions& o) {
     total += t.nbytes();
     width = std::max(width, t.name().size());
   }
-  fmt::print("{}: {} tensors, {}\n", path.string(), file.tensors.size(),
-             format_bytes(static_cast<double>(total)));
+  fmt::print("{}: {} tensors, {}{}\n", path.string(), file.tensors.size(),
+             format_bytes(static_cast<double>(total)),
+             file.big_endian ? " (big-endian: byte-swapped into memory)" : "");
   for (const auto& [k, v] : shown_metadata) fmt::print("  {} = {}\n", k, v);
 
   std::vector<Stats> stats(file.tensors.size());

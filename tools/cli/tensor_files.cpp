@@ -100,6 +100,7 @@ TensorFile open_tensor_file(const fs::path& path) {
       for (const auto& [key, value] : file.metadata)
         out.metadata[key] = gguf_value_text(value);
       out.gguf_metadata = std::move(file.metadata);
+      out.big_endian = file.big_endian;
       break;
     }
     case TensorFormat::Npy: {

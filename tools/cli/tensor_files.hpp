@@ -27,6 +27,8 @@ struct TensorFile {
   // arrays) as well as, typed, in gguf_metadata.
   std::map<std::string, std::string> metadata;
   std::vector<std::pair<std::string, GgufValue>> gguf_metadata;
+  // A big-endian GGUF (its tensors were byte-swapped into memory).
+  bool big_endian = false;
 };
 
 // What `path` holds: by extension (.safetensors, .gguf, .npy, an
