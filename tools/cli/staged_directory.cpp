@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 
 StagedDirectory::StagedDirectory(const fs::path& target)
     : target_(fs::absolute(target).lexically_normal()) {
+  if (!target_.has_filename()) target_ = target_.parent_path();  // "out/"
   const fs::path parent = target_.parent_path();
   std::error_code ec;
   fs::create_directories(parent, ec);
