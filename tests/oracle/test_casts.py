@@ -16,7 +16,9 @@ ml_dtypes rounds them twice (through f32) where tessel rounds once; the C++
 unit tests pin those cases (docs/dtypes.md).
 """
 import argparse
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,7 @@ class Runner:
     def __init__(self, tool):
         self.tool = tool
         self.dir = tempfile.mkdtemp(prefix="tessel_casts_")
+        atexit.register(shutil.rmtree, self.dir, True)
         self.failures = 0
         self.checks = 0
 

@@ -18,9 +18,11 @@ Tolerances (stated per dtype, compared element-wise with NaN == NaN):
   rtol 2e-6 (f32), 1e-12 (f64).
 """
 import argparse
+import atexit
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,6 +115,7 @@ def main():
     parser.add_argument("--tool", required=True)
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="tessel_numpy_")
+    atexit.register(shutil.rmtree, work, True)
     cases = []   # (json spec, expected callable, comparison kind)
 
     def new_case():

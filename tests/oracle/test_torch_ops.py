@@ -19,8 +19,10 @@ Tolerances, per output element:
   1e-5 relative; pooling: max exact, average 1e-6 relative.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -159,7 +161,9 @@ def main():
     parser.add_argument("--tool", required=True)
     args = parser.parse_args()
     torch.manual_seed(0)
-    batch = Batch(tempfile.mkdtemp(prefix="tessel_torch_"))
+    work = tempfile.mkdtemp(prefix="tessel_torch_")
+    atexit.register(shutil.rmtree, work, True)
+    batch = Batch(work)
     normal = lambda *s: RNG.normal(0, 1, size=s).astype(np.float32)
     ri = lambda lo, hi: int(RNG.integers(lo, hi + 1))
 

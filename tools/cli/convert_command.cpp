@@ -37,10 +37,7 @@ struct ConvertOptions {
 class ReportingSource final : public TensorSource {
  public:
   ReportingSource(TensorSource& inner, Progress& progress)
-      : inner_(inner), progress_(progress) {
-    for (std::size_t i = 0; i < inner.size(); ++i)
-      total_ += inner.spec(i).nbytes();
-  }
+      : inner_(inner), progress_(progress) {}
 
   std::size_t size() const override { return inner_.size(); }
   const TensorSpec& spec(std::size_t i) const override {
@@ -61,12 +58,9 @@ class ReportingSource final : public TensorSource {
     progress_.update(done, static_cast<double>(done), spec(i).name);
   }
 
-  std::int64_t total() const { return total_; }
-
  private:
   TensorSource& inner_;
   Progress& progress_;
-  std::int64_t total_ = 0;
   std::int64_t finished_ = 0;
   std::size_t current_ = 0;
   std::int64_t current_bytes_ = 0;
@@ -183,10 +177,15 @@ int run_convert(const ConvertOptions& o) {
   std::int64_t total = 0;
   for (std::size_t i = 0; i < casting.size(); ++i)
     total += casting.spec(i).nbytes();
-  Progress progress(total, "B", std::int64_t{1} << 30);
-  ReportingSource source(casting, progress);
-  write_output(o, format, in, source);
-  progress.finish();
+  // A bar on a terminal; nothing when piped (the summary line says it all).
+  if (Progress::stderr_is_terminal()) {
+    Progress progress(total, "B", std::int64_t{1} << 30);
+    ReportingSource source(casting, progress);
+    write_output(o, format, in, source);
+    progress.finish();
+  } else {
+    write_output(o, format, in, casting);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
