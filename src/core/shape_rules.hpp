@@ -55,7 +55,7 @@ S broadcast(std::span<const S> shapes, const char* op) {
   for (const auto& s : shapes) rank = std::max(rank, s.size());
   S out(rank, D(1));
   // Index of the shape that fixed each output extent, for the error message.
-  std::vector<std::size_t> owner(rank, 0);
+  SmallVector<std::size_t, 6> owner(rank, 0);
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     const S& s = shapes[k];
     const std::size_t lead = rank - s.size();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 
 #include "core/check.hpp"
@@ -13,17 +14,25 @@ namespace tessel {
 
 namespace {
 
-bool valid_symbol(const std::string& s) {
+bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
 }
 
+// Names that are not identifiers ("seq-len", from another implementation's
+// descriptor) are quoted so that they cannot read as arithmetic.
+std::string symbol_string(const std::string& s) {
+  return is_identifier(s) ? s : "'" + s + "'";
+}
+
 std::string term_string(const std::vector<std::string>& symbols,
                         std::int64_t coefficient) {
   if (symbols.empty()) return std::to_string(coefficient);
-  const std::string product = fmt::format("{}", fmt::join(symbols, "*"));
+  std::vector<std::string> shown;
+  for (const std::string& s : symbols) shown.push_back(symbol_string(s));
+  const std::string product = fmt::format("{}", fmt::join(shown, "*"));
   if (coefficient == 1) return product;
   if (coefficient == -1) return "-" + product;
   return fmt::format("{}*{}", coefficient, product);
@@ -36,10 +45,8 @@ Dim::Dim(std::int64_t value) {
 }
 
 Dim::Dim(const std::string& symbol) {
-  TESSEL_CHECK(valid_symbol(symbol), BadShape, "symbolic shape",
-               "'{}' is not a symbol name (letters, digits and '_', not "
-               "starting with a digit)",
-               symbol);
+  TESSEL_CHECK(!symbol.empty(), BadShape, "symbolic shape",
+               "a symbolic dimension needs a name");
   terms_[{symbol}] = 1;
 }
 
@@ -124,7 +131,11 @@ std::optional<Dim> Dim::divide_exactly(const Dim& b) const {
   const auto& [divisor, dc] = *b.terms_.begin();
   Dim out;
   for (const auto& [symbols, c] : terms_) {
-    if (c % dc != 0) return std::nullopt;
+    // (INT64_MIN / -1 overflows: not exactly divisible in int64.)
+    if ((dc == -1 && c == std::numeric_limits<std::int64_t>::min()) ||
+        c % dc != 0) {
+      return std::nullopt;
+    }
     // Remove the divisor's symbols (with multiplicity) from this term.
     std::vector<std::string> rest;
     if (!std::includes(symbols.begin(), symbols.end(), divisor.begin(),

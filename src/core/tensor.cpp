@@ -92,7 +92,9 @@ std::optional<Strides> view_strides(const Shape& shape, const Strides& strides,
 
 // Replaces a single -1 extent by the one that keeps the element count.
 Shape infer_shape(Shape target, const Shape& from, const char* op) {
-  return rules::reshape<Shape>(std::move(target), from, op);
+  Shape shape = rules::reshape<Shape>(std::move(target), from, op);
+  checked_numel(shape);  // rank limit, and overflow hidden behind a 0 extent
+  return shape;
 }
 
 }  // namespace

@@ -350,6 +350,7 @@ GgufFile parse_gguf(const Storage& file) {
     if (out.big_endian) {
       // Copied and swapped element by element into memory of its own (not
       // a view of the file); only plain types get here.
+      const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
       t = empty(info.shape, info.dtype);
       if (info.nbytes > 0) {
         std::memcpy(t.mutable_raw_data(), bytes + data_start + info.offset,
@@ -454,15 +455,30 @@ class Writer {
 void save_gguf(const std::filesystem::path& path,
                const std::vector<std::pair<std::string, GgufValue>>& metadata,
                TensorSource& source, std::uint32_t alignment) {
-  TESSEL_CHECK(alignment > 0 && alignment % 8 == 0, BadConfig, "save_gguf",
-               "alignment {} is not a positive multiple of 8", alignment);
   std::vector<std::pair<std::string, GgufValue>> kv = metadata;
-  const auto has = [&](const std::string& key) {
-    return std::any_of(kv.begin(), kv.end(),
-                       [&](const auto& e) { return e.first == key; });
+  const auto find = [&](const std::string& key) -> const GgufValue* {
+    for (const auto& [k, v] : kv) {
+      if (k == key) return &v;
+    }
+    return nullptr;
   };
+  const auto has = [&](const std::string& key) { return find(key) != nullptr; };
   TESSEL_CHECK(has("general.architecture"), BadConfig, "save_gguf",
                "GGUF requires the metadata key general.architecture");
+  // The file must be laid out as its general.alignment says (metadata
+  // copied from another GGUF carries one): the key decides unless the
+  // caller asked for a different alignment, which is a contradiction.
+  if (const GgufValue* a = find("general.alignment")) {
+    const auto* value = std::get_if<std::uint64_t>(&a->value);
+    TESSEL_CHECK(a->type == GgufValue::Type::U32 && value != nullptr, BadConfig,
+                 "save_gguf", "general.alignment must be a u32");
+    TESSEL_CHECK(alignment == 32 || alignment == *value, BadConfig, "save_gguf",
+                 "alignment {} contradicts the metadata's general.alignment {}",
+                 alignment, *value);
+    alignment = static_cast<std::uint32_t>(*value);
+  }
+  TESSEL_CHECK(alignment > 0 && alignment % 8 == 0, BadConfig, "save_gguf",
+               "alignment {} is not a positive multiple of 8", alignment);
   if (alignment != 32 && !has("general.alignment")) {
     kv.emplace_back("general.alignment",
                     GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
@@ -488,7 +504,16 @@ void save_gguf(const std::filesystem::path& path,
                  "tensor '{}' has {} dimensions; GGUF allows {}", t.name,
                  t.shape.size(), kMaxDims);
     gguf_type_id(t.dtype);  // E2201 before anything is written
-    t.nbytes();             // E2102 for a partial block
+    // GGUF stores block types row by row: each row whole blocks.
+    const std::int64_t block = dtype_traits(t.dtype).block_size;
+    TESSEL_CHECK(
+        block == 1 || (!t.shape.empty() && t.shape.back() % block == 0),
+        BadShape, "save_gguf",
+        "tensor '{}' of {}: rows of {} elements are not whole "
+        "blocks of {}",
+        t.name, dtype_name(t.dtype), t.shape.empty() ? 1 : t.shape.back(),
+        block);
+    t.nbytes();  // E2303 when the size overflows
     names.push_back(t.name);
   }
 
@@ -534,11 +559,6 @@ void save_gguf(const std::filesystem::path& path,
 void save_gguf(const std::filesystem::path& path,
                const std::vector<std::pair<std::string, GgufValue>>& metadata,
                const std::vector<Tensor>& tensors, std::uint32_t alignment) {
-  for (const Tensor& t : tensors) {
-    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_gguf",
-                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
-                 t.device().str());
-  }
   TensorListSource source(tensors);
   save_gguf(path, metadata, source, alignment);
 }

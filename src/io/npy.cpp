@@ -237,6 +237,7 @@ Tensor logical_view(const NpyLayout& layout, Tensor stored) {
 
 Tensor parse_npy(std::span<const std::uint8_t> bytes) {
   const NpyLayout layout = parse_layout(bytes);
+  const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
   Tensor t = empty(layout.stored, layout.dtype);
   if (layout.nbytes > 0)
     std::memcpy(t.mutable_raw_data(), bytes.data() + layout.data_at,
@@ -257,7 +258,9 @@ Tensor load_npy(const std::filesystem::path& path) {
     // Mapped, so that loading costs the header alone: little-endian data
     // stays a zero-copy view of the file; only big-endian data is copied
     // (to swap its bytes).
-    const Storage file = Storage::map_file(path);
+    // Copy-on-write: the tensor is writable, as a loaded array should be,
+    // and writes stay in this process.
+    const Storage file = Storage::map_file(path, MapMode::CopyOnWrite);
     const std::span<const std::uint8_t> bytes(
         static_cast<const std::uint8_t*>(file.data()),
         static_cast<std::size_t>(file.nbytes()));
@@ -326,11 +329,7 @@ void save_npy(const std::filesystem::path& path, TensorSource& source,
 
 void save_npy(const std::filesystem::path& path, const Tensor& t) {
   TESSEL_CHECK(t.defined(), BadShape, "save_npy", "the tensor is undefined");
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_npy",
-               "the tensor is on {}; copy it to the CPU first",
-               t.device().str());
-  const std::vector<Tensor> one = {t};
-  TensorListSource source(one);
+  TensorListSource source({t});
   save_npy(path, source, 0);
 }
 

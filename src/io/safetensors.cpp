@@ -331,11 +331,6 @@ void save_safetensors(const std::filesystem::path& path, TensorSource& source,
 void save_safetensors(const std::filesystem::path& path,
                       const std::vector<Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata) {
-  for (const Tensor& t : tensors) {
-    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save_safetensors",
-                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
-                 t.device().str());
-  }
   TensorListSource source(tensors);
   save_safetensors(path, source, metadata);
 }

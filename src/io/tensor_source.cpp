@@ -20,6 +20,25 @@ void check_range(const TensorSpec& spec, std::int64_t offset,
                 (n % unit == 0 || offset + n == spec.nbytes()));
 }
 
+// `t` itself when row-major, else a copy cached for the last index.
+const Tensor& row_major(const Tensor& t, std::size_t i, std::size_t& index,
+                        Tensor& cache) {
+  if (t.is_contiguous()) return t;
+  if (index != i) {
+    cache = Tensor();  // free the previous copy first
+    cache = t.contiguous();
+    index = i;
+  }
+  return cache;
+}
+
+void require_cpu(const Tensor& t) {
+  TESSEL_CHECK(t.defined(), BadShape, "save", "a tensor is undefined");
+  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "save",
+               "tensor '{}' is on {}; copy it to the CPU first", t.name(),
+               t.device().str());
+}
+
 }  // namespace
 
 std::int64_t TensorSpec::numel() const { return checked_numel(shape); }
@@ -34,20 +53,17 @@ std::int64_t storage_unit_bytes(DType dtype) {
   return element_size(dtype);
 }
 
-TensorListSource::TensorListSource(const std::vector<Tensor>& tensors)
-    : tensors_(tensors) {
-  specs_.reserve(tensors.size());
-  for (const Tensor& t : tensors) specs_.push_back(spec_of(t));
+TensorListSource::TensorListSource(std::vector<Tensor> tensors)
+    : tensors_(std::move(tensors)) {
+  specs_.reserve(tensors_.size());
+  for (const Tensor& t : tensors_) {
+    require_cpu(t);
+    specs_.push_back(spec_of(t));
+  }
 }
 
 const Tensor& TensorListSource::contiguous(std::size_t i) {
-  const Tensor& t = tensors_[i];
-  if (t.is_contiguous()) return t;
-  if (cached_index_ != i) {
-    cached_ = t.contiguous();
-    cached_index_ = i;
-  }
-  return cached_;
+  return row_major(tensors_[i], i, cached_index_, cached_);
 }
 
 const std::uint8_t* TensorListSource::bytes(std::size_t i) {
@@ -73,9 +89,7 @@ CastingSource::CastingSource(std::vector<Tensor> tensors,
   specs_.reserve(tensors_.size());
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const Tensor& t = tensors_[i];
-    TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, "convert",
-                 "tensor '{}' is on {}; copy it to the CPU first", t.name(),
-                 t.device().str());
+    require_cpu(t);
     TESSEL_CHECK(t.dtype() == dtypes[i] || (is_byte_addressable(t.dtype()) &&
                                             is_byte_addressable(dtypes[i])),
                  BadDType, "convert",
@@ -96,13 +110,14 @@ const std::uint8_t* CastingSource::bytes(std::size_t i) {
              : nullptr;
 }
 
+const Tensor& CastingSource::contiguous(std::size_t i) {
+  return row_major(tensors_[i], i, cached_index_, cached_);
+}
+
 void CastingSource::read(std::size_t i, std::int64_t offset,
                          std::span<std::uint8_t> out) {
   check_range(specs_[i], offset, out.size());
-  // A non-contiguous input (a Fortran-order .npy) is made row-major once;
-  // the writer then reads it chunk by chunk.
-  if (!tensors_[i].is_contiguous()) tensors_[i] = tensors_[i].contiguous();
-  const Tensor& t = tensors_[i];
+  const Tensor& t = contiguous(i);
   const DType to = specs_[i].dtype;
   if (t.dtype() == to) {
     std::memcpy(out.data(),

@@ -62,11 +62,15 @@ void require_fits(DType index_dtype, std::int64_t largest, const char* what,
                largest);
 }
 
+// Extents >= 0 whose product (and so every stride, offset and row
+// pointer derived from them) fits in int64: E2102 / E2303.
 void require_extents(const Shape& shape, const char* op) {
   for (auto e : shape) {
     TESSEL_CHECK(e >= 0, BadShape, op, "negative extent in shape {}",
                  shape_string(shape));
   }
+  checked_numel(shape);
+  if (shape.size() == 2) checked_add(shape[0], 1, op);  // CSR row pointers
 }
 
 // The elements of an integer tensor as i64, row-major.
@@ -366,6 +370,7 @@ Tensor matmul(const CsrTensor& a, const Tensor& b) {
                BadDType, op,
                "computes in f16, bf16, f32 or f64; values {} and b {} give {}",
                dtype_name(a.dtype()), dtype_name(b.dtype()), dtype_name(dtype));
+  const DeviceGuard on_cpu(Device::cpu());  // sparse tensors live on the CPU
   Tensor out = empty({a.rows(), b.shape()[1]}, dtype);
   if (out.numel() == 0) return out;
   // Both operands in the accumulation type, contiguous: a strided b is

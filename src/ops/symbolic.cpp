@@ -64,6 +64,10 @@ SymbolicShape permute(const SymbolicShape& s,
 }
 
 SymbolicShape reshape(const SymbolicShape& s, const SymbolicShape& target) {
+  for (const Dim& d : s) {
+    TESSEL_CHECK(!d.is_constant() || d.value() >= 0, BadShape, "reshape",
+                 "invalid extent {} in {}", d.str(), shape_string(s));
+  }
   return rules::reshape<SymbolicShape>(target, s, "reshape");
 }
 
@@ -74,8 +78,8 @@ SymbolicShape flatten(const SymbolicShape& s, std::int64_t start,
       static_cast<std::size_t>(normalize_axis(start, rank_of(s), "flatten"));
   const auto b =
       static_cast<std::size_t>(normalize_axis(end, rank_of(s), "flatten"));
-  TESSEL_CHECK(a <= b, BadShape, "flatten", "start axis {} is after end {}",
-               start, end);
+  TESSEL_CHECK(a <= b, BadShape, "flatten",
+               "start_dim {} comes after end_dim {}", a, b);
   SymbolicShape out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
   Dim merged(1);
   for (std::size_t d = a; d <= b; ++d) merged = merged * s[d];
@@ -96,7 +100,7 @@ SymbolicShape squeeze(const SymbolicShape& s, std::int64_t axis) {
   const auto a =
       static_cast<std::size_t>(normalize_axis(axis, rank_of(s), "squeeze"));
   TESSEL_CHECK(s[a] == Dim(1), BadShape, "squeeze",
-               "axis {} of {} has extent {}, not 1", axis, shape_string(s),
+               "axis {} of shape {} has extent {}, not 1", a, shape_string(s),
                s[a].str());
   SymbolicShape out = s;
   out.erase(out.begin() + static_cast<std::ptrdiff_t>(a));

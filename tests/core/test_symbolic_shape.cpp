@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -25,7 +27,11 @@ TEST(SymbolicShape, DimsArePolynomials) {
   EXPECT_EQ(shape_string(SymbolicShape{"batch", "seq", 768}),
             "(batch, seq, 768)");
   EXPECT_TESSEL_ERROR(seq.value(), "E2102", "seq", "symbolic");
-  EXPECT_TESSEL_ERROR(Dim("2x"), "E2102", "not a symbol name");
+  EXPECT_TESSEL_ERROR(Dim(""), "E2102", "needs a name");
+  EXPECT_EQ((Dim("seq-len") * Dim(2)).str(), "2*'seq-len'");
+  EXPECT_FALSE(Dim(std::numeric_limits<std::int64_t>::min())
+                   .divide_exactly(Dim(-1))
+                   .has_value());
   EXPECT_TESSEL_ERROR(seq.evaluate({}), "E2102", "seq");
 }
 

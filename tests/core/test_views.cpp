@@ -34,6 +34,12 @@ TEST(Views, ReshapeInfersOneExtent) {
   EXPECT_TESSEL_ERROR(t.reshape({5, 2}), "E2102", "12 elements", "(5, 2)");
 }
 
+TEST(Views, ReshapeRefusesOverflowBehindAZeroExtent) {
+  const std::int64_t big = std::int64_t{1} << 40;
+  EXPECT_TESSEL_ERROR(empty({0}).reshape({0, big, big}), "E2303");
+  EXPECT_TESSEL_ERROR(empty({1}).reshape(Shape(65, 1)), "E2102", "rank");
+}
+
 TEST(Views, TransposeThenViewNeedsACopy) {
   Tensor t = grid().transpose(0, 1);  // (4, 3), strides (1, 4)
   EXPECT_FALSE(t.is_contiguous());

@@ -2,6 +2,7 @@
 // chunk) is byte-identical to the same tensors cast first and saved whole.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -125,6 +126,66 @@ TEST(TensorSource, ImpossibleCastsAreRefusedBeforeWriting) {
   const fs::path path = temp_path("refused.npy");
   EXPECT_TESSEL_ERROR(save_npy(path, source, 0), "E2201", "bf16");
   EXPECT_FALSE(fs::exists(path));
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+TEST(TensorSource, ListSourceReadsNonContiguousTensorsRowMajor) {
+  Tensor t = arange(6, DType::I16).reshape({2, 3}).transpose(0, 1);
+  t.set_name("t");
+  TensorListSource source({t});
+  EXPECT_EQ(source.bytes(0), nullptr);  // not in memory row-major
+  std::vector<std::uint8_t> out(4);
+  source.read(0, 4, out);  // elements 2 and 3 of [[0, 3], [1, 4], [2, 5]]
+  std::int16_t v[2];
+  std::memcpy(v, out.data(), 4);
+  EXPECT_EQ(v[0], 1);
+  EXPECT_EQ(v[1], 4);
+}
+
+TEST(TensorSource, GgufKeepsTheAlignmentItsMetadataNames) {
+  const fs::path path = temp_path("aligned.gguf");
+  Tensor a = ones({3});
+  a.set_name("a");
+  Tensor b = ones({5});
+  b.set_name("b");
+  const auto text = [](std::string s) {
+    return GgufValue{GgufValue::Type::String, GgufValue::Type::U8,
+                     std::move(s)};
+  };
+  const GgufValue align64{GgufValue::Type::U32, GgufValue::Type::U8,
+                          std::uint64_t{64}};
+  // Metadata copied from a 64-aligned file: the layout follows it.
+  save_gguf(
+      path,
+      {{"general.architecture", text("t")}, {"general.alignment", align64}},
+      {a, b});
+  const GgufFile back = load_gguf(path);
+  EXPECT_EQ(back.alignment, 64u);
+  EXPECT_EQ(back.at("b").numel(), 5);
+  EXPECT_TESSEL_ERROR(save_gguf(path,
+                                {{"general.architecture", text("t")},
+                                 {"general.alignment", align64}},
+                                {a, b}, 128),
+                      "E4001", "contradicts");
+  // Block types are stored row by row: rows of whole blocks only (64
+  // elements are two whole blocks, but rows of 16 are not).
+  struct HalfBlockRows final : TensorSource {
+    TensorSpec s{"q", DType::Q8_0, {4, 16}};
+    std::size_t size() const override { return 1; }
+    const TensorSpec& spec(std::size_t) const override { return s; }
+    void read(std::size_t, std::int64_t, std::span<std::uint8_t>) override {
+      ADD_FAILURE() << "nothing may be read from a refused tensor";
+    }
+  } rows_of_16;
+  EXPECT_TESSEL_ERROR(
+      save_gguf(path, {{"general.architecture", text("t")}}, rows_of_16),
+      "E2102", "rows of 16", "blocks of 32");
+  fs::remove(path);
 }
 
 }  // namespace

@@ -581,6 +581,35 @@ def failures(tmp, ins):
           f"the existing directory is replaced whole ({sorted(os.listdir(old_dir))})")
     no_temp_files(fail_dir, "after replacing a directory")
 
+    # A directory holding anything but .npy files is never replaced.
+    work_dir = os.path.join(fail_dir, "work")
+    os.makedirs(work_dir)
+    with open(os.path.join(work_dir, "notes.txt"), "w") as f:
+        f.write("precious")
+    refused("npy-dir onto a directory holding other files", [mixed, work_dir], "E4001", 4,
+            work_dir)
+    check(sorted(os.listdir(work_dir)) == ["notes.txt"],
+          f"a foreign directory keeps its files ({sorted(os.listdir(work_dir))})")
+
+    # GGUF -> GGUF keeps a non-default alignment and lays the file out by it.
+    aligned = os.path.join(tmp, "aligned64.gguf")
+    writer = gguf.GGUFWriter(aligned, "llama")
+    writer.data_alignment = 64
+    writer.add_uint32("general.alignment", 64)
+    writer.add_tensor("x", np.arange(5, dtype=np.float32))
+    writer.add_tensor("y", np.arange(7, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    copy = os.path.join(tmp, "aligned64_copy.gguf")
+    converted("gguf (alignment 64) -> gguf", aligned, copy)
+    reader = gguf.GGUFReader(copy)
+    check(int(reader.alignment) == 64, f"alignment 64 kept ({reader.alignment})")
+    got = {t.name: np.array(t.data) for t in reader.tensors}
+    check(np.array_equal(got.get("y"), np.arange(7, dtype=np.float32)),
+          f"tensor after a 64-aligned one reads back ({got.get('y')})")
+
 
 def main():
     global TESSEL, VERBOSE

@@ -118,6 +118,28 @@ std::vector<std::pair<std::string, GgufValue>> gguf_metadata_for(
   return kv;
 }
 
+// A directory output replaces the target whole; only a directory of .npy
+// files (an earlier output) may be replaced, never one holding anything
+// else (`tessel convert model.gguf ~/work` must not wipe ~/work).
+void refuse_to_replace_foreign_directory(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  bool only_npy = fs::is_directory(out, ec);
+  if (only_npy) {
+    for (const auto& entry : fs::directory_iterator(out, ec)) {
+      only_npy = only_npy && entry.is_regular_file(ec) &&
+                 entry.path().extension() == ".npy";
+    }
+  }
+  if (!only_npy || ec) {
+    throw_error(ErrorCode::BadConfig,
+                fmt::format("[convert] '{}' exists and holds more than .npy "
+                            "files; a directory output replaces its target "
+                            "whole, so choose a new or empty directory",
+                            out.string()));
+  }
+}
+
 void write_output(const ConvertOptions& o, TensorFormat format,
                   const TensorFile& in, TensorSource& source) {
   const fs::path out = o.output;
@@ -140,14 +162,16 @@ void write_output(const ConvertOptions& o, TensorFormat format,
     case TensorFormat::NpyDirectory: {
       for (std::size_t i = 0; i < source.size(); ++i) {
         const std::string& name = source.spec(i).name;
-        if (name.empty() || name[0] == '.' ||
-            name.find('/') != std::string::npos) {
+        // NAME_MAX is 255 bytes on Linux file systems; ".npy" takes 4.
+        if (name.empty() || name[0] == '.' || name.size() > 251 ||
+            name.find_first_of(std::string("/\0", 2)) != std::string::npos) {
           throw_error(ErrorCode::BadShape,
                       fmt::format("[convert] tensor name '{}' cannot be a "
                                   "file name",
                                   name));
         }
       }
+      refuse_to_replace_foreign_directory(out);
       StagedDirectory staged(out);
       for (std::size_t i = 0; i < source.size(); ++i) {
         save_npy(staged.path() / (source.spec(i).name + ".npy"), source, i);

@@ -25,8 +25,8 @@ class Dim {
   // the null const char*.
   Dim(int value) : Dim(std::int64_t{value}) {}                     // NOLINT
   Dim(long long value) : Dim(static_cast<std::int64_t>(value)) {}  // NOLINT
-  // A symbol: a name such as "batch" (letters, digits, '_', not leading
-  // digit); E2102 otherwise.
+  // A symbol: any non-empty name ("batch"; E2102 for ""). Names that are
+  // not identifiers are shown quoted ('seq-len').
   Dim(const char* symbol);         // NOLINT(google-explicit-constructor)
   Dim(const std::string& symbol);  // NOLINT(google-explicit-constructor)
 

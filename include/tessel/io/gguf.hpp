@@ -82,7 +82,8 @@ GgufFile parse_gguf(const Storage& file);
 
 // Writes a GGUF v3 file (atomically): the metadata in order, then the
 // tensors, each at an offset that is a multiple of `alignment` (recorded
-// as general.alignment when it is not the default 32), dimensions
+// as general.alignment when it is not the default 32; a general.alignment
+// already in the metadata decides, and contradicting it is E4001), dimensions
 // innermost first, zero padding between. general.architecture must be in
 // the metadata (E4001); general.quantization_version is added when a
 // tensor is block-quantised and it is missing. Tensors need unique names

@@ -12,10 +12,11 @@
 
 namespace tessel {
 
-// The file is mapped: little-endian data is a zero-copy view of it and
-// Fortran order a transposed view. E3002 when the file cannot be read; E3001
-// (with the byte offset) when it is not a valid .npy or holds a dtype tessel
-// does not have.
+// The file is mapped copy-on-write: little-endian data is a zero-copy,
+// writable view of it (writes stay private) and Fortran order a
+// transposed view; big-endian data is swapped into a copy. E3002 when the file
+// cannot be read; E3001 (with the byte offset) when it is not a valid .npy or
+// holds a dtype tessel does not have.
 Tensor load_npy(const std::filesystem::path& path);
 // The same from bytes in memory (what load_npy reads).
 Tensor parse_npy(std::span<const std::uint8_t> bytes);

@@ -45,10 +45,11 @@ class TensorSource {
   virtual void written(std::size_t /*i*/, std::int64_t /*end*/) {}
 };
 
-// Tensors already in memory, under their names.
+// Tensors already in memory, under their names (the source holds its own
+// handles). E2501 for a tensor not on the CPU.
 class TensorListSource final : public TensorSource {
  public:
-  explicit TensorListSource(const std::vector<Tensor>& tensors);
+  explicit TensorListSource(std::vector<Tensor> tensors);
 
   std::size_t size() const override { return specs_.size(); }
   const TensorSpec& spec(std::size_t i) const override { return specs_[i]; }
@@ -59,7 +60,7 @@ class TensorListSource final : public TensorSource {
  private:
   const Tensor& contiguous(std::size_t i);
 
-  const std::vector<Tensor>& tensors_;
+  std::vector<Tensor> tensors_;
   std::vector<TensorSpec> specs_;
   // The row-major copy of the last non-contiguous tensor asked for.
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
@@ -85,9 +86,15 @@ class CastingSource final : public TensorSource {
             std::span<std::uint8_t> out) override;
 
  private:
-  std::vector<Tensor> tensors_;  // made contiguous on first use
+  // Tensor i row-major: itself, or a copy kept until another tensor is
+  // asked for (a Fortran-order .npy), so one tensor's copy at most exists.
+  const Tensor& contiguous(std::size_t i);
+
+  std::vector<Tensor> tensors_;
   std::vector<TensorSpec> specs_;
   CastOptions options_;
+  std::size_t cached_index_ = static_cast<std::size_t>(-1);
+  Tensor cached_;
 };
 
 // The bytes of one storage unit of `dtype`: a chunk of a tensor must be a
