@@ -213,6 +213,23 @@ StorageOrigin Storage::origin() const {
 }
 bool Storage::writable() const { return impl_ && impl_->writable; }
 
+void Storage::release_pages(std::int64_t offset, std::int64_t nbytes) const {
+  if (!impl_ || impl_->origin != StorageOrigin::MappedFile || impl_->writable)
+    return;
+  if (offset < 0 || nbytes <= 0 || offset > impl_->nbytes - nbytes) return;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(impl_->data) +
+                     static_cast<std::uintptr_t>(offset);
+  const std::uintptr_t end = begin + static_cast<std::uintptr_t>(nbytes);
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = end / page * page;
+  // MAP_SHARED and read-only (map_file's ReadOnly mode): dropping the
+  // pages loses nothing; a later read faults them back from the file.
+  if (first < last) {
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
+}
+
 std::size_t Storage::alignment() const {
   const auto address = reinterpret_cast<std::uintptr_t>(data());
   if (address == 0) return 4096;

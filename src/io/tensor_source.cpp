@@ -132,4 +132,24 @@ void CastingSource::read(std::size_t i, std::int64_t offset,
   output.copy_(input, options_);
 }
 
+void CastingSource::written(std::size_t i, std::int64_t end) {
+  const Tensor& t = tensors_[i];
+  if (!t.is_contiguous() || t.numel() == 0) return;
+  if (released_index_ != i) {
+    released_index_ = i;
+    released_bytes_ = 0;
+  }
+  // Output bytes written -> input bytes consumed (same element count).
+  const DType to = specs_[i].dtype;
+  const std::int64_t consumed =
+      t.dtype() == to ? end : end / element_size(to) * element_size(t.dtype());
+  if (consumed <= released_bytes_) return;
+  const std::int64_t start =
+      static_cast<const std::uint8_t*>(t.raw_data()) -
+      static_cast<const std::uint8_t*>(t.storage().data());
+  t.storage().release_pages(start + released_bytes_,
+                            consumed - released_bytes_);
+  released_bytes_ = consumed;
+}
+
 }  // namespace tessel

@@ -194,3 +194,35 @@ TEST(Storage, LargeBuffersAreReusedFromTheCache) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// Released pages of a read-only mapping read back from the file; private
+// (copy-on-write) pages and owned memory are never dropped.
+TEST(Storage, ReleasingPagesKeepsEveryByte) {
+  std::string text(3 * 4096 + 100, 'x');
+  for (std::size_t i = 0; i < text.size(); ++i)
+    text[i] = static_cast<char>('a' + i % 26);
+  const auto path = temp_file("release.bin", text);
+  const Storage ro = Storage::map_file(path, MapMode::ReadOnly);
+  const auto* p = static_cast<const char*>(ro.data());
+  EXPECT_EQ(std::string(p, text.size()), text);
+  ro.release_pages(0, ro.nbytes());
+  EXPECT_EQ(std::string(p, text.size()), text);
+  Storage cow = Storage::map_file(path, MapMode::CopyOnWrite);
+  auto* q = static_cast<char*>(cow.data());
+  q[5000] = '!';
+  cow.release_pages(0, cow.nbytes());
+  EXPECT_EQ(q[5000], '!');
+  Storage owned = Storage::allocate(1 << 16);
+  std::memset(owned.data(), 7, 1 << 16);
+  owned.release_pages(0, 1 << 16);
+  EXPECT_EQ(static_cast<unsigned char*>(owned.data())[40000], 7);
+  ro.release_pages(-1, 10);  // out-of-range requests are ignored
+  ro.release_pages(0, ro.nbytes() + 1);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tessel

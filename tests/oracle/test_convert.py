@@ -611,6 +611,25 @@ def failures(tmp, ins):
           f"tensor after a 64-aligned one reads back ({got.get('y')})")
 
 
+def streaming_memory(tmp):
+    """Peak memory follows the largest tensor, not the file: 256 MiB of f32
+    in 8 tensors of 32 MiB convert with at most 64 MiB resident (the mapped
+    input is released as it is consumed). tessel reports its own VmHWM:
+    a child's ru_maxrss would include this Python's pages from before exec."""
+    path = os.path.join(tmp, "big.safetensors")
+    rng = np.random.default_rng(1)
+    save_file({f"w{i}": rng.standard_normal(8 << 20, dtype=np.float32) for i in range(8)},
+              path)
+    for target, dtype in ((os.path.join(tmp, "big_bf16.safetensors"), "bf16"),
+                          (os.path.join(tmp, "big_copy.safetensors"), "f32")):
+        p = run(path, target, "--dtype", dtype, "--json")
+        check(p.returncode == 0, f"convert --dtype {dtype} of 256 MiB ({p.stderr.strip()})")
+        peak = json.loads(p.stdout).get("peak_resident_bytes", -1) / 2**20
+        check(0 < peak < 64,
+              f"convert --dtype {dtype} of 256 MiB: peak resident {peak:.0f} MiB (bound 64)")
+        os.remove(target)
+
+
 def main():
     global TESSEL, VERBOSE
     parser = argparse.ArgumentParser()
@@ -628,6 +647,7 @@ def main():
         npy_conversions(tmp, ins)
         sharded_conversion(tmp, ins)
         failures(tmp, ins)
+        streaming_memory(tmp)
     print(f"tessel convert vs safetensors/gguf/NumPy/ml_dtypes: {CHECKS[0]} checks, "
           + ("all ok" if not FAILURES else f"{len(FAILURES)} failed"))
     sys.exit(1 if FAILURES else 0)

@@ -49,6 +49,7 @@ class ReportingSource final : public TensorSource {
     inner_.read(i, offset, out);
   }
   void written(std::size_t i, std::int64_t end) override {
+    inner_.written(i, end);
     if (i != current_) {
       finished_ += current_bytes_;
       current_ = i;
@@ -182,6 +183,19 @@ void write_output(const ConvertOptions& o, TensorFormat format,
   }
 }
 
+// This process's peak resident set (VmHWM), or -1 where /proc lacks it.
+// (getrusage's ru_maxrss would include the parent's pages from before exec.)
+std::int64_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      return std::stoll(line.substr(6)) * 1024;  // "VmHWM:   12345 kB"
+    }
+  }
+  return -1;
+}
+
 int run_convert(const ConvertOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const TensorFile in = open_tensor_file(o.input);
@@ -220,7 +234,8 @@ int run_convert(const ConvertOptions& o) {
                           {"output_format", format_name(format)},
                           {"tensors", in.tensors.size()},
                           {"bytes", total},
-                          {"seconds", seconds}};
+                          {"seconds", seconds},
+                          {"peak_resident_bytes", peak_resident_bytes()}};
     fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("{} ({}) -> {} ({}): {} tensors, {} bytes in {:.2f} s\n",

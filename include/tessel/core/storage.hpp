@@ -83,6 +83,13 @@ class Storage {
   Device device() const;
   StorageOrigin origin() const;
   bool writable() const;
+  // For a read-only file mapping: the pages wholly inside [offset,
+  // offset + nbytes) leave this process's resident set (the page cache
+  // keeps them; reading them again maps them back). Streaming readers call
+  // it for data they are done with, so that memory stays near one chunk
+  // however large the file. No effect on any other storage (a private or
+  // writable page may hold the only copy of its data).
+  void release_pages(std::int64_t offset, std::int64_t nbytes) const;
   // The largest power of two (up to 4096) dividing the data address.
   std::size_t alignment() const;
   long use_count() const { return impl_.use_count(); }

@@ -84,6 +84,10 @@ class CastingSource final : public TensorSource {
   const std::uint8_t* bytes(std::size_t i) override;
   void read(std::size_t i, std::int64_t offset,
             std::span<std::uint8_t> out) override;
+  // Input a writer is done with leaves the resident set when it is a
+  // read-only file mapping (Storage::release_pages), so converting a file
+  // holds about one chunk of it, not all of it.
+  void written(std::size_t i, std::int64_t end) override;
 
  private:
   // Tensor i row-major: itself, or a copy kept until another tensor is
@@ -95,6 +99,9 @@ class CastingSource final : public TensorSource {
   CastOptions options_;
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
+  // Input bytes of tensor released_index_ already released.
+  std::size_t released_index_ = static_cast<std::size_t>(-1);
+  std::int64_t released_bytes_ = 0;
 };
 
 // The bytes of one storage unit of `dtype`: a chunk of a tensor must be a
