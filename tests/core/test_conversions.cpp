@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tessel/core/convert.hpp"
+#include "tessel/tessel.hpp"
 
 namespace tessel {
 namespace {
@@ -204,6 +205,57 @@ TEST(Convert, NarrowToNarrowIsExactThroughF32) {
   EXPECT_EQ(convert<Half>(BFloat16::from_bits(0x3F81)).bits, 0x3C08);
   EXPECT_EQ(convert<BFloat16>(Half::from_bits(0x3C01)).bits, 0x3F80);
   EXPECT_EQ(convert<Float8E5M2>(Float8E4M3FN::from_bits(0x7E)).bits, 0x5F);
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// The Highway f32 -> bf16 / f16 kernels (contiguous casts) against the
+// scalar conversion (the same cast through a strided view): bit-identical
+// on every 251st f32 bit pattern (both signs, every exponent, NaN payloads,
+// subnormals, ties) and on lengths that leave vector tails.
+std::int64_t mismatches(const Tensor& vector_result,
+                        const Tensor& scalar_result, const std::uint32_t* f32) {
+  const auto* a = static_cast<const std::uint16_t*>(vector_result.raw_data());
+  const auto* b = static_cast<const std::uint16_t*>(scalar_result.raw_data());
+  std::int64_t count = 0;
+  for (std::int64_t k = 0; k < vector_result.numel(); ++k) {
+    if (a[k] != b[k] && count++ < 5) {
+      ADD_FAILURE() << "f32 bits 0x" << std::hex << f32[2 * k] << ": vector 0x"
+                    << a[k] << ", scalar 0x" << b[k];
+    }
+  }
+  return count;
+}
+
+TEST(Conversions, VectorNarrowingCastsMatchTheScalarOnes) {
+  constexpr std::uint64_t kStep = 251;
+  const auto count =
+      static_cast<std::int64_t>((std::uint64_t{1} << 32) / kStep);
+  Tensor patterns = empty({count, 2}, DType::U32);
+  auto* p = patterns.data<std::uint32_t>();
+  for (std::int64_t k = 0; k < count; ++k) {
+    p[2 * k] =
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(k) * kStep);
+    p[2 * k + 1] = 0;
+  }
+  // Column 0 viewed as f32: strided (the scalar loop); its copy is
+  // contiguous (the vector kernel).
+  const Tensor strided = from_blob(p, {count}, DType::F32, {2});
+  const Tensor contiguous = strided.contiguous();
+  ASSERT_FALSE(strided.is_contiguous());
+  for (DType to : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(std::string(dtype_name(to)));
+    EXPECT_EQ(mismatches(contiguous.to(to), strided.to(to), p), 0);
+    for (std::int64_t n : {1, 7, 15, 17, 33}) {
+      EXPECT_EQ(mismatches(contiguous.slice(0, 0, n).to(to),
+                           strided.slice(0, 0, n).to(to), p),
+                0);
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/strided_loop.hpp"
 #include "core/dispatch.hpp"
 
@@ -25,6 +26,18 @@ void cast_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
   if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
     auto* o = reinterpret_cast<To*>(out);
     const auto* i = reinterpret_cast<const From*>(in);
+    // The two casts a model conversion runs on every weight get Highway
+    // kernels (bit-identical to convert<>); the compiler does not
+    // vectorise their scalar rounding.
+    if constexpr (std::is_same_v<From, float> && !Saturate) {
+      if constexpr (std::is_same_v<To, BFloat16>) {
+        simd::cast_f32_to_bf16(i, reinterpret_cast<std::uint16_t*>(o), n);
+        return;
+      } else if constexpr (std::is_same_v<To, Half>) {
+        if (simd::cast_f32_to_f16(i, reinterpret_cast<std::uint16_t*>(o), n))
+          return;
+      }
+    }
     for (std::int64_t k = 0; k < n; ++k) o[k] = convert<To>(i[k], Saturate);
     return;
   }
