@@ -41,7 +41,8 @@ class TensorSource {
   virtual void read(std::size_t i, std::int64_t offset,
                     std::span<std::uint8_t> out) = 0;
   // Told by the writer, after each chunk, that tensor i's bytes up to
-  // `end` are in the file (for progress reports).
+  // `end` are in the file (for progress reports, and for sources that
+  // free what has been consumed).
   virtual void written(std::size_t /*i*/, std::int64_t /*end*/) {}
 };
 
