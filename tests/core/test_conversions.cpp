@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "tessel/core/convert.hpp"
@@ -256,6 +257,33 @@ TEST(Conversions, VectorNarrowingCastsMatchTheScalarOnes) {
                 0);
     }
   }
+}
+
+// f16 -> f32 through the vector kernel (contiguous) and the scalar code
+// (strided): all 65,536 patterns, bit for bit (NaN payloads included).
+TEST(Conversions, VectorWideningF16CastMatchesTheScalarOne) {
+  Tensor patterns = empty({65536, 2}, DType::U16);
+  auto* p = patterns.data<std::uint16_t>();
+  for (std::int64_t k = 0; k < 65536; ++k) {
+    p[2 * k] = static_cast<std::uint16_t>(k);
+    p[2 * k + 1] = 0;
+  }
+  const Tensor strided = from_blob(p, {65536}, DType::F16, {2});
+  const Tensor contiguous = strided.contiguous();
+  ASSERT_FALSE(strided.is_contiguous());
+  for (std::int64_t n : {65536, 1, 7, 15, 17, 33}) {
+    const Tensor a = contiguous.slice(0, 0, n).to(DType::F32);
+    const Tensor b = strided.slice(0, 0, n).to(DType::F32);
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(),
+                          static_cast<std::size_t>(n) * 4),
+              0)
+        << n;
+  }
+  // Spot values: the smallest subnormal, a NaN payload, -Inf.
+  const Tensor v = contiguous.to(DType::F32);
+  EXPECT_EQ(v.at<float>({1}), 0x1p-24f);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(v.at<float>({0x7c01})), 0x7f802000u);
+  EXPECT_EQ(v.at<float>({0xfc00}), -std::numeric_limits<float>::infinity());
 }
 
 }  // namespace

@@ -26,9 +26,13 @@ void cast_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
   if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
     auto* o = reinterpret_cast<To*>(out);
     const auto* i = reinterpret_cast<const From*>(in);
-    // The two casts a model conversion runs on every weight get Highway
+    // The casts a model conversion runs on every weight get Highway
     // kernels (bit-identical to convert<>); the compiler does not
-    // vectorise their scalar rounding.
+    // vectorise their scalar rounding and NaN rules.
+    if constexpr (std::is_same_v<From, Half> && std::is_same_v<To, float>) {
+      simd::cast_f16_to_f32(reinterpret_cast<const std::uint16_t*>(i), o, n);
+      return;
+    }
     if constexpr (std::is_same_v<From, float> && !Saturate) {
       if constexpr (std::is_same_v<To, BFloat16>) {
         simd::cast_f32_to_bf16(i, reinterpret_cast<std::uint16_t*>(o), n);

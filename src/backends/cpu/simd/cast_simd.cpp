@@ -78,6 +78,31 @@ static bool CastF32ToF16Impl(const float* in, std::uint16_t* out,
 #endif
 }
 
+// fp::f16_to_f32 lane by lane: the magnitude shifted into f32 position and
+// rescaled by 2^112 (exact, subnormals included), Inf/NaN rebuilt with
+// their payload, the sign put back.
+static void CastF16ToF32Impl(const std::uint16_t* in, float* out,
+                             std::int64_t n) {
+  const D d;
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<std::uint16_t, D> d16;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, in + i));
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto mag = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
+    const auto inf_nan =
+        hn::Eq(hn::And(h, hn::Set(du, 0x7c00u)), hn::Set(du, 0x7c00u));
+    const auto scaled =
+        hn::BitCast(du, hn::Mul(hn::BitCast(d, mag), hn::Set(d, 0x1p112f)));
+    const auto bits =
+        hn::IfThenElse(inf_nan, hn::Or(mag, hn::Set(du, 0x7f800000u)), scaled);
+    hn::StoreU(hn::BitCast(d, hn::Or(bits, sign)), d, out + i);
+  }
+  for (; i < n; ++i) out[i] = fp::f16_to_f32(in[i]);
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -86,6 +111,7 @@ namespace tessel::cpu::simd {
 
 HWY_EXPORT(CastF32ToBF16Impl);
 HWY_EXPORT(CastF32ToF16Impl);
+HWY_EXPORT(CastF16ToF32Impl);
 
 void cast_f32_to_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
   HWY_DYNAMIC_DISPATCH(CastF32ToBF16Impl)(in, out, n);
@@ -93,6 +119,10 @@ void cast_f32_to_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
 
 bool cast_f32_to_f16(const float* in, std::uint16_t* out, std::int64_t n) {
   return HWY_DYNAMIC_DISPATCH(CastF32ToF16Impl)(in, out, n);
+}
+
+void cast_f16_to_f32(const std::uint16_t* in, float* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(CastF16ToF32Impl)(in, out, n);
 }
 
 }  // namespace tessel::cpu::simd

@@ -1,6 +1,7 @@
 // Highway kernels for the casts that model conversion lives on: f32 to
-// bf16 and to f16, contiguous, round to nearest even, bit-identical to the
-// scalar conversions of core/float_formats.hpp (and so to ml_dtypes).
+// bf16 and to f16 (round to nearest even) and f16 to f32, contiguous,
+// bit-identical to the scalar conversions of core/float_formats.hpp (and
+// so to NumPy and ml_dtypes).
 #pragma once
 
 #include <cstdint>
@@ -11,5 +12,7 @@ void cast_f32_to_bf16(const float* in, std::uint16_t* out, std::int64_t n);
 // False when this CPU has no exact vector f32 -> f16 conversion (F16C);
 // the caller then runs the scalar loop.
 bool cast_f32_to_f16(const float* in, std::uint16_t* out, std::int64_t n);
+// Exact, NaN payloads kept; integer arithmetic, so every target has it.
+void cast_f16_to_f32(const std::uint16_t* in, float* out, std::int64_t n);
 
 }  // namespace tessel::cpu::simd
