@@ -110,14 +110,15 @@ S matmul(const S& a_in, const S& b_in, const char* op) {
   return shape;
 }
 
-// Joining along `axis` (already normalised): every other extent equal
-// (E2102), the axis extents summed.
+// Joining along `axis` (negative counts from the end): every other extent
+// equal (E2102), the axis extents summed.
 template <class S>
 S concat(std::span<const S> shapes, std::int64_t axis, const char* op) {
   TESSEL_CHECK(!shapes.empty(), BadShape, op, "no tensors to concatenate");
   const S& first = shapes.front();
   TESSEL_CHECK(first.size() > 0, BadShape, op,
                "cannot concatenate rank-0 tensors");
+  axis = normalize_axis(axis, static_cast<std::int64_t>(first.size()), op);
   const auto a = static_cast<std::size_t>(axis);
   using D = typename S::value_type;
   D total{};

@@ -114,6 +114,14 @@ Storage Storage::allocate_pinned(std::int64_t nbytes,
   return Storage(std::move(impl));
 }
 
+// mmap refuses empty ranges; an empty mapping still needs an address.
+Storage Storage::empty_mapping(std::shared_ptr<Impl> impl) {
+  Storage empty = allocate(0);
+  impl->data = empty.data();
+  impl->release = [keep = std::move(empty)] {};
+  return Storage(std::move(impl));
+}
+
 Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
                           std::uint64_t offset,
                           std::optional<std::uint64_t> length) {
@@ -142,12 +150,8 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
   impl->origin = StorageOrigin::MappedFile;
   impl->writable = mode == MapMode::CopyOnWrite;
   if (want == 0) {
-    // mmap refuses empty ranges; an empty mapping still needs an address.
     ::close(fd);
-    Storage empty = allocate(0);
-    impl->data = empty.data();
-    impl->release = [keep = std::move(empty)] {};
-    return Storage(std::move(impl));
+    return empty_mapping(std::move(impl));
   }
   // mmap wants a page-aligned file offset: map from the page start.
   const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
@@ -172,13 +176,7 @@ Storage Storage::map_shared_fd(int fd, std::int64_t nbytes, bool writable) {
   impl->nbytes = nbytes;
   impl->origin = StorageOrigin::SharedMemory;
   impl->writable = writable;
-  if (nbytes == 0) {
-    // mmap refuses empty ranges; an empty mapping still needs an address.
-    Storage empty = allocate(0);
-    impl->data = empty.data();
-    impl->release = [keep = std::move(empty)] {};
-    return Storage(std::move(impl));
-  }
+  if (nbytes == 0) return empty_mapping(std::move(impl));
   const auto size = static_cast<std::size_t>(nbytes);
   const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
   void* base = mmap(nullptr, size, prot, MAP_SHARED, fd, 0);

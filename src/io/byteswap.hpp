@@ -7,6 +7,10 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tessel/core/device.hpp"
+#include "tessel/core/tensor.hpp"
+#include "tessel/ops/factories.hpp"
+
 namespace tessel::io {
 
 // Reverses the bytes of each of `count` elements of `size` bytes in place.
@@ -26,6 +30,16 @@ T load_swapped(const void* p) {
   T v;
   std::memcpy(&v, b, sizeof(T));
   return v;
+}
+
+// A new row-major CPU tensor with `src`'s elements, whose bytes are in the
+// other byte order, swapped to this host's (one copy, then the swap).
+inline Tensor swapped_copy(const Tensor& src) {
+  const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
+  Tensor out = empty(src.shape(), src.dtype());
+  out.copy_(src);
+  byteswap(out.mutable_raw_data(), out.numel(), element_size(src.dtype()));
+  return out;
 }
 
 }  // namespace tessel::io

@@ -192,22 +192,11 @@ SymbolicShape TensorDescriptor::symbolic_dims() const {
 
 TensorDescriptor TensorDescriptor::bind(
     const std::map<std::string, std::int64_t>& values) const {
+  // The symbolic checker's bind: every symbol given, every constraint met.
+  const Shape bound = tessel::bind(symbolic_dims(), values, constraints);
+  const std::vector<std::int64_t> concrete(bound.begin(), bound.end());
   TensorDescriptor out = *this;
-  std::vector<std::int64_t> concrete;
-  for (auto& dim : out.dimensions) {
-    if (const auto* sym = std::get_if<std::string>(&dim)) {
-      const std::string& label = *sym;
-      const auto it = values.find(label);
-      TESSEL_CHECK(it != values.end(), BadShape, "bind",
-                   "no value for symbolic dimension '{}'", label);
-      const std::int64_t v = it->second;
-      const auto c = constraints.find(label);
-      check_dim_constraint(
-          label, v, c != constraints.end() ? c->second : DimConstraint{});
-      dim = v;
-    }
-    concrete.push_back(std::get<std::int64_t>(dim));
-  }
+  out.dimensions.assign(concrete.begin(), concrete.end());
   out.constraints.clear();
   out.strides = row_major(concrete);
   out.offset_bytes = 0;
@@ -492,9 +481,8 @@ Tensor tensor_from_descriptor(const TensorDescriptor& d,
            d.offset_bytes / item, d.dtype);
   t.set_name(d.name);
   if (!d.big_endian || item == 1) return t;
-  Tensor swapped = t.contiguous().clone();
-  io::byteswap(swapped.mutable_raw_data(), swapped.numel(),
-               static_cast<int>(element_size(d.dtype)));
+  Tensor swapped = io::swapped_copy(t);
+  swapped.set_name(d.name);
   return swapped;
 }
 

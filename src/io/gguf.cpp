@@ -163,6 +163,15 @@ std::uint64_t align_up(std::uint64_t x, std::uint64_t a) {
   return (x + a - 1) / a * a;
 }
 
+const GgufValue* find_value(
+    const std::vector<std::pair<std::string, GgufValue>>& kv,
+    const std::string& key) {
+  for (const auto& [k, v] : kv) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
 struct Info {
   std::string name;
   Shape shape;
@@ -190,10 +199,7 @@ std::optional<DType> dtype_from_gguf_type(std::uint32_t id) {
 }
 
 const GgufValue* GgufFile::find(const std::string& key) const {
-  for (const auto& [k, v] : metadata) {
-    if (k == key) return &v;
-  }
-  return nullptr;
+  return find_value(metadata, key);
 }
 
 const Tensor& GgufFile::at(const std::string& name) const {
@@ -346,23 +352,12 @@ GgufFile parse_gguf(const Storage& file) {
   }
 
   for (const Info& info : infos) {
-    Tensor t;
-    if (out.big_endian) {
-      // Copied and swapped element by element into memory of its own (not
-      // a view of the file); only plain types get here.
-      const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
-      t = empty(info.shape, info.dtype);
-      if (info.nbytes > 0) {
-        std::memcpy(t.mutable_raw_data(), bytes + data_start + info.offset,
-                    info.nbytes);
-      }
-      io::byteswap(t.mutable_raw_data(), t.numel(),
-                   static_cast<int>(element_size(info.dtype)));
-    } else {
-      t = io::file_view(file, data_start + info.offset,
-                        static_cast<std::int64_t>(info.nbytes), info.shape,
-                        info.dtype);
-    }
+    Tensor t = io::file_view(file, data_start + info.offset,
+                             static_cast<std::int64_t>(info.nbytes), info.shape,
+                             info.dtype);
+    // Big-endian data (plain types only) is copied and swapped into memory
+    // of its own, not a view of the file.
+    if (out.big_endian) t = io::swapped_copy(t);
     t.set_name(info.name);
     out.tensors.push_back(std::move(t));
   }
@@ -370,11 +365,8 @@ GgufFile parse_gguf(const Storage& file) {
 }
 
 GgufFile load_gguf(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  TESSEL_CHECK(!ec, IoFailure, "load_gguf", "cannot read '{}': {}",
-               path.string(), ec.message());
-  if (size == 0) malformed(0, "the file is empty");
+  // map_file opens, sizes (an empty file maps too) and maps in one go;
+  // the parser refuses what is too short.
   return parse_gguf(Storage::map_file(path));
 }
 
@@ -456,12 +448,7 @@ void save_gguf(const std::filesystem::path& path,
                const std::vector<std::pair<std::string, GgufValue>>& metadata,
                TensorSource& source, std::uint32_t alignment) {
   std::vector<std::pair<std::string, GgufValue>> kv = metadata;
-  const auto find = [&](const std::string& key) -> const GgufValue* {
-    for (const auto& [k, v] : kv) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  };
+  const auto find = [&](const std::string& key) { return find_value(kv, key); };
   const auto has = [&](const std::string& key) { return find(key) != nullptr; };
   TESSEL_CHECK(has("general.architecture"), BadConfig, "save_gguf",
                "GGUF requires the metadata key general.architecture");

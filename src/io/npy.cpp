@@ -233,40 +233,35 @@ Tensor logical_view(const NpyLayout& layout, Tensor stored) {
       std::span<const std::int64_t>(order.data(), order.size()));
 }
 
+// The data after the header copied into memory of its own (byte-swapped
+// when big-endian), as the logical tensor.
+Tensor copy_data(const NpyLayout& layout, std::span<const std::uint8_t> bytes) {
+  const Tensor stored =
+      from_blob(const_cast<std::uint8_t*>(bytes.data() + layout.data_at),
+                layout.stored, layout.dtype);
+  return logical_view(
+      layout, layout.big_endian ? io::swapped_copy(stored) : stored.clone());
+}
+
 }  // namespace
 
 Tensor parse_npy(std::span<const std::uint8_t> bytes) {
-  const NpyLayout layout = parse_layout(bytes);
-  const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
-  Tensor t = empty(layout.stored, layout.dtype);
-  if (layout.nbytes > 0)
-    std::memcpy(t.mutable_raw_data(), bytes.data() + layout.data_at,
-                static_cast<std::size_t>(layout.nbytes));
-  if (layout.big_endian)
-    io::byteswap(t.mutable_raw_data(), layout.numel,
-                 element_size(layout.dtype));
-  return logical_view(layout, std::move(t));
+  return copy_data(parse_layout(bytes), bytes);
 }
 
 Tensor load_npy(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  TESSEL_CHECK(!ec, IoFailure, "load_npy", "cannot open '{}': {}",
-               path.string(), ec.message());
   try {
-    if (size == 0) malformed(0, "not a .npy file (empty)");
     // Mapped, so that loading costs the header alone: little-endian data
     // stays a zero-copy view of the file; only big-endian data is copied
-    // (to swap its bytes).
-    // Copy-on-write: the tensor is writable, as a loaded array should be,
-    // and writes stay in this process.
+    // (to swap its bytes). Copy-on-write: the tensor is writable, as a
+    // loaded array should be, and writes stay in this process.
     const Storage file = Storage::map_file(path, MapMode::CopyOnWrite);
     const std::span<const std::uint8_t> bytes(
         static_cast<const std::uint8_t*>(file.data()),
         static_cast<std::size_t>(file.nbytes()));
     const NpyLayout layout = parse_layout(bytes);
     if (layout.big_endian && element_size(layout.dtype) > 1)
-      return parse_npy(bytes);
+      return copy_data(layout, bytes);
     return logical_view(
         layout, io::file_view(file, static_cast<std::uint64_t>(layout.data_at),
                               layout.nbytes, layout.stored, layout.dtype));

@@ -269,11 +269,8 @@ SafetensorsFile parse_safetensors(const Storage& file) {
 
 SafetensorsFile load_safetensors(const std::filesystem::path& path,
                                  MapMode mode) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  TESSEL_CHECK(!ec, IoFailure, "load_safetensors", "cannot read '{}': {}",
-               path.string(), ec.message());
-  if (size == 0) malformed(0, "the file is empty");
+  // map_file opens, sizes (an empty file maps too) and maps in one go;
+  // the parser refuses what is too short.
   return parse_safetensors(Storage::map_file(path, mode));
 }
 

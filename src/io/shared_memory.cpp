@@ -121,6 +121,16 @@ void receive_all(int sock, void* data, std::size_t size) {
   }
 }
 
+// The message that carries the header in `iov` and fds in `control`.
+msghdr header_message(iovec& iov, char* control, std::size_t control_size) {
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = control_size;
+  return msg;
+}
+
 // Receives the header with whatever fds came with it (all of them owned,
 // so that a refusal closes them). Returns the header bytes received.
 std::size_t receive_header(int sock, WireHeader& header,
@@ -129,11 +139,7 @@ std::size_t receive_header(int sock, WireHeader& header,
   // (and closed) rather than silently leaked into our fd table.
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
   iovec iov{&header, sizeof header};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  msghdr msg = header_message(iov, control, sizeof control);
   ssize_t n = 0;
   do {
     n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
@@ -225,11 +231,7 @@ void send_shared(int unix_socket, const SharedTensor& share) {
   header.mode = static_cast<std::uint32_t>(share.mode);
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   iovec iov{&header, sizeof header};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  msghdr msg = header_message(iov, control, sizeof control);
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;

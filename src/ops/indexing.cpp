@@ -81,15 +81,14 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "concat",
                "no tensors to concatenate");
   for (const auto& t : tensors) require(t, "concat");
-  const std::int64_t rank = tensors.front().rank();
-  const auto a = rank > 0 ? normalize_axis(axis, rank, "concat") : 0;
   std::vector<Shape> shapes;
   DType dtype = tensors.front().dtype();
   for (const auto& t : tensors) {
     dtype = promote_types(dtype, t.dtype(), "concat");
     shapes.push_back(t.shape());
   }
-  const Shape shape = rules::concat<Shape>(shapes, a, "concat");
+  const Shape shape = rules::concat<Shape>(shapes, axis, "concat");
+  const std::int64_t a = normalize_axis(axis, tensors.front().rank(), "concat");
   Tensor out = empty(shape, dtype);
   std::int64_t at = 0;
   for (const auto& t : tensors) {

@@ -65,10 +65,6 @@ void require_fits(DType index_dtype, std::int64_t largest, const char* what,
 // Extents >= 0 whose product (and so every stride, offset and row
 // pointer derived from them) fits in int64: E2102 / E2303.
 void require_extents(const Shape& shape, const char* op) {
-  for (auto e : shape) {
-    TESSEL_CHECK(e >= 0, BadShape, op, "negative extent in shape {}",
-                 shape_string(shape));
-  }
   checked_numel(shape);
   if (shape.size() == 2) checked_add(shape[0], 1, op);  // CSR row pointers
 }

@@ -129,11 +129,7 @@ SymbolicShape reduce(const SymbolicShape& s,
 
 SymbolicShape concat(const std::vector<SymbolicShape>& shapes,
                      std::int64_t axis) {
-  TESSEL_CHECK(!shapes.empty(), BadShape, "concat",
-               "no tensors to concatenate");
-  const std::int64_t rank = rank_of(shapes.front());
-  const auto a = rank > 0 ? normalize_axis(axis, rank, "concat") : 0;
-  return rules::concat<SymbolicShape>(shapes, a, "concat");
+  return rules::concat<SymbolicShape>(shapes, axis, "concat");
 }
 
 SymbolicShape embedding(const SymbolicShape& weight, const SymbolicShape& ids) {

@@ -99,6 +99,7 @@ class Storage {
  private:
   struct Impl;
   explicit Storage(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  static Storage empty_mapping(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
 
