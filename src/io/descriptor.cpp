@@ -423,14 +423,15 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
     const auto& layout_shape =
         d.physical_shape.empty() ? logical : d.physical_shape;
     try {
+      const std::vector<std::int64_t> rm = row_major(layout_shape);
       d.strides = mem.contains("strides")
                       ? get_ints(mem["strides"], "memory.strides")
-                      : row_major(layout_shape);
+                      : rm;
       if (d.strides.size() != logical.size()) {
         bad_field("memory.strides", "rank differs from shape.dimensions");
       }
       if ((is_packed(d.dtype) || is_block_quantized(d.dtype)) &&
-          d.strides != row_major(layout_shape)) {
+          d.strides != rm) {
         bad_field("memory.strides", fmt::format("{} data must be row-major",
                                                 dtype_name(d.dtype)));
       }

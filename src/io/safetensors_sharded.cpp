@@ -60,19 +60,23 @@ SafetensorsFile load_by_index(const fs::path& index, MapMode mode) {
   for (const auto& [shard, names] : shards) {
     SafetensorsFile file = load_safetensors(index.parent_path() / shard, mode);
     if (out.metadata.empty()) out.metadata = file.metadata;
-    for (const std::string& name : names) {
-      if (!file.contains(name)) {
-        bad_index(index,
-                  fmt::format("'{}' is not in its shard '{}'", name, shard));
-      }
-    }
+    // Every tensor of the shard is one the index names (names within a
+    // file are unique), so equal counts mean the same set.
+    std::set<std::string> found;
     for (Tensor& t : file.tensors) {
       if (!names.count(t.name())) {
         bad_index(index, fmt::format("shard '{}' holds '{}', which the index "
                                      "does not give it",
                                      shard, t.name()));
       }
+      found.insert(t.name());
       out.tensors.push_back(std::move(t));
+    }
+    for (const std::string& name : names) {
+      if (!found.count(name)) {
+        bad_index(index,
+                  fmt::format("'{}' is not in its shard '{}'", name, shard));
+      }
     }
   }
   return out;

@@ -96,9 +96,6 @@ int run_inspect(const InspectOptions& o) {
   namespace fs = std::filesystem;
   const fs::path path = o.path;
   TensorFile file = open_tensor_file(path);
-  // GGUF values are shown typed, long arrays summarised.
-  std::map<std::string, std::string> shown_metadata = file.metadata;
-  for (const auto& [k, v] : file.gguf_metadata) shown_metadata[k] = show(v);
   if (o.json) {
     // The tensors' descriptors (DESIGN §5), from the header alone.
     nlohmann::json out = {{"path", path.string()},
@@ -111,6 +108,9 @@ int run_inspect(const InspectOptions& o) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
+  // GGUF values are shown typed, long arrays summarised.
+  std::map<std::string, std::string> shown_metadata = file.metadata;
+  for (const auto& [k, v] : file.gguf_metadata) shown_metadata[k] = show(v);
   std::int64_t total = 0;
   std::size_t width = 4;
   for (const Tensor& t : file.tensors) {
