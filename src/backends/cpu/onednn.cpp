@@ -31,13 +31,28 @@ dnnl::stream& stream() {
   return s;
 }
 
+// Without VNNI, oneDNN's int8 kernels add pairs of u8 x s8 products with
+// vpmaddubsw, which saturates at int16 (s8 operands are shifted to u8
+// first): on an AVX2-only CPU, 255*127 + 255*127 came back as 32767 and
+// 4 x 127*-128 as 0. So 8-bit operands go to oneDNN only where VNNI adds the
+// products in 32 bits; elsewhere the exact integer path runs.
+bool int8_products_exact() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx2_vnni:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx: return true;
+    default: return false;
+  }
+}
+
 bool to_dnnl(DType t, dt* out) {
   switch (t) {
     case DType::F32: *out = dt::f32; return true;
     case DType::BF16: *out = dt::bf16; return true;
     case DType::F16: *out = dt::f16; return true;
-    case DType::I8: *out = dt::s8; return true;
-    case DType::U8: *out = dt::u8; return true;
+    case DType::I8: *out = dt::s8; return int8_products_exact();
+    case DType::U8: *out = dt::u8; return int8_products_exact();
     case DType::I32: *out = dt::s32; return true;
     default: return false;
   }
