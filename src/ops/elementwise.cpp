@@ -120,6 +120,8 @@ Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
   require_defined(x, info.name);
   check_same_device(info.name, {&x});
   check_inputs(info, x.dtype(), info.name);
+  TESSEL_CHECK(op != UnaryOp::Softplus || params.a != 0.0, BadShape, info.name,
+               "beta must not be 0");
   // Packed and block operands count as f32 (DESIGN §1 rule 4).
   const DType in_dtype =
       is_byte_addressable(x.dtype()) ? x.dtype() : DType::F32;
@@ -136,7 +138,7 @@ Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
   return into(*out, x.shape(), result, {&x}, info.name, kernel);
 }
 
-Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params = {}) {
+Tensor apply_unary(UnaryOp op, const Tensor& x, UnaryParams params = {}) {
   return unary_into(op, params, x, nullptr);
 }
 
@@ -181,8 +183,8 @@ Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
   return into(*out, shape, result, {&a, &b}, info.name, kernel);
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b,
-              std::optional<DType> scalar_dtype = std::nullopt) {
+Tensor apply_binary(BinaryOp op, const Tensor& a, const Tensor& b,
+                    std::optional<DType> scalar_dtype = std::nullopt) {
   return binary_into(op, a, b, scalar_dtype, nullptr);
 }
 
@@ -206,14 +208,34 @@ DType scalar_result_type(DType t, const Scalar& s) {
   return t;
 }
 
+Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& params) {
+  return apply_unary(op, x, params);
+}
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  return apply_binary(op, a, b);
+}
+
+std::optional<UnaryOp> unary_op_from_name(std::string_view name) {
+  for (int i = 0; i < kUnaryOpCount; ++i) {
+    if (name == kUnaryOps[i].name) return static_cast<UnaryOp>(i);
+  }
+  return std::nullopt;
+}
+std::optional<BinaryOp> binary_op_from_name(std::string_view name) {
+  for (int i = 0; i < kBinaryOpCount; ++i) {
+    if (name == kBinaryOps[i].name) return static_cast<BinaryOp>(i);
+  }
+  return std::nullopt;
+}
+
 // ---- generated unary and binary entry points ----
 
-#define TESSEL_DEFINE_UNARY(e, name, result, inputs, kind) \
+#define TESSEL_DEFINE_UNARY(e, name, result, inputs, kind, kernel) \
   TESSEL_DEFINE_UNARY_##kind(e, name)
-#define TESSEL_DEFINE_UNARY_Plain(e, name)                      \
-  Tensor name(const Tensor& x) { return unary(UnaryOp::e, x); } \
-  Tensor name##_out(const Tensor& out, const Tensor& x) {       \
-    return unary_out(UnaryOp::e, out, x);                       \
+#define TESSEL_DEFINE_UNARY_Plain(e, name)                            \
+  Tensor name(const Tensor& x) { return apply_unary(UnaryOp::e, x); } \
+  Tensor name##_out(const Tensor& out, const Tensor& x) {             \
+    return unary_out(UnaryOp::e, out, x);                             \
   }
 #define TESSEL_DEFINE_UNARY_Param(e, name)
 TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
@@ -221,19 +243,19 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
 #undef TESSEL_DEFINE_UNARY_Plain
 #undef TESSEL_DEFINE_UNARY
 
-#define TESSEL_DEFINE_BINARY(e, name, result, inputs, kind)                 \
+#define TESSEL_DEFINE_BINARY(e, name, result, inputs, kind, kernel)         \
   Tensor name(const Tensor& a, const Tensor& b) {                           \
-    return binary(BinaryOp::e, a, b);                                       \
+    return apply_binary(BinaryOp::e, a, b);                                 \
   }                                                                         \
   Tensor name(const Tensor& a, Scalar b) {                                  \
     require_defined(a, #name);                                              \
     const DType t = scalar_result_type(a.dtype(), b);                       \
-    return binary(BinaryOp::e, a, scalar_tensor(b, t), t);                  \
+    return apply_binary(BinaryOp::e, a, scalar_tensor(b, t), t);            \
   }                                                                         \
   Tensor name(Scalar a, const Tensor& b) {                                  \
     require_defined(b, #name);                                              \
     const DType t = scalar_result_type(b.dtype(), a);                       \
-    return binary(BinaryOp::e, scalar_tensor(a, t), b, t);                  \
+    return apply_binary(BinaryOp::e, scalar_tensor(a, t), b, t);            \
   }                                                                         \
   Tensor name##_out(const Tensor& out, const Tensor& a, const Tensor& b) {  \
     return binary_out(BinaryOp::e, out, a, b);                              \
@@ -252,20 +274,20 @@ TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_BINARY)
 // ---- parameterised unary ops ----
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  return unary(UnaryOp::LeakyRelu, x, {negative_slope, 0.0});
+  return apply_unary(UnaryOp::LeakyRelu, x, {negative_slope, 0.0});
 }
 Tensor elu(const Tensor& x, double alpha) {
-  return unary(UnaryOp::Elu, x, {alpha, 0.0});
+  return apply_unary(UnaryOp::Elu, x, {alpha, 0.0});
 }
 Tensor gelu(const Tensor& x, GeluApproximation approximation) {
-  return unary(approximation == GeluApproximation::Tanh ? UnaryOp::GeluTanh
-                                                        : UnaryOp::Gelu,
-               x);
+  return apply_unary(approximation == GeluApproximation::Tanh
+                         ? UnaryOp::GeluTanh
+                         : UnaryOp::Gelu,
+                     x);
 }
-Tensor gelu_tanh(const Tensor& x) { return unary(UnaryOp::GeluTanh, x); }
+Tensor gelu_tanh(const Tensor& x) { return apply_unary(UnaryOp::GeluTanh, x); }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
-  TESSEL_CHECK(beta != 0.0, BadShape, "softplus", "beta must not be 0");
-  return unary(UnaryOp::Softplus, x, {beta, threshold});
+  return apply_unary(UnaryOp::Softplus, x, {beta, threshold});
 }
 
 Tensor clip(const Tensor& x, std::optional<Scalar> min,

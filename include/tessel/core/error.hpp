@@ -8,19 +8,26 @@
 
 namespace tessel {
 
+// The codes of DESIGN §2, listed once: X(enum, number, exception class).
+// The enum, the code strings and the class each code throws come from here.
+#define TESSEL_FOR_EACH_ERROR_CODE(X)                                        \
+  X(BroadcastMismatch, 2101, ShapeError) /* shapes not broadcastable */      \
+  X(BadShape, 2102, ShapeError)          /* rank/shape/axis unexpected */    \
+  X(InnerDimMismatch, 2103, ShapeError)  /* matmul/dot inner dims */         \
+  X(BadDType, 2201, DTypeError)          /* dtype refused/not promotable */  \
+  X(NotContiguous, 2301, LayoutError)    /* needs contiguity/whole blocks */ \
+  X(OutOfRange, 2302, IndexError)        /* index or slice out of range */   \
+  X(SizeOverflow, 2303, OverflowError)   /* size arithmetic overflow */      \
+  X(NonFinite, 2401, NumericsError)      /* NaN/Inf where stable */          \
+  X(DeviceMismatch, 2501, DeviceError)   /* mixed/unavailable devices */     \
+  X(MalformedFile, 3001, FormatError)    /* malformed file/descriptor */     \
+  X(IoFailure, 3002, IoError)            /* open/read/write/map failed */    \
+  X(BadConfig, 4001, ConfigError)        /* invalid model/merge config */
+
 enum class ErrorCode : std::uint16_t {
-  BroadcastMismatch = 2101,  // shapes not broadcast-compatible
-  BadShape = 2102,           // rank/shape not what the op expects, bad axis
-  InnerDimMismatch = 2103,   // matmul/dot inner dimensions differ
-  BadDType = 2201,           // dtype not accepted, or not promotable
-  NotContiguous = 2301,      // op needs contiguity (or whole quant blocks)
-  OutOfRange = 2302,         // index or slice out of range
-  SizeOverflow = 2303,       // size arithmetic overflow
-  NonFinite = 2401,          // NaN/Inf where stability is expected
-  DeviceMismatch = 2501,     // mixed devices, or device unavailable
-  MalformedFile = 3001,      // malformed/unsupported file or descriptor
-  IoFailure = 3002,          // open/read/write/map failed
-  BadConfig = 4001,          // invalid model or merge configuration
+#define TESSEL_ERROR_ENUM(e, number, cls) e = number,
+  TESSEL_FOR_EACH_ERROR_CODE(TESSEL_ERROR_ENUM)
+#undef TESSEL_ERROR_ENUM
 };
 
 // "E2101" for ErrorCode::BroadcastMismatch.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "tessel/core/scalar.hpp"
 #include "tessel/core/tensor.hpp"
@@ -24,7 +25,7 @@ namespace tessel {
 // sigmoid relu selu silu erf floor ceil round (half to even) trunc isnan
 // isinf isfinite logical_not bitwise_not. Float-valued ops give f32 for
 // integer and bool inputs.
-#define TESSEL_DECLARE_UNARY(e, name, result, inputs, kind) \
+#define TESSEL_DECLARE_UNARY(e, name, result, inputs, kind, kernel) \
   TESSEL_DECLARE_UNARY_##kind(name)
 #define TESSEL_DECLARE_UNARY_Plain(name) \
   Tensor name(const Tensor& x);          \
@@ -37,14 +38,17 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DECLARE_UNARY)
 
 enum class GeluApproximation { None, Tanh };
 
-Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
-Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor leaky_relu(const Tensor& x,
+                  double negative_slope = default_params(UnaryOp::LeakyRelu).a);
+Tensor elu(const Tensor& x, double alpha = default_params(UnaryOp::Elu).a);
 // x * Phi(x) with the exact normal CDF (erf), or the tanh approximation.
 Tensor gelu(const Tensor& x,
             GeluApproximation approximation = GeluApproximation::None);
 Tensor gelu_tanh(const Tensor& x);
 // log(1 + exp(beta x)) / beta, or x where beta x > threshold (PyTorch).
-Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor softplus(const Tensor& x,
+                double beta = default_params(UnaryOp::Softplus).a,
+                double threshold = default_params(UnaryOp::Softplus).b);
 // maximum(x, min) then minimum(..., max); a missing bound is not applied.
 Tensor clip(const Tensor& x, std::optional<Scalar> min,
             std::optional<Scalar> max);
@@ -60,12 +64,21 @@ Tensor sqrt_(const Tensor& x);
 Tensor tanh_(const Tensor& x);
 Tensor sigmoid_(const Tensor& x);
 
+// Any row of the table by its enum: what test registries and bindings use
+// to run every op without naming each (`params` as default_params(op) gives
+// the named overloads' defaults).
+Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& params);
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+// The row named `name` ("exp", "leaky_relu", ...), if there is one.
+std::optional<UnaryOp> unary_op_from_name(std::string_view name);
+std::optional<BinaryOp> binary_op_from_name(std::string_view name);
+
 // ---- binary ----------------------------------------------------------------
 // add sub mul div (true division: integers give f32) floor_divide remainder
 // (Python semantics) pow maximum minimum (NaN-propagating) eq ne lt le gt
 // ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
 // swiglu (silu(a) * b: the gated MLP of Llama/Qwen with a = gate, b = up).
-#define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind)              \
+#define TESSEL_DECLARE_BINARY(e, name, result, inputs, kind, kernel)      \
   Tensor name(const Tensor& a, const Tensor& b);                          \
   Tensor name(const Tensor& a, Scalar b);                                 \
   Tensor name(Scalar a, const Tensor& b);                                 \

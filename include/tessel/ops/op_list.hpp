@@ -14,6 +14,10 @@ enum class ResultKind : std::uint8_t {
   Bool,   // always bool
 };
 
+// Whether contiguous f32/bf16/f16 data runs a Highway body (Simd) or the
+// scalar body (Scalar: ops whose result is bool or integer).
+enum class KernelKind : std::uint8_t { Simd, Scalar };
+
 // Which input dtypes an op accepts (others are E2201).
 enum class InputKind : std::uint8_t {
   Any,
@@ -21,70 +25,74 @@ enum class InputKind : std::uint8_t {
   Integral,  // integers and bool (bitwise ops)
 };
 
-// X(enum, function name, result, inputs, Plain | Param). Param ops take
-// extra arguments and are declared by hand in elementwise.hpp.
-#define TESSEL_FOR_EACH_UNARY_OP(X)            \
-  X(Neg, neg, Same, NonBool, Plain)            \
-  X(Abs, abs, Same, Any, Plain)                \
-  X(Sign, sign, Same, Any, Plain)              \
-  X(Sqrt, sqrt, Float, Any, Plain)             \
-  X(Rsqrt, rsqrt, Float, Any, Plain)           \
-  X(Reciprocal, reciprocal, Float, Any, Plain) \
-  X(Exp, exp, Float, Any, Plain)               \
-  X(Expm1, expm1, Float, Any, Plain)           \
-  X(Log, log, Float, Any, Plain)               \
-  X(Log1p, log1p, Float, Any, Plain)           \
-  X(Log2, log2, Float, Any, Plain)             \
-  X(Sin, sin, Float, Any, Plain)               \
-  X(Cos, cos, Float, Any, Plain)               \
-  X(Tanh, tanh, Float, Any, Plain)             \
-  X(Sigmoid, sigmoid, Float, Any, Plain)       \
-  X(Relu, relu, Same, NonBool, Plain)          \
-  X(LeakyRelu, leaky_relu, Float, Any, Param)  \
-  X(Elu, elu, Float, Any, Param)               \
-  X(Selu, selu, Float, Any, Plain)             \
-  X(Gelu, gelu, Float, Any, Param)             \
-  X(GeluTanh, gelu_tanh, Float, Any, Param)    \
-  X(Silu, silu, Float, Any, Plain)             \
-  X(Softplus, softplus, Float, Any, Param)     \
-  X(Erf, erf, Float, Any, Plain)               \
-  X(Floor, floor, Same, Any, Plain)            \
-  X(Ceil, ceil, Same, Any, Plain)              \
-  X(Round, round, Same, Any, Plain)            \
-  X(Trunc, trunc, Same, Any, Plain)            \
-  X(IsNan, isnan, Bool, Any, Plain)            \
-  X(IsInf, isinf, Bool, Any, Plain)            \
-  X(IsFinite, isfinite, Bool, Any, Plain)      \
-  X(LogicalNot, logical_not, Bool, Any, Plain) \
-  X(BitwiseNot, bitwise_not, Same, Integral, Plain)
+// X(enum, function name, result, inputs, Plain | Param, Simd | Scalar).
+// Param ops take extra arguments (their defaults: default_params below) and
+// their named-argument overloads are declared in elementwise.hpp. `Simd`
+// promises a Highway body for contiguous f32/bf16/f16 data
+// (backends/cpu/simd/elementwise_simd.cpp): a row marked Simd without one
+// does not compile. `Scalar` runs the scalar body on every layout.
+#define TESSEL_FOR_EACH_UNARY_OP(X)                    \
+  X(Neg, neg, Same, NonBool, Plain, Simd)              \
+  X(Abs, abs, Same, Any, Plain, Simd)                  \
+  X(Sign, sign, Same, Any, Plain, Simd)                \
+  X(Sqrt, sqrt, Float, Any, Plain, Simd)               \
+  X(Rsqrt, rsqrt, Float, Any, Plain, Simd)             \
+  X(Reciprocal, reciprocal, Float, Any, Plain, Simd)   \
+  X(Exp, exp, Float, Any, Plain, Simd)                 \
+  X(Expm1, expm1, Float, Any, Plain, Simd)             \
+  X(Log, log, Float, Any, Plain, Simd)                 \
+  X(Log1p, log1p, Float, Any, Plain, Simd)             \
+  X(Log2, log2, Float, Any, Plain, Simd)               \
+  X(Sin, sin, Float, Any, Plain, Simd)                 \
+  X(Cos, cos, Float, Any, Plain, Simd)                 \
+  X(Tanh, tanh, Float, Any, Plain, Simd)               \
+  X(Sigmoid, sigmoid, Float, Any, Plain, Simd)         \
+  X(Relu, relu, Same, NonBool, Plain, Simd)            \
+  X(LeakyRelu, leaky_relu, Float, Any, Param, Simd)    \
+  X(Elu, elu, Float, Any, Param, Simd)                 \
+  X(Selu, selu, Float, Any, Plain, Simd)               \
+  X(Gelu, gelu, Float, Any, Param, Simd)               \
+  X(GeluTanh, gelu_tanh, Float, Any, Param, Simd)      \
+  X(Silu, silu, Float, Any, Plain, Simd)               \
+  X(Softplus, softplus, Float, Any, Param, Simd)       \
+  X(Erf, erf, Float, Any, Plain, Simd)                 \
+  X(Floor, floor, Same, Any, Plain, Simd)              \
+  X(Ceil, ceil, Same, Any, Plain, Simd)                \
+  X(Round, round, Same, Any, Plain, Simd)              \
+  X(Trunc, trunc, Same, Any, Plain, Simd)              \
+  X(IsNan, isnan, Bool, Any, Plain, Scalar)            \
+  X(IsInf, isinf, Bool, Any, Plain, Scalar)            \
+  X(IsFinite, isfinite, Bool, Any, Plain, Scalar)      \
+  X(LogicalNot, logical_not, Bool, Any, Plain, Scalar) \
+  X(BitwiseNot, bitwise_not, Same, Integral, Plain, Scalar)
 
-// X(enum, function name, result, inputs, Plain)
-#define TESSEL_FOR_EACH_BINARY_OP(X)                 \
-  X(Add, add, Same, Any, Plain)                      \
-  X(Sub, sub, Same, NonBool, Plain)                  \
-  X(Mul, mul, Same, Any, Plain)                      \
-  X(Div, div, Float, Any, Plain)                     \
-  X(FloorDivide, floor_divide, Same, NonBool, Plain) \
-  X(Remainder, remainder, Same, NonBool, Plain)      \
-  X(Pow, pow, Same, NonBool, Plain)                  \
-  X(Maximum, maximum, Same, Any, Plain)              \
-  X(Minimum, minimum, Same, Any, Plain)              \
-  X(Eq, eq, Bool, Any, Plain)                        \
-  X(Ne, ne, Bool, Any, Plain)                        \
-  X(Lt, lt, Bool, Any, Plain)                        \
-  X(Le, le, Bool, Any, Plain)                        \
-  X(Gt, gt, Bool, Any, Plain)                        \
-  X(Ge, ge, Bool, Any, Plain)                        \
-  X(LogicalAnd, logical_and, Bool, Any, Plain)       \
-  X(LogicalOr, logical_or, Bool, Any, Plain)         \
-  X(LogicalXor, logical_xor, Bool, Any, Plain)       \
-  X(BitwiseAnd, bitwise_and, Same, Integral, Plain)  \
-  X(BitwiseOr, bitwise_or, Same, Integral, Plain)    \
-  X(BitwiseXor, bitwise_xor, Same, Integral, Plain)  \
-  X(Swiglu, swiglu, Float, Any, Plain)
+// X(enum, function name, result, inputs, Plain, Simd | Scalar)
+#define TESSEL_FOR_EACH_BINARY_OP(X)                         \
+  X(Add, add, Same, Any, Plain, Simd)                        \
+  X(Sub, sub, Same, NonBool, Plain, Simd)                    \
+  X(Mul, mul, Same, Any, Plain, Simd)                        \
+  X(Div, div, Float, Any, Plain, Simd)                       \
+  X(FloorDivide, floor_divide, Same, NonBool, Plain, Scalar) \
+  X(Remainder, remainder, Same, NonBool, Plain, Scalar)      \
+  X(Pow, pow, Same, NonBool, Plain, Scalar)                  \
+  X(Maximum, maximum, Same, Any, Plain, Simd)                \
+  X(Minimum, minimum, Same, Any, Plain, Simd)                \
+  X(Eq, eq, Bool, Any, Plain, Scalar)                        \
+  X(Ne, ne, Bool, Any, Plain, Scalar)                        \
+  X(Lt, lt, Bool, Any, Plain, Scalar)                        \
+  X(Le, le, Bool, Any, Plain, Scalar)                        \
+  X(Gt, gt, Bool, Any, Plain, Scalar)                        \
+  X(Ge, ge, Bool, Any, Plain, Scalar)                        \
+  X(LogicalAnd, logical_and, Bool, Any, Plain, Scalar)       \
+  X(LogicalOr, logical_or, Bool, Any, Plain, Scalar)         \
+  X(LogicalXor, logical_xor, Bool, Any, Plain, Scalar)       \
+  X(BitwiseAnd, bitwise_and, Same, Integral, Plain, Scalar)  \
+  X(BitwiseOr, bitwise_or, Same, Integral, Plain, Scalar)    \
+  X(BitwiseXor, bitwise_xor, Same, Integral, Plain, Scalar)  \
+  X(Swiglu, swiglu, Float, Any, Plain, Simd)
 
 enum class UnaryOp : std::uint8_t {
-#define TESSEL_OP_ENUM(e, name, result, inputs, kind) e,
+#define TESSEL_OP_ENUM(e, name, result, inputs, kind, kernel) e,
   TESSEL_FOR_EACH_UNARY_OP(TESSEL_OP_ENUM)
 };
 enum class BinaryOp : std::uint8_t {
@@ -96,11 +104,12 @@ struct OpInfo {
   const char* name;
   ResultKind result;
   InputKind inputs;
+  KernelKind kernel;
 };
 
 inline constexpr OpInfo kUnaryOps[] = {
-#define TESSEL_OP_INFO(e, name, result, inputs, kind) \
-  {#name, ResultKind::result, InputKind::inputs},
+#define TESSEL_OP_INFO(e, name, result, inputs, kind, kernel) \
+  {#name, ResultKind::result, InputKind::inputs, KernelKind::kernel},
     TESSEL_FOR_EACH_UNARY_OP(TESSEL_OP_INFO)};
 inline constexpr OpInfo kBinaryOps[] = {
     TESSEL_FOR_EACH_BINARY_OP(TESSEL_OP_INFO)
@@ -114,11 +123,25 @@ constexpr const OpInfo& op_info(BinaryOp op) {
   return kBinaryOps[static_cast<int>(op)];
 }
 
-// The parameters of parameterised unary ops (leaky_relu's alpha, elu's
-// alpha, softplus's beta and threshold).
+inline constexpr int kUnaryOpCount = sizeof(kUnaryOps) / sizeof(OpInfo);
+inline constexpr int kBinaryOpCount = sizeof(kBinaryOps) / sizeof(OpInfo);
+
+// The parameters of parameterised unary ops (leaky_relu's negative slope,
+// elu's alpha, softplus's beta and threshold).
 struct UnaryParams {
   double a = 0.0;
   double b = 0.0;
 };
+
+// The defaults of those parameters (PyTorch's), used by the named overloads
+// in elementwise.hpp and by everything that runs an op from the table.
+constexpr UnaryParams default_params(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::LeakyRelu: return {0.01, 0.0};
+    case UnaryOp::Elu: return {1.0, 0.0};
+    case UnaryOp::Softplus: return {1.0, 20.0};
+    default: return {};
+  }
+}
 
 }  // namespace tessel

@@ -137,92 +137,143 @@ HWY_INLINE V simd_sigmoid(D d, V x) {
   return hn::Div(one, hn::Add(one, safe_exp(d, hn::Neg(x))));
 }
 
+// One Highway body per table row marked Simd (op_list.hpp). The primary
+// template is declared, never defined: a row marked Simd without a body here
+// fails to compile instead of silently returning its input.
 template <UnaryOp OP>
-struct UnaryKernel {
-  float a;
-  float b;
+struct SimdUnary;
 
-  HWY_INLINE V operator()(D d, V x) const {
-    const V zero = hn::Zero(d);
-    const V one = hn::Set(d, 1.0f);
-    switch (OP) {
-      case UnaryOp::Neg: return hn::Neg(x);
-      case UnaryOp::Abs: return hn::Abs(x);
-      case UnaryOp::Sign: {
-        const V s = hn::Sub(hn::IfThenElseZero(hn::Gt(x, zero), one),
-                            hn::IfThenElseZero(hn::Lt(x, zero), one));
-        return hn::IfThenElse(hn::IsNaN(x), x, s);
-      }
-      case UnaryOp::Sqrt: return hn::Sqrt(x);
-      case UnaryOp::Rsqrt: return hn::Div(one, hn::Sqrt(x));
-      case UnaryOp::Reciprocal: return hn::Div(one, x);
-      case UnaryOp::Exp: return safe_exp(d, x);
-      case UnaryOp::Expm1: return safe_expm1(d, x);
-      case UnaryOp::Log: return safe_log<false>(d, x);
-      case UnaryOp::Log1p: return safe_log1p(d, x);
-      case UnaryOp::Log2: return safe_log<true>(d, x);
-      case UnaryOp::Sin: return safe_trig<true>(d, x);
-      case UnaryOp::Cos: return safe_trig<false>(d, x);
-      case UnaryOp::Tanh:
-        return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x));
-      case UnaryOp::Sigmoid: return simd_sigmoid(d, x);
-      case UnaryOp::Relu:
-        return hn::IfThenElse(hn::Or(hn::Gt(x, zero), hn::IsNaN(x)), x, zero);
-      case UnaryOp::LeakyRelu:
-        return hn::IfThenElse(hn::Ge(x, zero), x, hn::Mul(hn::Set(d, a), x));
-      case UnaryOp::Elu:
-        return hn::IfThenElse(hn::Gt(x, zero), x,
-                              hn::Mul(hn::Set(d, a), safe_expm1(d, x)));
-      case UnaryOp::Selu: {
-        const V neg = hn::Mul(hn::Set(d, static_cast<float>(kSeluAlpha)),
-                              safe_expm1(d, x));
-        return hn::Mul(hn::Set(d, static_cast<float>(kSeluScale)),
-                       hn::IfThenElse(hn::Gt(x, zero), x, neg));
-      }
-      case UnaryOp::Gelu: {
-        const V e = simd_erf(d, hn::Mul(x, hn::Set(d, 0.707106781f)));
-        return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(one, e));
-      }
-      case UnaryOp::GeluTanh: {
-        const V inner = hn::Mul(
-            hn::Set(d, 0.797884561f),
-            hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), x), hn::Mul(x, x), x));
-        const V t = hn::IfThenElse(hn::IsNaN(inner), inner, hn::Tanh(d, inner));
-        return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(one, t));
-      }
-      case UnaryOp::Silu:
-        return hn::Div(x, hn::Add(one, safe_exp(d, hn::Neg(x))));
-      case UnaryOp::Softplus: {
-        const V bx = hn::Mul(hn::Set(d, a), x);
-        const V soft = hn::Div(safe_log1p(d, safe_exp(d, bx)), hn::Set(d, a));
-        return hn::IfThenElse(hn::Gt(bx, hn::Set(d, b)), x, soft);
-      }
-      case UnaryOp::Erf: return simd_erf(d, x);
-      case UnaryOp::Floor: return hn::Floor(x);
-      case UnaryOp::Ceil: return hn::Ceil(x);
-      case UnaryOp::Round: return hn::Round(x);
-      case UnaryOp::Trunc: return hn::Trunc(x);
-      default: return x;  // has_unary() excludes the rest
-    }
-  }
-};
+#define TESSEL_SIMD_UNARY(OP)                                           \
+  template <>                                                           \
+  struct SimdUnary<UnaryOp::OP> {                                       \
+    static HWY_INLINE V apply(D d, V x, float a, float b);              \
+  };                                                                    \
+  HWY_INLINE V SimdUnary<UnaryOp::OP>::apply([[maybe_unused]] D d, V x, \
+                                             [[maybe_unused]] float a,  \
+                                             [[maybe_unused]] float b)
+
+TESSEL_SIMD_UNARY(Neg) { return hn::Neg(x); }
+
+TESSEL_SIMD_UNARY(Abs) { return hn::Abs(x); }
+
+TESSEL_SIMD_UNARY(Sign) {
+  const V zero = hn::Zero(d);
+  const V one = hn::Set(d, 1.0f);
+  const V s = hn::Sub(hn::IfThenElseZero(hn::Gt(x, zero), one),
+                      hn::IfThenElseZero(hn::Lt(x, zero), one));
+  return hn::IfThenElse(hn::IsNaN(x), x, s);
+}
+
+TESSEL_SIMD_UNARY(Sqrt) { return hn::Sqrt(x); }
+
+TESSEL_SIMD_UNARY(Rsqrt) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Div(one, hn::Sqrt(x));
+}
+
+TESSEL_SIMD_UNARY(Reciprocal) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Div(one, x);
+}
+
+TESSEL_SIMD_UNARY(Exp) { return safe_exp(d, x); }
+
+TESSEL_SIMD_UNARY(Expm1) { return safe_expm1(d, x); }
+
+TESSEL_SIMD_UNARY(Log) { return safe_log<false>(d, x); }
+
+TESSEL_SIMD_UNARY(Log1p) { return safe_log1p(d, x); }
+
+TESSEL_SIMD_UNARY(Log2) { return safe_log<true>(d, x); }
+
+TESSEL_SIMD_UNARY(Sin) { return safe_trig<true>(d, x); }
+
+TESSEL_SIMD_UNARY(Cos) { return safe_trig<false>(d, x); }
+
+TESSEL_SIMD_UNARY(Tanh) {
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x));
+}
+
+TESSEL_SIMD_UNARY(Sigmoid) { return simd_sigmoid(d, x); }
+
+TESSEL_SIMD_UNARY(Relu) {
+  const V zero = hn::Zero(d);
+  return hn::IfThenElse(hn::Or(hn::Gt(x, zero), hn::IsNaN(x)), x, zero);
+}
+
+TESSEL_SIMD_UNARY(LeakyRelu) {
+  const V zero = hn::Zero(d);
+  return hn::IfThenElse(hn::Ge(x, zero), x, hn::Mul(hn::Set(d, a), x));
+}
+
+TESSEL_SIMD_UNARY(Elu) {
+  const V zero = hn::Zero(d);
+  return hn::IfThenElse(hn::Gt(x, zero), x,
+                        hn::Mul(hn::Set(d, a), safe_expm1(d, x)));
+}
+
+TESSEL_SIMD_UNARY(Selu) {
+  const V zero = hn::Zero(d);
+  const V neg =
+      hn::Mul(hn::Set(d, static_cast<float>(kSeluAlpha)), safe_expm1(d, x));
+  return hn::Mul(hn::Set(d, static_cast<float>(kSeluScale)),
+                 hn::IfThenElse(hn::Gt(x, zero), x, neg));
+}
+
+TESSEL_SIMD_UNARY(Gelu) {
+  const V one = hn::Set(d, 1.0f);
+  const V e = simd_erf(d, hn::Mul(x, hn::Set(d, 0.707106781f)));
+  return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(one, e));
+}
+
+TESSEL_SIMD_UNARY(GeluTanh) {
+  const V one = hn::Set(d, 1.0f);
+  const V inner =
+      hn::Mul(hn::Set(d, 0.797884561f),
+              hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), x), hn::Mul(x, x), x));
+  const V t = hn::IfThenElse(hn::IsNaN(inner), inner, hn::Tanh(d, inner));
+  return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(one, t));
+}
+
+TESSEL_SIMD_UNARY(Silu) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Div(x, hn::Add(one, safe_exp(d, hn::Neg(x))));
+}
+
+TESSEL_SIMD_UNARY(Softplus) {
+  const V bx = hn::Mul(hn::Set(d, a), x);
+  const V soft = hn::Div(safe_log1p(d, safe_exp(d, bx)), hn::Set(d, a));
+  return hn::IfThenElse(hn::Gt(bx, hn::Set(d, b)), x, soft);
+}
+
+TESSEL_SIMD_UNARY(Erf) { return simd_erf(d, x); }
+
+TESSEL_SIMD_UNARY(Floor) { return hn::Floor(x); }
+
+TESSEL_SIMD_UNARY(Ceil) { return hn::Ceil(x); }
+
+TESSEL_SIMD_UNARY(Round) { return hn::Round(x); }
+
+TESSEL_SIMD_UNARY(Trunc) { return hn::Trunc(x); }
+
+#undef TESSEL_SIMD_UNARY
 
 template <UnaryOp OP, class T>
 void unary_run(float a, float b, const void* in, void* out, std::int64_t n) {
-  const UnaryKernel<OP> k{a, b};
   map_unary(static_cast<const T*>(in), static_cast<T*>(out), n,
-            [&k](D d, V x) HWY_ATTR { return k(d, x); });
+            [a, b](D d, V x)
+                HWY_ATTR { return SimdUnary<OP>::apply(d, x, a, b); });
 }
 
 template <class T>
 void unary_typed(UnaryOp op, float a, float b, const void* in, void* out,
                  std::int64_t n) {
   switch (op) {
-#define TESSEL_UNARY_CASE(e, name, result, inputs, kind) \
-  case UnaryOp::e:                                       \
-    if constexpr (has_unary(UnaryOp::e)) {               \
-      unary_run<UnaryOp::e, T>(a, b, in, out, n);        \
-    }                                                    \
+#define TESSEL_UNARY_CASE(e, name, result, inputs, kind, kernel) \
+  case UnaryOp::e:                                               \
+    if constexpr (has_unary(UnaryOp::e)) {                       \
+      unary_run<UnaryOp::e, T>(a, b, in, out, n);                \
+    }                                                            \
     return;
     TESSEL_FOR_EACH_UNARY_OP(TESSEL_UNARY_CASE)
 #undef TESSEL_UNARY_CASE
@@ -245,33 +296,45 @@ static void UnaryImpl(int op, double a, double b, int storage, const void* in,
 
 // ---- binary ops ------------------------------------------------------------
 
+// One Highway body per binary row marked Simd, enforced as for SimdUnary.
 template <BinaryOp OP>
-struct BinaryKernel {
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    switch (OP) {
-      case BinaryOp::Add: return hn::Add(a, b);
-      case BinaryOp::Sub: return hn::Sub(a, b);
-      case BinaryOp::Mul: return hn::Mul(a, b);
-      case BinaryOp::Div: return hn::Div(a, b);
-      case BinaryOp::Maximum:
-        return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b),
-                              hn::Max(a, b));
-      case BinaryOp::Minimum:
-        return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b),
-                              hn::Min(a, b));
-      case BinaryOp::Swiglu: {
-        const V one = hn::Set(d, 1.0f);
-        return hn::Mul(hn::Div(a, hn::Add(one, safe_exp(d, hn::Neg(a)))), b);
-      }
-      default: return a;  // has_binary() excludes the rest
-    }
-  }
-};
+struct SimdBinary;
+
+#define TESSEL_SIMD_BINARY(OP)                \
+  template <>                                 \
+  struct SimdBinary<BinaryOp::OP> {           \
+    static HWY_INLINE V apply(D d, V a, V b); \
+  };                                          \
+  HWY_INLINE V SimdBinary<BinaryOp::OP>::apply([[maybe_unused]] D d, V a, V b)
+
+TESSEL_SIMD_BINARY(Add) { return hn::Add(a, b); }
+
+TESSEL_SIMD_BINARY(Sub) { return hn::Sub(a, b); }
+
+TESSEL_SIMD_BINARY(Mul) { return hn::Mul(a, b); }
+
+TESSEL_SIMD_BINARY(Div) { return hn::Div(a, b); }
+
+TESSEL_SIMD_BINARY(Maximum) {
+  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b),
+                        hn::Max(a, b));
+}
+
+TESSEL_SIMD_BINARY(Minimum) {
+  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b),
+                        hn::Min(a, b));
+}
+
+TESSEL_SIMD_BINARY(Swiglu) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Mul(hn::Div(a, hn::Add(one, safe_exp(d, hn::Neg(a)))), b);
+}
+
+#undef TESSEL_SIMD_BINARY
 
 template <BinaryOp OP, class T>
 void binary_run(const T* a, bool a_scalar, const T* b, bool b_scalar, T* out,
                 std::int64_t n) {
-  const BinaryKernel<OP> k;
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   const V a0 = a_scalar ? hn::Set(d, first(a)) : hn::Zero(d);
@@ -280,7 +343,7 @@ void binary_run(const T* a, bool a_scalar, const T* b, bool b_scalar, T* out,
   for (; i + N <= n; i += N) {
     const V va = a_scalar ? a0 : load(d, a + i);
     const V vb = b_scalar ? b0 : load(d, b + i);
-    store(d, k(d, va, vb), out + i);
+    store(d, SimdBinary<OP>::apply(d, va, vb), out + i);
   }
   if (i < n) {
     const auto rest = static_cast<std::size_t>(n - i);
@@ -291,7 +354,7 @@ void binary_run(const T* a, bool a_scalar, const T* b, bool b_scalar, T* out,
     if (!b_scalar) std::memcpy(tb, b + i, rest * sizeof(T));
     const V va = a_scalar ? a0 : load(d, ta);
     const V vb = b_scalar ? b0 : load(d, tb);
-    store(d, k(d, va, vb), to);
+    store(d, SimdBinary<OP>::apply(d, va, vb), to);
     std::memcpy(out + i, to, rest * sizeof(T));
   }
 }
@@ -303,7 +366,7 @@ void binary_typed(BinaryOp op, const void* a, bool a_scalar, const void* b,
   const auto* tb = static_cast<const T*>(b);
   auto* to = static_cast<T*>(out);
   switch (op) {
-#define TESSEL_BINARY_CASE(e, name, result, inputs, kind)         \
+#define TESSEL_BINARY_CASE(e, name, result, inputs, kind, kernel) \
   case BinaryOp::e:                                               \
     if constexpr (has_binary(BinaryOp::e)) {                      \
       binary_run<BinaryOp::e>(ta, a_scalar, tb, b_scalar, to, n); \

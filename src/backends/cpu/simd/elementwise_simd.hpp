@@ -10,19 +10,16 @@ namespace tessel::cpu::simd {
 
 enum class FloatStorage : int { F32 = 0, BF16 = 1, F16 = 2 };
 
-// Unary ops with an f32 kernel (the others produce bool or integers).
+// Whether the table (op_list.hpp) promises a Highway body for contiguous
+// f32/bf16/f16 data; elementwise_simd.cpp does not compile without one.
 constexpr bool has_unary(UnaryOp op) {
-  return op != UnaryOp::IsNan && op != UnaryOp::IsInf &&
-         op != UnaryOp::IsFinite && op != UnaryOp::LogicalNot &&
-         op != UnaryOp::BitwiseNot;
+  return op_info(op).kernel == KernelKind::Simd;
 }
 void unary(UnaryOp op, const UnaryParams& params, FloatStorage storage,
            const void* in, void* out, std::int64_t n);
 
 constexpr bool has_binary(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
-         op == BinaryOp::Div || op == BinaryOp::Maximum ||
-         op == BinaryOp::Minimum || op == BinaryOp::Swiglu;
+  return op_info(op).kernel == KernelKind::Simd;
 }
 // A "scalar" operand is one element repeated over the run (stride 0).
 void binary(BinaryOp op, FloatStorage storage, const void* a, bool a_scalar,
