@@ -47,37 +47,20 @@ std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
 std::map<std::string, Op> registry() {
   std::map<std::string, Op> m;
-#define UNARY(name) \
-  m[#name] = [](const auto& in, const Json&) { return one(name(in[0])); }
-  UNARY(neg);
-  UNARY(abs);
-  UNARY(sign);
-  UNARY(sqrt);
-  UNARY(rsqrt);
-  UNARY(reciprocal);
-  UNARY(exp);
-  UNARY(expm1);
-  UNARY(log);
-  UNARY(log1p);
-  UNARY(log2);
-  UNARY(sin);
-  UNARY(cos);
-  UNARY(tanh);
-  UNARY(sigmoid);
-  UNARY(relu);
-  UNARY(selu);
-  UNARY(silu);
-  UNARY(erf);
-  UNARY(floor);
-  UNARY(ceil);
-  UNARY(round);
-  UNARY(trunc);
-  UNARY(isnan);
-  UNARY(isinf);
-  UNARY(isfinite);
-  UNARY(logical_not);
-  UNARY(bitwise_not);
-#undef UNARY
+  // Every row of the element-wise tables under its own name; the rows
+  // with parameters are replaced below by entries that read them.
+  for (int i = 0; i < kUnaryOpCount; ++i) {
+    const auto op = static_cast<UnaryOp>(i);
+    m[op_info(op).name] = [op](const auto& in, const Json&) {
+      return one(unary(op, in[0], default_params(op)));
+    };
+  }
+  for (int i = 0; i < kBinaryOpCount; ++i) {
+    const auto op = static_cast<BinaryOp>(i);
+    m[op_info(op).name] = [op](const auto& in, const Json&) {
+      return one(binary(op, in[0], in[1]));
+    };
+  }
   m["gelu"] = [](const auto& in, const Json& a) {
     return one(gelu(in[0], a.value("tanh", false) ? GeluApproximation::Tanh
                                                   : GeluApproximation::None));
@@ -88,33 +71,6 @@ std::map<std::string, Op> registry() {
   m["elu"] = [](const auto& in, const Json& a) {
     return one(elu(in[0], a.value("alpha", 1.0)));
   };
-  m["softplus"] = [](const auto& in, const Json&) {
-    return one(softplus(in[0]));
-  };
-#define BINARY(name) \
-  m[#name] = [](const auto& in, const Json&) { return one(name(in[0], in[1])); }
-  BINARY(add);
-  BINARY(sub);
-  BINARY(mul);
-  BINARY(div);
-  BINARY(floor_divide);
-  BINARY(remainder);
-  BINARY(pow);
-  BINARY(maximum);
-  BINARY(minimum);
-  BINARY(eq);
-  BINARY(ne);
-  BINARY(lt);
-  BINARY(le);
-  BINARY(gt);
-  BINARY(ge);
-  BINARY(logical_and);
-  BINARY(logical_or);
-  BINARY(logical_xor);
-  BINARY(bitwise_and);
-  BINARY(bitwise_or);
-  BINARY(bitwise_xor);
-#undef BINARY
   m["add_scalar"] = [](const auto& in, const Json& a) {
     return one(add(in[0], Scalar(a["value"].get<double>())));
   };
