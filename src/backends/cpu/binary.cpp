@@ -74,7 +74,7 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
                                   base_pointer(b)};
   detail::dispatch_element_type(a.dtype(), op_info(op).name, [&]<class T>() {
     switch (op) {
-#define TESSEL_BINARY_CASE(e, name, result, inputs, kind, kernel)                      \
+#define TESSEL_BINARY_CASE(e, name, result, inputs, kind, kernel)              \
   case BinaryOp::e:                                                            \
     if constexpr (binary_applies<BinaryOp::e, T>()) {                          \
       using Out =                                                              \

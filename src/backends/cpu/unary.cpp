@@ -57,7 +57,7 @@ void unary(UnaryOp op, const UnaryParams& params, const Tensor& out,
   const std::array<char*, 2> base{base_pointer(out), base_pointer(in)};
   detail::dispatch_element_type(in.dtype(), op_info(op).name, [&]<class T>() {
     switch (op) {
-#define TESSEL_UNARY_CASE(e, name, result, inputs, kind, kernel)                       \
+#define TESSEL_UNARY_CASE(e, name, result, inputs, kind, kernel)               \
   case UnaryOp::e:                                                             \
     if constexpr (unary_applies<UnaryOp::e, T>()) {                            \
       using Out =                                                              \
