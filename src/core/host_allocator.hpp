@@ -1,6 +1,7 @@
 // Host memory for owned storage. Buffers under 128 KiB come from
-// aligned_alloc; larger ones from mmap, and freed large buffers are kept for reuse so that
-// repeated allocations of the same size do not pay fresh page faults.
+// aligned_alloc; larger ones from mmap, and freed large buffers are kept for
+// reuse so that repeated allocations of the same size do not pay fresh page
+// faults.
 #pragma once
 
 #include <cstddef>

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/check.hpp"
 #include "tessel/core/shape.hpp"
@@ -23,6 +24,8 @@ inline bool valid_extent(std::int64_t d) { return d >= 0; }
 inline bool valid_extent(const Dim& d) {
   return !d.is_constant() || d.value() >= 0;
 }
+inline bool is_zero(std::int64_t d) { return d == 0; }
+inline bool is_zero(const Dim& d) { return d == Dim(); }
 inline std::string str(std::int64_t d) { return std::to_string(d); }
 inline std::string str(const Dim& d) { return d.str(); }
 inline std::string str(const Shape& s) { return shape_string(s); }
@@ -169,6 +172,157 @@ S reshape(S target, const S& from, const char* op) {
                "cannot reshape {} ({} elements) into {}", str(from), str(count),
                str(target));
   return target;
+}
+
+// ---- axes ------------------------------------------------------------------
+// These rules take and give axis numbers, so that views (which move strides
+// with the extents) and the symbolic checker (which moves extents only) run
+// the same validation.
+
+// The axes a reduction removes, as a mask over `rank` axes: negative axes
+// count from the end, no axes means all; E2102 for an axis given twice.
+inline SmallVector<bool, 8> reduced_axes(std::span<const std::int64_t> axes,
+                                         std::int64_t rank, const char* op) {
+  SmallVector<bool, 8> mask(static_cast<std::size_t>(rank), axes.empty());
+  for (const std::int64_t axis : axes) {
+    const auto a = static_cast<std::size_t>(normalize_axis(axis, rank, op));
+    TESSEL_CHECK(!mask[a], BadShape, op,
+                 "axis {} is repeated (given twice) in {}", a,
+                 shape_string(axes));
+    mask[a] = true;
+  }
+  return mask;
+}
+
+// A reduction's result: reduced axes dropped, or kept as 1 with keepdims.
+template <class S>
+S reduce(const S& s, std::span<const std::int64_t> axes, bool keepdims,
+         const char* op) {
+  using D = typename S::value_type;
+  const auto mask = reduced_axes(axes, static_cast<std::int64_t>(s.size()), op);
+  S out;
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (!mask[d]) {
+      out.push_back(s[d]);
+    } else if (keepdims) {
+      out.push_back(D(1));
+    }
+  }
+  return out;
+}
+
+// A permutation of `rank` axes, each normalised; E2102 for a wrong count or
+// an axis given twice.
+inline SmallVector<std::int64_t, 8> permutation(
+    std::span<const std::int64_t> dims, std::int64_t rank, const char* op) {
+  TESSEL_CHECK(static_cast<std::int64_t>(dims.size()) == rank, BadShape, op,
+               "{} axes given for a tensor of rank {}", dims.size(), rank);
+  SmallVector<bool, 8> seen(dims.size(), false);
+  SmallVector<std::int64_t, 8> out;
+  for (const std::int64_t axis : dims) {
+    const std::int64_t d = normalize_axis(axis, rank, op);
+    TESSEL_CHECK(!seen[static_cast<std::size_t>(d)], BadShape, op,
+                 "axis {} repeated in permutation {}", d, shape_string(dims));
+    seen[static_cast<std::size_t>(d)] = true;
+    out.push_back(d);
+  }
+  return out;
+}
+
+// The axis `squeeze(dim)` removes: E2102 unless its extent is 1.
+template <class S>
+std::size_t squeezed_axis(const S& s, std::int64_t dim, const char* op) {
+  const auto d = static_cast<std::size_t>(
+      normalize_axis(dim, static_cast<std::int64_t>(s.size()), op));
+  TESSEL_CHECK(is_one(s[d]), BadShape, op,
+               "axis {} of shape {} has extent {}, not 1", d, str(s),
+               str(s[d]));
+  return d;
+}
+
+// The first and last axes `flatten(start, end)` merges (a rank-0 tensor
+// flattens to one element before this is asked).
+inline std::pair<std::int64_t, std::int64_t> flattened_axes(std::int64_t rank,
+                                                            std::int64_t start,
+                                                            std::int64_t end,
+                                                            const char* op) {
+  const auto a = normalize_axis(start, rank, op);
+  const auto b = normalize_axis(end, rank, op);
+  TESSEL_CHECK(a <= b, BadShape, op, "start_dim {} comes after end_dim {}", a,
+               b);
+  return {a, b};
+}
+
+template <class S>
+S flatten(const S& s, std::int64_t start, std::int64_t end, const char* op) {
+  using D = typename S::value_type;
+  if (s.empty()) return S{D(1)};
+  const auto [a, b] =
+      flattened_axes(static_cast<std::int64_t>(s.size()), start, end, op);
+  S out;
+  D merged(1);
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(s.size()); ++d) {
+    const D& extent = s[static_cast<std::size_t>(d)];
+    if (d < a || d > b) {
+      out.push_back(extent);
+      continue;
+    }
+    merged = product(merged, extent, op);
+    if (d == b) out.push_back(merged);
+  }
+  return out;
+}
+
+// ---- layers ----------------------------------------------------------------
+
+// linear(x, weight): x (..., in) with weight (out, in) gives (..., out).
+template <class S>
+S linear(const S& x, const S& weight, const char* op) {
+  TESSEL_CHECK(weight.size() == 2 && !x.empty(), BadShape, op,
+               "weight must be [out, in] and x at least 1-D; got {} and {}",
+               str(weight), str(x));
+  TESSEL_CHECK(x.back() == weight[1], InnerDimMismatch, op,
+               "x {} has {} features but weight {} expects {}", str(x),
+               str(x.back()), str(weight), str(weight[1]));
+  S out = x;
+  out.back() = weight[0];
+  return out;
+}
+
+// embedding(weight, ids): weight (vocab, dim), ids of any shape.
+template <class S>
+S embedding(const S& weight, const S& ids, const char* op) {
+  TESSEL_CHECK(weight.size() == 2, BadShape, op,
+               "weight must be (vocab, dim), got {}", str(weight));
+  S out = ids;
+  out.push_back(weight[1]);
+  return out;
+}
+
+// Attention over (batch, heads, sequence, head_dim) operands: query heads
+// share key/value heads in groups (grouped-query attention), so the query
+// head count must be a multiple of the key/value head count. The result
+// has q's batch, heads and length and v's head dimension.
+template <class S>
+S attention(const S& q, const S& k, const S& v, const char* op) {
+  TESSEL_CHECK(q.size() == 4 && k.size() == 4 && v.size() == 4, BadShape, op,
+               "needs q, k, v of rank 4 (batch, heads, sequence, head_dim), "
+               "got {}, {}, {}",
+               str(q), str(k), str(v));
+  TESSEL_CHECK(k[0] == q[0] && v[0] == q[0], BadShape, op,
+               "batch sizes differ: q {}, k {}, v {}", str(q), str(k), str(v));
+  TESSEL_CHECK(v[1] == k[1] && v[2] == k[2], BadShape, op,
+               "k {} and v {} must have the same heads and sequence length",
+               str(k), str(v));
+  const bool grouped = !is_zero(k[1]) &&
+                       (q[1] == k[1] || divide_exactly(q[1], k[1]).has_value());
+  TESSEL_CHECK(grouped, BadShape, op,
+               "{} query heads are not a multiple of {} key/value heads "
+               "(q {}, k {})",
+               str(q[1]), str(k[1]), str(q), str(k));
+  TESSEL_CHECK(k[3] == q[3], InnerDimMismatch, op,
+               "q {} and k {} have different head dimensions", str(q), str(k));
+  return S{q[0], q[1], q[2], v[3]};
 }
 
 }  // namespace tessel::rules

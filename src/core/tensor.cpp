@@ -308,20 +308,13 @@ Tensor Tensor::reshape(Shape target) const {
 
 Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
   const auto& i = impl("permute");
-  const auto rank = static_cast<std::int64_t>(i.shape.size());
-  TESSEL_CHECK(static_cast<std::int64_t>(dims.size()) == rank, BadShape,
-               "permute", "{} axes given for a tensor of rank {}", dims.size(),
-               rank);
+  const auto axes = rules::permutation(
+      dims, static_cast<std::int64_t>(i.shape.size()), "permute");
   Shape shape(dims.size());
   Strides strides(dims.size());
-  SmallVector<bool, 8> seen(dims.size(), false);
-  for (std::size_t k = 0; k < dims.size(); ++k) {
-    const auto d = normalize_axis(dims[k], rank, "permute");
-    TESSEL_CHECK(!seen[d], BadShape, "permute",
-                 "axis {} repeated in permutation {}", d, shape_string(dims));
-    seen[d] = true;
-    shape[k] = i.shape[d];
-    strides[k] = i.strides[d];
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    shape[k] = i.shape[static_cast<std::size_t>(axes[k])];
+    strides[k] = i.strides[static_cast<std::size_t>(axes[k])];
   }
   return make_view(std::move(shape), std::move(strides), i.offset, "permute");
 }
@@ -418,15 +411,11 @@ Tensor Tensor::squeeze() const {
 
 Tensor Tensor::squeeze(std::int64_t dim) const {
   const auto& i = impl("squeeze");
-  const auto d =
-      normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "squeeze");
-  TESSEL_CHECK(i.shape[d] == 1, BadShape, "squeeze",
-               "axis {} of shape {} has extent {}, not 1", d,
-               shape_string(i.shape), i.shape[d]);
+  const std::size_t d = rules::squeezed_axis(i.shape, dim, "squeeze");
   Shape shape = i.shape;
   Strides strides = i.strides;
-  shape.erase(static_cast<std::size_t>(d));
-  strides.erase(static_cast<std::size_t>(d));
+  shape.erase(d);
+  strides.erase(d);
   return make_view(std::move(shape), std::move(strides), i.offset, "squeeze");
 }
 
@@ -444,19 +433,7 @@ Tensor Tensor::unsqueeze(std::int64_t dim) const {
 
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   const auto& i = impl("flatten");
-  const auto rank = static_cast<std::int64_t>(i.shape.size());
-  if (rank == 0) return reshape({1});
-  const auto a = normalize_axis(start_dim, rank, "flatten");
-  const auto b = normalize_axis(end_dim, rank, "flatten");
-  TESSEL_CHECK(a <= b, BadShape, "flatten",
-               "start_dim {} comes after end_dim {}", a, b);
-  Shape shape;
-  for (std::int64_t k = 0; k < a; ++k) shape.push_back(i.shape[k]);
-  std::int64_t merged = 1;
-  for (std::int64_t k = a; k <= b; ++k) merged *= i.shape[k];
-  shape.push_back(merged);
-  for (std::int64_t k = b + 1; k < rank; ++k) shape.push_back(i.shape[k]);
-  return reshape(std::move(shape));
+  return reshape(rules::flatten(i.shape, start_dim, end_dim, "flatten"));
 }
 
 }  // namespace tessel

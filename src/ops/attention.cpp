@@ -8,6 +8,7 @@
 
 #include "backends/cpu/attention_kernels.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "ops/attention_weights.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/elementwise.hpp"
@@ -32,28 +33,9 @@ Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
                  "no attention kernel for tensors on {} in this build",
                  t->device().str());
   }
-  TESSEL_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4, BadShape, kOp,
-               "needs q, k, v of rank 4 (batch, heads, sequence, head_dim), "
-               "got {}, {}, {}",
-               shape_string(q.shape()), shape_string(k.shape()),
-               shape_string(v.shape()));
+  rules::attention(q.shape(), k.shape(), v.shape(), kOp);
   const Dims d{q.shape()[0], q.shape()[1], k.shape()[1], q.shape()[2],
                k.shape()[2], q.shape()[3], v.shape()[3]};
-  TESSEL_CHECK(k.shape()[0] == d.batch && v.shape()[0] == d.batch, BadShape,
-               kOp, "batch sizes differ: q {}, k {}, v {}",
-               shape_string(q.shape()), shape_string(k.shape()),
-               shape_string(v.shape()));
-  TESSEL_CHECK(v.shape()[1] == d.kv_heads && v.shape()[2] == d.kv_len, BadShape,
-               kOp,
-               "k {} and v {} must have the same heads and sequence length",
-               shape_string(k.shape()), shape_string(v.shape()));
-  TESSEL_CHECK(d.kv_heads >= 1 && d.q_heads % d.kv_heads == 0, BadShape, kOp,
-               "{} query heads cannot share {} key/value heads (q {}, k {})",
-               d.q_heads, d.kv_heads, shape_string(q.shape()),
-               shape_string(k.shape()));
-  TESSEL_CHECK(k.shape()[3] == d.head_dim, InnerDimMismatch, kOp,
-               "q {} and k {} have different head dimensions",
-               shape_string(q.shape()), shape_string(k.shape()));
   return d;
 }
 

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/rope_kernels.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"
@@ -37,9 +38,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   const char* op = "embedding";
   require_cpu(weight, "weight", op);
   require_cpu(ids, "ids", op);
-  TESSEL_CHECK(weight.rank() == 2, BadShape, op,
-               "weight must be (vocab, dim), got {}",
-               shape_string(weight.shape()));
+  rules::embedding(weight.shape(), ids.shape(), op);
   TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
                op, "ids must be integers, got {}", dtype_name(ids.dtype()));
   const std::int64_t vocab = weight.shape()[0];

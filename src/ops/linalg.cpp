@@ -241,14 +241,8 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   require(x, "linear");
   require(weight, "linear");
-  TESSEL_CHECK(weight.rank() == 2 && x.rank() >= 1, BadShape, "linear",
-               "weight must be [out, in] and x at least 1-D; got {} and {}",
-               shape_string(weight.shape()), shape_string(x.shape()));
+  const Shape shape = rules::linear<Shape>(x.shape(), weight.shape(), "linear");
   const std::int64_t k = weight.shape()[1], n = weight.shape()[0];
-  TESSEL_CHECK(x.shape().back() == k, InnerDimMismatch, "linear",
-               "x {} has {} features but weight {} expects {}",
-               shape_string(x.shape()), x.shape().back(),
-               shape_string(weight.shape()), k);
   if (bias.defined()) {
     TESSEL_CHECK(bias.rank() == 1 && bias.shape()[0] == n, BadShape, "linear",
                  "bias {} must be [{}] for weight {}",
@@ -259,8 +253,6 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // Flatten the leading axes of x into M: one GEMM with a fused bias.
   const Tensor x2 = x.reshape({-1, k}).to(dtype);
   const Tensor wt = weight.to(dtype).transpose(0, 1);  // [K, N], no copy
-  Shape shape = x.shape();
-  shape.back() = n;
   Tensor out = empty({x2.shape()[0], n}, dtype);
   const Tensor b = bias.defined() ? bias.to(dtype) : Tensor();
   if (dtype == DType::I32 && element_size(x.dtype()) == 1) {

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/reduce_kernels.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -66,19 +67,6 @@ DType result_dtype(ReduceOp op, DType in) {
     case ReduceOp::ArgMin: return DType::I64;
     default: return float_result_type(in);
   }
-}
-
-// Sorted, unique, non-negative axes; empty means all.
-SmallVector<bool, 8> reduced_mask(const Axes& axes, std::int64_t rank,
-                                  const char* op) {
-  SmallVector<bool, 8> mask(static_cast<std::size_t>(rank), axes.empty());
-  for (auto axis : axes) {
-    const auto a = static_cast<std::size_t>(normalize_axis(axis, rank, op));
-    TESSEL_CHECK(!mask[a], BadShape, op, "axis {} is repeated in {}", a,
-                 shape_string(axes));
-    mask[a] = true;
-  }
-  return mask;
 }
 
 struct Plan {
@@ -160,7 +148,7 @@ Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
   const char* name = op_name(op);
   const Tensor x = operand(x_in, name);
   const auto rank = static_cast<std::int64_t>(x.shape().size());
-  const auto mask = reduced_mask(axes, rank, name);
+  const auto mask = rules::reduced_axes(axes, rank, name);
   Plan p = plan(x, mask, keepdims);
   const DType out_dtype = result_dtype(op, x.dtype());
   if (p.shape.reduce == 0) {

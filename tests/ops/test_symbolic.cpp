@@ -143,5 +143,93 @@ TEST(Symbolic, AgreesWithTheEagerOps) {
   }
 }
 
+// The rules shared through core/shape_rules.hpp give the eager op and the
+// symbolic checker the same result and the same error, message included.
+TEST(Symbolic, SharedRulesGiveTheSameErrorsAsTheEagerOps) {
+  auto message_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto same = [&](auto&& eager, auto&& symbolic, const char* what) {
+    const std::string a = message_of(eager);
+    const std::string b = message_of(symbolic);
+    EXPECT_EQ(a, b) << what;
+    EXPECT_FALSE(a.empty()) << what << " should have failed";
+  };
+  const Shape x = {2, 3, 4};
+  same(
+      [&] {
+        linear(zeros(x), zeros({5, 3}));
+      },
+      [&] {
+        symbolic::linear(symbolic_shape(x), {5, 3});
+      },
+      "linear");
+  same([&] { linear(zeros(x), zeros({5})); },
+       [&] { symbolic::linear(symbolic_shape(x), {5}); }, "linear rank");
+  same(
+      [&] {
+        zeros(x).permute({0, 0, 1});
+      },
+      [&] {
+        symbolic::permute(symbolic_shape(x), {0, 0, 1});
+      },
+      "permute");
+  same(
+      [&] {
+        zeros(x).permute({0, 1});
+      },
+      [&] {
+        symbolic::permute(symbolic_shape(x), {0, 1});
+      },
+      "permute count");
+  same([&] { zeros(x).squeeze(1); },
+       [&] { symbolic::squeeze(symbolic_shape(x), 1); }, "squeeze");
+  same([&] { zeros(x).flatten(2, 1); },
+       [&] { symbolic::flatten(symbolic_shape(x), 2, 1); }, "flatten");
+  same([&] { embedding(zeros({7}), zeros({2}, DType::I64)); },
+       [&] { symbolic::embedding({7}, {2}); }, "embedding");
+  same(
+      [&] {
+        scaled_dot_product_attention(zeros({1, 8, 3, 4}), zeros({1, 3, 5, 4}),
+                                     zeros({1, 3, 5, 4}));
+      },
+      [&] {
+        symbolic::attention({1, 8, 3, 4}, {1, 3, 5, 4}, {1, 3, 5, 4});
+      },
+      "attention heads");
+  same(
+      [&] {
+        scaled_dot_product_attention(zeros({1, 4, 3, 4}), zeros({1, 2, 5, 6}),
+                                     zeros({1, 2, 5, 6}));
+      },
+      [&] {
+        symbolic::attention({1, 4, 3, 4}, {1, 2, 5, 6}, {1, 2, 5, 6});
+      },
+      "attention head dim");
+  // reduce names itself in the symbolic checker, the op's own name eagerly:
+  // the message after the name is the same.
+  const std::string eager = message_of([&] { sum(zeros(x), {1, -2}); });
+  const std::string symbolic = message_of([&] {
+    symbolic::reduce(symbolic_shape(x), {1, -2}, false);
+  });
+  ASSERT_FALSE(eager.empty());
+  EXPECT_EQ(eager.substr(eager.find(']')), symbolic.substr(symbolic.find(']')));
+  // Grouped heads are proven symbolically too: 2*h query heads over h.
+  EXPECT_EQ(shape_string(symbolic::attention({"b", Dim(2) * Dim("h"), "s", 64},
+                                             {"b", "h", "t", 64},
+                                             {"b", "h", "t", 32})),
+            "(b, 2*h, s, 32)");
+  // ... and the successful shapes agree.
+  EXPECT_EQ(bind(symbolic::flatten(symbolic_shape(x), 0, 1), {}),
+            zeros(x).flatten(0, 1).shape());
+  EXPECT_EQ(bind(symbolic::reduce(symbolic_shape(x), {-1}, true), {}),
+            sum(zeros(x), {-1}, true).shape());
+}
+
 }  // namespace
 }  // namespace tessel
