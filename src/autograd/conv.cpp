@@ -1,6 +1,7 @@
 // Gradients of convolution and pooling.
 #include "autograd/rules.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -12,7 +13,7 @@ using autograd::record;
 
 namespace {
 
-using Ints = std::vector<std::int64_t>;
+using rules::Ints;
 
 // (N, S..., C) <-> (N, C, S...) and (K..., A, B) <-> (B, A, K...).
 Tensor data_first(const Tensor& t, DataLayout layout) {
@@ -43,12 +44,6 @@ Tensor weights_back(const Tensor& w, DataLayout layout) {
   perm.push_back(1);
   perm.push_back(0);
   return w.permute(std::span<const std::int64_t>(perm)).contiguous();
-}
-
-Ints per_axis(const Ints& v, std::size_t n) {
-  if (v.empty()) return Ints(n, 1);
-  if (v.size() == 1) return Ints(n, v[0]);
-  return v;
 }
 
 // The weight gradient of a channels-first convolution x (N, C, S) ->
@@ -96,8 +91,9 @@ Variable conv(const Variable& x, const Variable& weight, const Variable& bias,
         const Tensor g1 = data_first(g, o.layout);
         const std::size_t sp = static_cast<std::size_t>(xv.rank() - 2);
         const Ints pads = conv_padding(xv.shape(), wv.shape(), o);
-        const Ints stride = per_axis(o.stride, sp),
-                   dilation = per_axis(o.dilation, sp);
+        const Ints stride = rules::per_axis(o.stride, sp, 1, "stride", "conv"),
+                   dilation =
+                       rules::per_axis(o.dilation, sp, 1, "dilation", "conv");
         std::vector<Tensor> grads(n.size());
         if (n[0]) {
           // The adjoint: a transposed convolution with the same weights; the
@@ -109,16 +105,11 @@ Variable conv(const Variable& x, const Variable& weight, const Variable& bias,
           t.groups = o.groups;
           t.output_padding.resize(sp);
           for (std::size_t d = 0; d < sp; ++d) {
-            const std::int64_t in =
-                x1.shape()[static_cast<std::int64_t>(d) + 2];
-            const std::int64_t out =
-                g1.shape()[static_cast<std::int64_t>(d) + 2];
-            const std::int64_t span =
-                dilation[d] *
-                    (w1.shape()[static_cast<std::int64_t>(d) + 2] - 1) +
-                1;
-            t.output_padding[d] =
-                in - ((out - 1) * stride[d] + span - pads[d] - pads[sp + d]);
+            const auto axis = static_cast<std::int64_t>(d) + 2;
+            t.output_padding[d] = rules::unread_by_stride(
+                x1.shape()[axis], g1.shape()[axis], stride[d],
+                rules::window_span(w1.shape()[axis], dilation[d]), pads[d],
+                pads[sp + d]);
           }
           grads[0] =
               data_back(conv_transpose(g1, w1, {}, t), o.layout).to(xv.dtype());
@@ -172,18 +163,13 @@ Variable conv_transpose(const Variable& x, const Variable& weight,
                      w1 = weights_first(wv, o.layout);
         Tensor g1 = data_first(g, o.layout);
         const std::size_t sp = static_cast<std::size_t>(xv.rank() - 2);
-        const Ints stride = per_axis(o.stride, sp),
-                   dilation = per_axis(o.dilation, sp);
-        Ints begin(sp, 0), end(sp, 0), out_pad(sp, 0);
-        if (!o.padding.empty()) {
-          for (std::size_t d = 0; d < sp; ++d) {
-            begin[d] = o.padding[o.padding.size() == 1 ? 0 : d];
-            end[d] = o.padding.size() == 2 * sp ? o.padding[sp + d] : begin[d];
-          }
-        }
-        for (std::size_t d = 0; d < o.output_padding.size() && d < sp; ++d) {
-          out_pad[d] = o.output_padding[o.output_padding.size() == 1 ? 0 : d];
-        }
+        constexpr const char* kOp = "conv_transpose";
+        const Ints stride = rules::per_axis(o.stride, sp, 1, "stride", kOp),
+                   dilation =
+                       rules::per_axis(o.dilation, sp, 1, "dilation", kOp);
+        const auto [begin, end] = rules::explicit_padding(o.padding, sp, kOp);
+        const Ints out_pad =
+            rules::per_axis(o.output_padding, sp, 0, "output_padding", kOp, 0);
         // The adjoint is a convolution of g with padding (begin, end -
         // out_pad); where that is negative, g is cropped first.
         std::vector<std::pair<std::int64_t, std::int64_t>> crop(

@@ -7,7 +7,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/check.hpp"
 #include "tessel/core/shape.hpp"
@@ -323,6 +325,114 @@ S attention(const S& q, const S& k, const S& v, const char* op) {
   TESSEL_CHECK(k[3] == q[3], InnerDimMismatch, op,
                "q {} and k {} have different head dimensions", str(q), str(k));
   return S{q[0], q[1], q[2], v[3]};
+}
+
+// ---- windows: convolution and pooling geometry ------------------------------
+// Integer extents only: (in + pads - span) / stride + 1 is not a polynomial,
+// so the symbolic checker does not take these.
+
+using Ints = std::vector<std::int64_t>;
+
+// How the padding is chosen: given explicitly, none (ONNX's VALID), or
+// ONNX's SAME_UPPER / SAME_LOWER (output = ceil(in / stride), the odd pixel
+// at the end or the start).
+enum class WindowPadding { Explicit, Valid, SameUpper, SameLower };
+
+// One value per spatial axis: none gives `fallback`, one is repeated, else
+// exactly `n` values, each at least `minimum`.
+inline Ints per_axis(const Ints& v, std::size_t n, std::int64_t fallback,
+                     const char* what, const char* op,
+                     std::int64_t minimum = 1) {
+  Ints out = v.empty() ? Ints(n, fallback) : v.size() == 1 ? Ints(n, v[0]) : v;
+  TESSEL_CHECK(out.size() == n, BadShape, op,
+               "{} has {} values for {} spatial axes", what, v.size(), n);
+  for (const std::int64_t e : out) {
+    TESSEL_CHECK(e >= minimum, BadShape, op, "{} must be {}, got {}", what,
+                 minimum == 1 ? std::string("positive")
+                              : "at least " + std::to_string(minimum),
+                 e);
+  }
+  return out;
+}
+
+// Explicit padding as (begin, end) per axis: one value for every side, one
+// per axis for both sides, or all begins then all ends (ONNX's `pads`).
+inline std::pair<Ints, Ints> explicit_padding(const Ints& padding,
+                                              std::size_t n, const char* op) {
+  Ints begin(n, 0), end(n, 0);
+  if (padding.empty()) return {begin, end};
+  TESSEL_CHECK(
+      padding.size() == 1 || padding.size() == n || padding.size() == 2 * n,
+      BadShape, op,
+      "padding has {} values for {} spatial axes (want 1, {} or {})",
+      padding.size(), n, n, 2 * n);
+  for (std::size_t d = 0; d < n; ++d) {
+    begin[d] = padding[padding.size() == 1 ? 0 : d];
+    end[d] = padding.size() == 2 * n ? padding[n + d] : begin[d];
+    TESSEL_CHECK(begin[d] >= 0 && end[d] >= 0, BadShape, op,
+                 "negative padding on axis {}", d);
+  }
+  return {begin, end};
+}
+
+// The extent a kernel of `kernel` taps covers with `dilation`.
+inline std::int64_t window_span(std::int64_t kernel, std::int64_t dilation) {
+  return dilation * (kernel - 1) + 1;
+}
+
+struct WindowGeometry {
+  Ints stride, dilation, pad_begin, pad_end, out;
+};
+
+// Output extents and padding of a window (convolution kernel or pooling
+// window) sliding over `in`; E2102 when the window is larger than the padded
+// input. With ceil_mode the last partial window counts unless it would start
+// in the end padding (PyTorch's pooling rule).
+inline WindowGeometry window_geometry(const Ints& in, const Ints& kernel,
+                                      const Ints& stride, const Ints& dilation,
+                                      const Ints& padding, WindowPadding mode,
+                                      bool ceil_mode, const char* op) {
+  const std::size_t n = in.size();
+  WindowGeometry g;
+  g.stride = per_axis(stride, n, 1, "stride", op);
+  g.dilation = per_axis(dilation, n, 1, "dilation", op);
+  std::tie(g.pad_begin, g.pad_end) = explicit_padding(
+      mode == WindowPadding::Explicit ? padding : Ints{}, n, op);
+  g.out.resize(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t span = window_span(kernel[d], g.dilation[d]);
+    if (mode == WindowPadding::SameUpper || mode == WindowPadding::SameLower) {
+      const std::int64_t out = (in[d] + g.stride[d] - 1) / g.stride[d];
+      const std::int64_t total =
+          std::max<std::int64_t>(0, (out - 1) * g.stride[d] + span - in[d]);
+      g.pad_begin[d] =
+          mode == WindowPadding::SameUpper ? total / 2 : total - total / 2;
+      g.pad_end[d] = total - g.pad_begin[d];
+    }
+    const std::int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
+    TESSEL_CHECK(room >= 0, BadShape, op,
+                 "the kernel ({} with dilation {}) is larger than the padded "
+                 "input ({}) on spatial axis {}",
+                 kernel[d], g.dilation[d],
+                 in[d] + g.pad_begin[d] + g.pad_end[d], d);
+    std::int64_t out = room / g.stride[d] + 1;
+    if (ceil_mode && room % g.stride[d] != 0 &&
+        out * g.stride[d] < in[d] + g.pad_begin[d]) {
+      ++out;
+    }
+    g.out[d] = out;
+  }
+  return g;
+}
+
+// The input rows a strided window leaves unread at the end: what a
+// transposed convolution's output_padding must restore so that its output
+// (the gradient of a convolution) has the input's extent.
+inline std::int64_t unread_by_stride(std::int64_t in, std::int64_t out,
+                                     std::int64_t stride, std::int64_t span,
+                                     std::int64_t pad_begin,
+                                     std::int64_t pad_end) {
+  return in - ((out - 1) * stride + span - pad_begin - pad_end);
 }
 
 }  // namespace tessel::rules

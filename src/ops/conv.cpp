@@ -2,9 +2,11 @@
 // layouts here; kernels in oneDNN (onednn.cpp) and pool.cpp.
 #include "tessel/ops/conv.hpp"
 
+#include "backends/cpu/conv_kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/pool_kernels.hpp"
 #include "core/check.hpp"
+#include "core/shape_rules.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/reduce.hpp"
 
@@ -12,7 +14,7 @@ namespace tessel {
 
 namespace {
 
-using Ints = std::vector<std::int64_t>;
+using rules::Ints;
 
 // The channels-first view of a channels-last tensor: (N, S..., C) -> (N, C,
 // S...).
@@ -33,72 +35,14 @@ Tensor weights_first_view(const Tensor& w, DataLayout layout) {
   return w.permute(std::span<const std::int64_t>(perm));
 }
 
-Ints per_axis(const Ints& v, std::size_t n, std::int64_t fallback,
-              const char* what, const char* op) {
-  if (v.empty()) return Ints(n, fallback);
-  if (v.size() == 1 && n > 1)
-    return per_axis(Ints(n, v[0]), n, fallback, what, op);
-  TESSEL_CHECK(v.size() == n, BadShape, op,
-               "{} has {} values for {} spatial axes", what, v.size(), n);
-  for (auto e : v)
-    TESSEL_CHECK(e >= 1, BadShape, op, "{} must be positive, got {}", what, e);
-  return v;
-}
-
-struct Geometry {
-  Ints stride, dilation, pad_begin, pad_end, out;
-};
-
-// Output size and padding of a convolution or pooling window over `in`.
-Geometry geometry(const Ints& in, const Ints& kernel, const Ints& stride_in,
-                  const Ints& dilation_in, const Ints& padding,
-                  AutoPad auto_pad, bool ceil_mode, const char* op) {
-  const std::size_t n = in.size();
-  Geometry g;
-  g.stride = per_axis(stride_in, n, 1, "stride", op);
-  g.dilation = per_axis(dilation_in, n, 1, "dilation", op);
-  g.pad_begin.assign(n, 0);
-  g.pad_end.assign(n, 0);
-  if (auto_pad == AutoPad::Explicit && !padding.empty()) {
-    TESSEL_CHECK(
-        padding.size() == 1 || padding.size() == n || padding.size() == 2 * n,
-        BadShape, op,
-        "padding has {} values for {} spatial axes (want 1, {} or {})",
-        padding.size(), n, n, 2 * n);
-    for (std::size_t d = 0; d < n; ++d) {
-      const std::size_t begin = padding.size() == 1 ? 0 : d;
-      g.pad_begin[d] = padding[begin];
-      g.pad_end[d] = padding.size() == 2 * n ? padding[n + d] : padding[begin];
-      TESSEL_CHECK(g.pad_begin[d] >= 0 && g.pad_end[d] >= 0, BadShape, op,
-                   "negative padding on axis {}", d);
-    }
+rules::WindowPadding window_padding(AutoPad auto_pad) {
+  switch (auto_pad) {
+    case AutoPad::SameUpper: return rules::WindowPadding::SameUpper;
+    case AutoPad::SameLower: return rules::WindowPadding::SameLower;
+    case AutoPad::Valid: return rules::WindowPadding::Valid;
+    case AutoPad::Explicit: break;
   }
-  g.out.resize(n);
-  for (std::size_t d = 0; d < n; ++d) {
-    const std::int64_t span = g.dilation[d] * (kernel[d] - 1) + 1;
-    if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
-      const std::int64_t out = (in[d] + g.stride[d] - 1) / g.stride[d];
-      const std::int64_t total =
-          std::max<std::int64_t>(0, (out - 1) * g.stride[d] + span - in[d]);
-      g.pad_begin[d] =
-          auto_pad == AutoPad::SameUpper ? total / 2 : total - total / 2;
-      g.pad_end[d] = total - g.pad_begin[d];
-    }
-    const std::int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
-    TESSEL_CHECK(room >= 0, BadShape, op,
-                 "the kernel ({} with dilation {}) is larger than the padded "
-                 "input ({}) on "
-                 "spatial axis {}",
-                 kernel[d], g.dilation[d],
-                 in[d] + g.pad_begin[d] + g.pad_end[d], d);
-    std::int64_t out = room / g.stride[d] + 1;
-    if (ceil_mode && room % g.stride[d] != 0) {
-      // One more window, unless it would start in the end padding.
-      if (out * g.stride[d] < in[d] + g.pad_begin[d]) ++out;
-    }
-    g.out[d] = out;
-  }
-  return g;
+  return rules::WindowPadding::Explicit;
 }
 
 void require(const Tensor& t, const char* op) {
@@ -153,24 +97,19 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
   Ints in(x.shape().begin() + 2, x.shape().end());
   Ints kernel(w.shape().begin() + 2, w.shape().end());
   const std::size_t n = in.size();
-  Geometry g;
+  rules::WindowGeometry g;
   if (!transpose) {
-    g = geometry(in, kernel, o.stride, o.dilation, o.padding, o.auto_pad, false,
-                 op);
+    g = rules::window_geometry(in, kernel, o.stride, o.dilation, o.padding,
+                               window_padding(o.auto_pad), false, op);
   } else {
     // Transposed: the output is what a convolution would map back onto in.
-    g.stride = per_axis(o.stride, n, 1, "stride", op);
-    g.dilation = per_axis(o.dilation, n, 1, "dilation", op);
-    Ints out_pad(n, 0);
+    g.stride = rules::per_axis(o.stride, n, 1, "stride", op);
+    g.dilation = rules::per_axis(o.dilation, n, 1, "dilation", op);
+    const Ints out_pad =
+        rules::per_axis(o.output_padding, n, 0, "output_padding", op, 0);
     if (!o.output_padding.empty()) {
-      TESSEL_CHECK(o.output_padding.size() == 1 || o.output_padding.size() == n,
-                   BadShape, op,
-                   "output_padding has {} values for {} spatial axes",
-                   o.output_padding.size(), n);
       for (std::size_t d = 0; d < n; ++d) {
-        out_pad[d] = o.output_padding[o.output_padding.size() == 1 ? 0 : d];
-        TESSEL_CHECK(out_pad[d] >= 0 && (out_pad[d] < g.stride[d] ||
-                                         out_pad[d] < g.dilation[d]),
+        TESSEL_CHECK(out_pad[d] < g.stride[d] || out_pad[d] < g.dilation[d],
                      BadShape, op,
                      "output_padding {} on axis {} must be smaller than the "
                      "stride ({}) or the "
@@ -181,18 +120,12 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
     TESSEL_CHECK(o.output_shape.empty() || o.output_shape.size() == n, BadShape,
                  op, "output_shape has {} values for {} spatial axes",
                  o.output_shape.size(), n);
-    g.pad_begin.assign(n, 0);
-    g.pad_end.assign(n, 0);
-    if (o.auto_pad == AutoPad::Explicit && !o.padding.empty()) {
-      const Geometry p = geometry(Ints(n, 1 << 20), Ints(n, 1), Ints{}, Ints{},
-                                  o.padding, AutoPad::Explicit, false, op);
-      g.pad_begin = p.pad_begin;
-      g.pad_end = p.pad_end;
-    }
+    std::tie(g.pad_begin, g.pad_end) = rules::explicit_padding(
+        o.auto_pad == AutoPad::Explicit ? o.padding : Ints{}, n, op);
     g.out.resize(n);
     for (std::size_t d = 0; d < n; ++d) {
       const std::int64_t full = (in[d] - 1) * g.stride[d] +
-                                g.dilation[d] * (kernel[d] - 1) + 1 +
+                                rules::window_span(kernel[d], g.dilation[d]) +
                                 out_pad[d];
       if (!o.output_shape.empty() || o.auto_pad == AutoPad::SameUpper ||
           o.auto_pad == AutoPad::SameLower) {
@@ -287,10 +220,11 @@ PoolPlan pool_plan(const Shape& x, const PoolOptions& o, const char* op) {
   for (auto k : o.kernel)
     TESSEL_CHECK(k >= 1, BadShape, op, "kernel sizes must be positive");
   const Ints stride = o.stride.empty() ? o.kernel : o.stride;
-  Geometry g = geometry(in, o.kernel, stride, o.dilation, o.padding, o.auto_pad,
-                        o.ceil_mode, op);
+  const rules::WindowGeometry g =
+      rules::window_geometry(in, o.kernel, stride, o.dilation, o.padding,
+                             window_padding(o.auto_pad), o.ceil_mode, op);
   for (std::size_t d = 0; d < n; ++d) {
-    const std::int64_t span = g.dilation[d] * (o.kernel[d] - 1) + 1;
+    const std::int64_t span = rules::window_span(o.kernel[d], g.dilation[d]);
     TESSEL_CHECK(
         g.pad_begin[d] < span && g.pad_end[d] < span, BadShape, op,
         "padding ({}, {}) must be smaller than the window {} on axis {}",
@@ -360,8 +294,9 @@ std::vector<std::int64_t> conv_padding(const Shape& x_shape,
     in.push_back(x_shape[last ? d + 1 : d + 2]);
     kernel.push_back(weight_shape[last ? d : d + 2]);
   }
-  const Geometry g = geometry(in, kernel, o.stride, o.dilation, o.padding,
-                              o.auto_pad, false, "conv_padding");
+  const rules::WindowGeometry g =
+      rules::window_geometry(in, kernel, o.stride, o.dilation, o.padding,
+                             window_padding(o.auto_pad), false, "conv_padding");
   Ints out = g.pad_begin;
   out.insert(out.end(), g.pad_end.begin(), g.pad_end.end());
   return out;

@@ -1,5 +1,5 @@
-// Pooling over any number of spatial axes, and the f64 reference
-// convolution, on contiguous channels-first data.
+// Pooling over any number of spatial axes, on contiguous channels-first
+// data.
 #pragma once
 
 #include <cstdint>
@@ -30,22 +30,5 @@ void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g);
 // gradient of avg_pool for dy (same dtype, contiguous).
 void avg_pool_backward(const Tensor& dy, const Tensor& dx,
                        const PoolGeometry& g);
-
-// Direct convolution in f64 (or for any float dtype, accumulating in f64):
-// x (N, C, S...), w (O, C/groups, K...), y (N, O, S'...), all contiguous.
-void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
-                    const Tensor& y, const std::vector<std::int64_t>& stride,
-                    const std::vector<std::int64_t>& dilation,
-                    const std::vector<std::int64_t>& pad_begin,
-                    std::int64_t groups);
-
-// The transposed convolution, directly: w (C, O/groups, K...), y the larger
-// output; pad_begin crops the start (the end is y's extent).
-void conv_transpose_reference(const Tensor& x, const Tensor& w,
-                              const Tensor& bias, const Tensor& y,
-                              const std::vector<std::int64_t>& stride,
-                              const std::vector<std::int64_t>& dilation,
-                              const std::vector<std::int64_t>& pad_begin,
-                              std::int64_t groups);
 
 }  // namespace tessel::cpu
