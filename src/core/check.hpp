@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 #include "tessel/core/error.hpp"
@@ -15,6 +16,18 @@ template <class... Args>
                        fmt::format_string<Args...> format, Args&&... args) {
   throw_error(code, fmt::format("[{}] ", op) +
                         fmt::format(format, std::forward<Args>(args)...));
+}
+
+// A malformed file (E3001) at byte `offset`: "[op] what at byte N", the
+// offset also carried by the FormatError for programs.
+template <class... Args>
+[[noreturn]] void fail_at(std::string_view op, std::int64_t offset,
+                          fmt::format_string<Args...> format, Args&&... args) {
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[{}] ", op) +
+                        fmt::format(format, std::forward<Args>(args)...) +
+                        fmt::format(" at byte {}", offset),
+                    offset);
 }
 
 [[noreturn]] inline void internal_failure(const char* what, const char* file,
@@ -31,6 +44,13 @@ template <class... Args>
   do {                                                                    \
     if (!(cond)) [[unlikely]]                                             \
       ::tessel::detail::fail(::tessel::ErrorCode::code, op, __VA_ARGS__); \
+  } while (0)
+
+// A file's field checked where it was read: E3001 naming the byte offset.
+#define TESSEL_CHECK_AT(cond, op, offset, ...)            \
+  do {                                                    \
+    if (!(cond)) [[unlikely]]                             \
+      ::tessel::detail::fail_at(op, offset, __VA_ARGS__); \
   } while (0)
 
 // Internal invariant: a failure is a tessel bug, never the user's input.

@@ -31,11 +31,7 @@ constexpr std::pair<std::uint32_t, DType> kTypes[] = {
     {27, DType::I64},  {28, DType::F64},  {30, DType::BF16},
 };
 
-[[noreturn]] void malformed(std::uint64_t offset, const std::string& what) {
-  throw FormatError(ErrorCode::MalformedFile,
-                    fmt::format("[load_gguf] {} at byte {}", what, offset),
-                    static_cast<std::int64_t>(offset));
-}
+constexpr const char* kOp = "load_gguf";
 
 // Bounds-checked reads in the file's byte order (little-endian until
 // set_big_endian).
@@ -51,7 +47,7 @@ class Cursor {
   template <class T>
   T read(const char* what) {
     if (remaining() < sizeof(T)) {
-      malformed(pos_, fmt::format("the file ends inside {}", what));
+      detail::fail_at(kOp, pos_, "the file ends inside {}", what);
     }
     T v;
     if (swap_ && sizeof(T) > 1) {
@@ -67,8 +63,8 @@ class Cursor {
     const std::uint64_t at = pos_;
     const auto n = read<std::uint64_t>(what);
     if (n > remaining()) {
-      malformed(at, fmt::format("{} of {} bytes runs past the end of the file",
-                                what, n));
+      detail::fail_at(kOp, at, "{} of {} bytes runs past the end of the file",
+                      what, n);
     }
     std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
     pos_ += n;
@@ -107,7 +103,7 @@ std::uint64_t min_bytes(GgufValue::Type t) {
 GgufValue::Type read_type(Cursor& c, const char* what) {
   const std::uint64_t at = c.offset();
   const auto t = c.read<std::uint32_t>(what);
-  if (t > 12) malformed(at, fmt::format("unknown value type {}", t));
+  TESSEL_CHECK_AT(t <= 12, kOp, at, "unknown value type {}", t);
   return static_cast<GgufValue::Type>(t);
 }
 
@@ -129,7 +125,7 @@ GgufValue read_value(Cursor& c, GgufValue::Type type, int depth) {
     case T::Bool: {
       const std::uint64_t at = c.offset();
       const auto b = c.read<std::uint8_t>("a bool");
-      if (b > 1) malformed(at, fmt::format("a bool holds {}, not 0 or 1", b));
+      TESSEL_CHECK_AT(b <= 1, kOp, at, "a bool holds {}, not 0 or 1", b);
       v.value = b == 1;
       break;
     }
@@ -137,15 +133,16 @@ GgufValue read_value(Cursor& c, GgufValue::Type type, int depth) {
     case T::Array: {
       const std::uint64_t at = c.offset();
       if (depth >= kMaxArrayDepth) {
-        malformed(at,
-                  fmt::format("arrays nested deeper than {}", kMaxArrayDepth));
+        detail::fail_at(kOp, at, "arrays nested deeper than {}",
+                        kMaxArrayDepth);
       }
       v.element_type = read_type(c, "an array's element type");
       const auto count = c.read<std::uint64_t>("an array's length");
       if (count > c.remaining() / min_bytes(v.element_type)) {
-        malformed(at, fmt::format("an array of {} elements cannot fit in the "
-                                  "{} bytes left",
-                                  count, c.remaining()));
+        detail::fail_at(kOp, at,
+                        "an array of {} elements cannot fit in the "
+                        "{} bytes left",
+                        count, c.remaining());
       }
       std::vector<GgufValue> items;
       items.reserve(count);
@@ -218,7 +215,7 @@ GgufFile parse_gguf(const Storage& file) {
   Cursor c(bytes, size);
   const auto magic = c.read<std::uint32_t>("the magic");
   if (std::memcmp(&magic, "GGUF", 4) != 0)
-    malformed(0, "not a GGUF file (bad magic)");
+    detail::fail_at(kOp, 0, "not a GGUF file (bad magic)");
   GgufFile out;
   // The byte order: GGUF marks it nowhere, but a version of 2 or 3 read
   // in the wrong order is 0x02000000 or 0x03000000, which no version is.
@@ -230,9 +227,9 @@ GgufFile parse_gguf(const Storage& file) {
       out.version = swapped;
       c.set_big_endian();
     } else if (swapped == 1) {
-      malformed(4, "unsupported GGUF version 1 (big-endian)");
+      detail::fail_at(kOp, 4, "unsupported GGUF version 1 (big-endian)");
     } else {
-      malformed(4, fmt::format("unsupported GGUF version {}", out.version));
+      detail::fail_at(kOp, 4, "unsupported GGUF version {}", out.version);
     }
   }
   const auto n_tensors = c.read<std::uint64_t>("the tensor count");
@@ -240,11 +237,11 @@ GgufFile parse_gguf(const Storage& file) {
   // Each key/value needs at least 8 (key length) + 4 (type) + 1 bytes,
   // each tensor info 8 + 4 + 4 + 8.
   if (n_kv > c.remaining() / 13) {
-    malformed(16,
-              fmt::format("{} metadata entries cannot fit in the file", n_kv));
+    detail::fail_at(kOp, 16, "{} metadata entries cannot fit in the file",
+                    n_kv);
   }
   if (n_tensors > c.remaining() / 24) {
-    malformed(8, fmt::format("{} tensors cannot fit in the file", n_tensors));
+    detail::fail_at(kOp, 8, "{} tensors cannot fit in the file", n_tensors);
   }
   for (std::uint64_t i = 0; i < n_kv; ++i) {
     std::string key = c.read_string("a metadata key");
@@ -254,7 +251,8 @@ GgufFile parse_gguf(const Storage& file) {
       const auto* a = std::get_if<std::uint64_t>(&value.value);
       if (type != GgufValue::Type::U32 || a == nullptr || *a == 0 ||
           *a % 8 != 0) {
-        malformed(c.offset(), "general.alignment must be a u32 multiple of 8");
+        detail::fail_at(kOp, c.offset(),
+                        "general.alignment must be a u32 multiple of 8");
       }
       out.alignment = static_cast<std::uint32_t>(*a);
     }
@@ -270,16 +268,17 @@ GgufFile parse_gguf(const Storage& file) {
     const std::uint64_t dims_at = c.offset();
     const auto n_dims = c.read<std::uint32_t>("a tensor's dimension count");
     if (n_dims > kMaxDims) {
-      malformed(dims_at, fmt::format("tensor '{}' has {} dimensions (at most "
-                                     "{})",
-                                     info.name, n_dims, kMaxDims));
+      detail::fail_at(kOp, dims_at,
+                      "tensor '{}' has {} dimensions (at most "
+                      "{})",
+                      info.name, n_dims, kMaxDims);
     }
     std::vector<std::int64_t> ne;
     for (std::uint32_t d = 0; d < n_dims; ++d) {
       const auto e = c.read<std::uint64_t>("a tensor dimension");
       if (e > static_cast<std::uint64_t>(INT64_MAX)) {
-        malformed(dims_at,
-                  fmt::format("tensor '{}' has extent {}", info.name, e));
+        detail::fail_at(kOp, dims_at, "tensor '{}' has extent {}", info.name,
+                        e);
       }
       ne.push_back(static_cast<std::int64_t>(e));
     }
@@ -287,44 +286,46 @@ GgufFile parse_gguf(const Storage& file) {
     const auto type = c.read<std::uint32_t>("a tensor type");
     const auto dtype = dtype_from_gguf_type(type);
     if (!dtype) {
-      malformed(type_at, fmt::format("tensor '{}' has GGUF type {}, which "
-                                     "tessel does not support",
-                                     info.name, type));
+      detail::fail_at(kOp, type_at,
+                      "tensor '{}' has GGUF type {}, which "
+                      "tessel does not support",
+                      info.name, type);
     }
     if (out.big_endian && is_block_quantized(*dtype)) {
       // gguf-py's GGUFWriter(endianess=BIG) stores block bytes as given
       // (little-endian scales), while gguf_convert_endian.py and ggml on a
       // big-endian host store the f16/f32 scales big-endian; nothing in
       // the file says which, so either reading could be wrong.
-      malformed(type_at,
-                fmt::format("tensor '{}' is {} in a big-endian file; the "
-                            "byte order of the scales inside its blocks is "
-                            "not defined (export the model little-endian)",
-                            info.name, dtype_name(*dtype)));
+      detail::fail_at(kOp, type_at,
+                      "tensor '{}' is {} in a big-endian file; the "
+                      "byte order of the scales inside its blocks is "
+                      "not defined (export the model little-endian)",
+                      info.name, dtype_name(*dtype));
     }
     info.dtype = *dtype;
     info.offset = c.read<std::uint64_t>("a tensor offset");
     info.shape = Shape(ne.rbegin(), ne.rend());  // innermost first -> row-major
     const std::int64_t block = dtype_traits(*dtype).block_size;
     if (!ne.empty() && ne[0] % block != 0) {
-      malformed(dims_at,
-                fmt::format("tensor '{}': row length {} is not a "
-                            "multiple of the {} block of {}",
-                            info.name, ne[0], dtype_name(*dtype), block));
+      detail::fail_at(kOp, dims_at,
+                      "tensor '{}': row length {} is not a "
+                      "multiple of the {} block of {}",
+                      info.name, ne[0], dtype_name(*dtype), block);
     }
     try {
       info.nbytes = static_cast<std::uint64_t>(
           storage_bytes(*dtype, checked_numel(info.shape)));
     } catch (const Error&) {
-      malformed(dims_at,
-                fmt::format("tensor '{}': the size overflows", info.name));
+      detail::fail_at(kOp, dims_at, "tensor '{}': the size overflows",
+                      info.name);
     }
     infos.push_back(std::move(info));
   }
 
   const std::uint64_t data_start = align_up(c.offset(), out.alignment);
   if (data_start > size && !infos.empty()) {
-    malformed(c.offset(), "the data section starts past the end of the file");
+    detail::fail_at(kOp, c.offset(),
+                    "the data section starts past the end of the file");
   }
   std::vector<const Info*> by_offset;
   for (const Info& info : infos) by_offset.push_back(&info);
@@ -333,20 +334,23 @@ GgufFile parse_gguf(const Storage& file) {
   std::uint64_t end_of_previous = 0;
   for (const Info* info : by_offset) {
     if (info->offset % out.alignment != 0) {
-      malformed(info->at, fmt::format("tensor '{}': offset {} is not a "
-                                      "multiple of the alignment {}",
-                                      info->name, info->offset, out.alignment));
+      detail::fail_at(kOp, info->at,
+                      "tensor '{}': offset {} is not a "
+                      "multiple of the alignment {}",
+                      info->name, info->offset, out.alignment);
     }
     if (info->offset < end_of_previous) {
-      malformed(info->at, fmt::format("tensor '{}' overlaps the tensor before "
-                                      "it",
-                                      info->name));
+      detail::fail_at(kOp, info->at,
+                      "tensor '{}' overlaps the tensor before "
+                      "it",
+                      info->name);
     }
     if (info->offset > size - std::min(size, data_start) ||
         info->nbytes > size - std::min(size, data_start) - info->offset) {
-      malformed(info->at, fmt::format("tensor '{}' ({} bytes at data offset "
-                                      "{}) runs past the end of the file",
-                                      info->name, info->nbytes, info->offset));
+      detail::fail_at(kOp, info->at,
+                      "tensor '{}' ({} bytes at data offset "
+                      "{}) runs past the end of the file",
+                      info->name, info->nbytes, info->offset);
     }
     end_of_previous = info->offset + info->nbytes;
   }

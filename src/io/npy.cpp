@@ -20,11 +20,7 @@ namespace tessel {
 
 namespace {
 
-[[noreturn]] void malformed(std::int64_t offset, const std::string& what) {
-  throw FormatError(ErrorCode::MalformedFile,
-                    fmt::format("[load_npy] {} at byte {}", what, offset),
-                    offset);
-}
+constexpr const char* kOp = "load_npy";
 
 struct Descr {
   DType dtype;
@@ -32,10 +28,10 @@ struct Descr {
 };
 
 Descr parse_descr(std::string_view d, std::int64_t offset) {
-  if (d.size() < 3) malformed(offset, fmt::format("unsupported descr '{}'", d));
+  TESSEL_CHECK_AT(d.size() >= 3, kOp, offset, "unsupported descr '{}'", d);
   const char order = d[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') {
-    malformed(offset, fmt::format("unsupported byte order in descr '{}'", d));
+    detail::fail_at(kOp, offset, "unsupported byte order in descr '{}'", d);
   }
   const std::string_view type = d.substr(1);
   constexpr std::pair<std::string_view, DType> kTypes[] = {
@@ -51,7 +47,7 @@ Descr parse_descr(std::string_view d, std::int64_t offset) {
       return {dtype, big && element_size(dtype) > 1};
     }
   }
-  malformed(offset, fmt::format("descr '{}' has no tessel dtype", d));
+  detail::fail_at(kOp, offset, "descr '{}' has no tessel dtype", d);
 }
 
 // A cursor over the header dict with bounds-checked reads.
@@ -125,7 +121,7 @@ class HeaderParser {
     return base_ + static_cast<std::int64_t>(pos_);
   }
   [[noreturn]] void fail(const std::string& what) const {
-    malformed(offset(), what);
+    detail::fail_at(kOp, offset(), "{}", what);
   }
 
  private:
@@ -148,26 +144,26 @@ struct NpyLayout {
 NpyLayout parse_layout(std::span<const std::uint8_t> bytes) {
   constexpr std::uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
-    malformed(0, "not a .npy file (bad magic)");
+    detail::fail_at(kOp, 0, "not a .npy file (bad magic)");
   }
   const std::uint8_t major = bytes[6];
   if (major < 1 || major > 3)
-    malformed(6, fmt::format("unsupported .npy version {}", major));
+    detail::fail_at(kOp, 6, "unsupported .npy version {}", major);
   std::size_t header_len = 0;
   std::size_t header_start = 10;
   if (major == 1) {
     header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8);
   } else {
-    if (bytes.size() < 12) malformed(8, "truncated header length");
+    TESSEL_CHECK_AT(bytes.size() >= 12, kOp, 8, "truncated header length");
     header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8) |
                  (static_cast<std::size_t>(bytes[10]) << 16) |
                  (static_cast<std::size_t>(bytes[11]) << 24);
     header_start = 12;
   }
   if (header_len > bytes.size() - header_start) {
-    malformed(static_cast<std::int64_t>(header_start - 2),
-              fmt::format("header of {} bytes runs past the end of the file",
-                          header_len));
+    detail::fail_at(kOp, static_cast<std::int64_t>(header_start - 2),
+                    "header of {} bytes runs past the end of the file",
+                    header_len);
   }
   const std::string_view text(
       reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
@@ -188,13 +184,13 @@ NpyLayout parse_layout(std::span<const std::uint8_t> bytes) {
     } else if (key == "shape") {
       shape = p.tuple();
     } else {
-      malformed(key_at, fmt::format("unknown header key '{}'", key));
+      detail::fail_at(kOp, key_at, "unknown header key '{}'", key);
     }
     if (!p.peek('}')) p.expect(',');
   }
   if (!descr || !fortran || !shape) {
-    malformed(static_cast<std::int64_t>(header_start),
-              "the header needs 'descr', 'fortran_order' and 'shape'");
+    detail::fail_at(kOp, static_cast<std::int64_t>(header_start),
+                    "the header needs 'descr', 'fortran_order' and 'shape'");
   }
   const std::int64_t data_at =
       static_cast<std::int64_t>(header_start + header_len);
@@ -204,16 +200,14 @@ NpyLayout parse_layout(std::span<const std::uint8_t> bytes) {
     numel = checked_numel(*shape);
     nbytes = storage_bytes(descr->dtype, numel);
   } catch (const Error&) {
-    malformed(static_cast<std::int64_t>(header_start),
-              fmt::format("shape {} is too large", shape_string(*shape)));
+    detail::fail_at(kOp, static_cast<std::int64_t>(header_start),
+                    "shape {} is too large", shape_string(*shape));
   }
   const auto available = static_cast<std::int64_t>(bytes.size()) - data_at;
   if (available != nbytes) {
-    malformed(
-        data_at,
-        fmt::format("shape {} of {} needs {} data bytes but the file has {}",
-                    shape_string(*shape), dtype_name(descr->dtype), nbytes,
-                    available));
+    detail::fail_at(
+        kOp, data_at, "shape {} of {} needs {} data bytes but the file has {}",
+        shape_string(*shape), dtype_name(descr->dtype), nbytes, available);
   }
   // Fortran order: the bytes are the transpose in C order.
   Shape stored = *shape;

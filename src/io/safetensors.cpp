@@ -25,11 +25,7 @@ using nlohmann::json;
 // The reference parser's limit on the header.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
-[[noreturn]] void malformed(std::int64_t offset, const std::string& what) {
-  throw FormatError(
-      ErrorCode::MalformedFile,
-      fmt::format("[load_safetensors] {} at byte {}", what, offset), offset);
-}
+constexpr const char* kOp = "load_safetensors";
 
 constexpr std::pair<std::string_view, DType> kDTypes[] = {
     {"BOOL", DType::Bool},
@@ -76,75 +72,81 @@ std::uint64_t read_offset(const json& v, std::int64_t at,
                           const std::string& name) {
   if (!v.is_number_unsigned() &&
       !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
-    malformed(at, fmt::format("tensor '{}': data_offsets must be two "
-                              "non-negative integers",
-                              name));
+    detail::fail_at(kOp, at,
+                    "tensor '{}': data_offsets must be two "
+                    "non-negative integers",
+                    name);
   }
   return v.get<std::uint64_t>();
 }
 
 Entry parse_entry(const std::string& name, const json& e, std::int64_t at) {
   if (!e.is_object()) {
-    malformed(at, fmt::format("tensor '{}' is not an object", name));
+    detail::fail_at(kOp, at, "tensor '{}' is not an object", name);
   }
   const auto dt = e.find("dtype");
   const auto sh = e.find("shape");
   const auto off = e.find("data_offsets");
   if (dt == e.end() || sh == e.end() || off == e.end()) {
-    malformed(at, fmt::format("tensor '{}' needs dtype, shape and "
-                              "data_offsets",
-                              name));
+    detail::fail_at(kOp, at,
+                    "tensor '{}' needs dtype, shape and "
+                    "data_offsets",
+                    name);
   }
   if (!dt->is_string()) {
-    malformed(at, fmt::format("tensor '{}': dtype is not a string", name));
+    detail::fail_at(kOp, at, "tensor '{}': dtype is not a string", name);
   }
   const auto dtype = dtype_from_string(dt->get_ref<const std::string&>());
   if (!dtype) {
-    malformed(at, fmt::format("tensor '{}': dtype '{}' is not supported by "
-                              "tessel",
-                              name, dt->get_ref<const std::string&>()));
+    detail::fail_at(kOp, at,
+                    "tensor '{}': dtype '{}' is not supported by "
+                    "tessel",
+                    name, dt->get_ref<const std::string&>());
   }
   if (!sh->is_array() || static_cast<std::int64_t>(sh->size()) > kMaxRank) {
-    malformed(at, fmt::format("tensor '{}': shape must be an array of at "
-                              "most {} extents",
-                              name, kMaxRank));
+    detail::fail_at(kOp, at,
+                    "tensor '{}': shape must be an array of at "
+                    "most {} extents",
+                    name, kMaxRank);
   }
   Shape shape;
   for (const json& d : *sh) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
         (d.is_number_unsigned() &&
          d.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
-      malformed(at, fmt::format("tensor '{}': extents must be non-negative "
-                                "integers",
-                                name));
+      detail::fail_at(kOp, at,
+                      "tensor '{}': extents must be non-negative "
+                      "integers",
+                      name);
     }
     shape.push_back(d.get<std::int64_t>());
   }
   if (!off->is_array() || off->size() != 2) {
-    malformed(at, fmt::format("tensor '{}': data_offsets must be [begin, "
-                              "end]",
-                              name));
+    detail::fail_at(kOp, at,
+                    "tensor '{}': data_offsets must be [begin, "
+                    "end]",
+                    name);
   }
   Entry entry{name, *dtype, shape, read_offset((*off)[0], at, name),
               read_offset((*off)[1], at, name)};
   if (entry.end < entry.begin) {
-    malformed(at,
-              fmt::format("tensor '{}': data_offsets end before begin", name));
+    detail::fail_at(kOp, at, "tensor '{}': data_offsets end before begin",
+                    name);
   }
   std::int64_t nbytes = 0;
   try {
     nbytes = checked_mul(checked_numel(entry.shape), element_size(*dtype),
                          "safetensors tensor size");
   } catch (const Error&) {
-    malformed(at, fmt::format("tensor '{}': the size of shape {} overflows",
-                              name, fmt::join(entry.shape, ", ")));
+    detail::fail_at(kOp, at, "tensor '{}': the size of shape {} overflows",
+                    name, fmt::join(entry.shape, ", "));
   }
   if (entry.end - entry.begin != static_cast<std::uint64_t>(nbytes)) {
-    malformed(at, fmt::format("tensor '{}': {} bytes for shape [{}] of {}, "
-                              "which needs {}",
-                              name, entry.end - entry.begin,
-                              fmt::join(entry.shape, ", "), dtype_name(*dtype),
-                              nbytes));
+    detail::fail_at(kOp, at,
+                    "tensor '{}': {} bytes for shape [{}] of {}, "
+                    "which needs {}",
+                    name, entry.end - entry.begin, fmt::join(entry.shape, ", "),
+                    dtype_name(*dtype), nbytes);
   }
   return entry;
 }
@@ -166,16 +168,17 @@ json parse_header_json(std::string_view text) {
   try {
     header = json::parse(text, watch_keys);
   } catch (const json::parse_error& e) {
-    malformed(8 + static_cast<std::int64_t>(e.byte),
-              fmt::format("the header is not valid JSON ({})", e.what()));
+    detail::fail_at(kOp, 8 + static_cast<std::int64_t>(e.byte),
+                    "the header is not valid JSON ({})", e.what());
   } catch (const json::exception& e) {
     // e.g. a number too large for a double (out_of_range 406).
-    malformed(8, fmt::format("the header is not valid JSON ({})", e.what()));
+    detail::fail_at(kOp, 8, "the header is not valid JSON ({})", e.what());
   }
   if (!duplicate.empty()) {
-    malformed(8, fmt::format("tensor '{}' appears twice", duplicate));
+    detail::fail_at(kOp, 8, "tensor '{}' appears twice", duplicate);
   }
-  if (!header.is_object()) malformed(8, "the header is not a JSON object");
+  if (!header.is_object())
+    detail::fail_at(kOp, 8, "the header is not a JSON object");
   return header;
 }
 
@@ -200,17 +203,19 @@ SafetensorsFile parse_safetensors(const Storage& file) {
                 "byte-swapping load");
   const auto size = static_cast<std::uint64_t>(file.nbytes());
   const auto* bytes = static_cast<const std::uint8_t*>(file.data());
-  if (size < 8) malformed(0, "the file is shorter than its 8-byte length");
+  if (size < 8)
+    detail::fail_at(kOp, 0, "the file is shorter than its 8-byte length");
   std::uint64_t header_len = 0;
   std::memcpy(&header_len, bytes, 8);
   if (header_len > kMaxHeaderBytes) {
-    malformed(0, fmt::format("header length {} exceeds the limit of {}",
-                             header_len, kMaxHeaderBytes));
+    detail::fail_at(kOp, 0, "header length {} exceeds the limit of {}",
+                    header_len, kMaxHeaderBytes);
   }
   if (header_len > size - 8) {
-    malformed(0, fmt::format("header length {} runs past the end of the "
-                             "{}-byte file",
-                             header_len, size));
+    detail::fail_at(kOp, 0,
+                    "header length {} runs past the end of the "
+                    "{}-byte file",
+                    header_len, size);
   }
   const json header = parse_header_json(
       std::string_view(reinterpret_cast<const char*>(bytes + 8), header_len));
@@ -219,12 +224,14 @@ SafetensorsFile parse_safetensors(const Storage& file) {
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (!value.is_object()) malformed(8, "__metadata__ is not an object");
+      if (!value.is_object())
+        detail::fail_at(kOp, 8, "__metadata__ is not an object");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string()) {
-          malformed(8, fmt::format("__metadata__ value of '{}' is not a "
-                                   "string",
-                                   k));
+          detail::fail_at(kOp, 8,
+                          "__metadata__ value of '{}' is not a "
+                          "string",
+                          k);
         }
         out.metadata[k] = v.get<std::string>();
       }
@@ -240,20 +247,22 @@ SafetensorsFile parse_safetensors(const Storage& file) {
   std::uint64_t expected = 0;
   for (const Entry& e : entries) {
     if (e.begin != expected) {
-      malformed(
+      detail::fail_at(
+          kOp,
           static_cast<std::int64_t>(data_start + std::min(e.begin, data_size)),
-          fmt::format("tensor '{}' starts at data offset {} but the "
-                      "previous data ends at {} (gap or overlap)",
-                      e.name, e.begin, expected));
+          "tensor '{}' starts at data offset {} but the "
+          "previous data ends at {} (gap or overlap)",
+          e.name, e.begin, expected);
     }
     expected = e.end;
   }
   if (expected != data_size) {
-    malformed(
+    detail::fail_at(
+        kOp,
         static_cast<std::int64_t>(data_start + std::min(expected, data_size)),
-        fmt::format("the tensors cover {} data bytes but the file "
-                    "holds {}",
-                    expected, data_size));
+        "the tensors cover {} data bytes but the file "
+        "holds {}",
+        expected, data_size);
   }
 
   out.tensors.reserve(entries.size());
