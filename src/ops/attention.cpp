@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/attention_weights.hpp"
+#include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
@@ -27,12 +28,7 @@ struct Dims {
 };
 
 Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
-  for (const Tensor* t : {&q, &k, &v}) {
-    TESSEL_CHECK(t->defined(), BadShape, kOp, "an operand is undefined");
-    TESSEL_CHECK(t->device().is_cpu(), DeviceMismatch, kOp,
-                 "no attention kernel for tensors on {} in this build",
-                 t->device().str());
-  }
+  ops::check_operands(kOp, {&q, &k, &v});
   rules::attention(q.shape(), k.shape(), v.shape(), kOp);
   const Dims d{q.shape()[0], q.shape()[1], k.shape()[1], q.shape()[2],
                k.shape()[2], q.shape()[3], v.shape()[3]};

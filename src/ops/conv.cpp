@@ -7,6 +7,7 @@
 #include "backends/cpu/pool_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/reduce.hpp"
 
@@ -45,13 +46,6 @@ rules::WindowPadding window_padding(AutoPad auto_pad) {
   return rules::WindowPadding::Explicit;
 }
 
-void require(const Tensor& t, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               t.device().str());
-}
-
 DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
                  const char* op) {
   DType d = promote_types(x.dtype(), w.dtype(), op);
@@ -66,8 +60,7 @@ DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
 
 Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
                  const ConvOptions& o, bool transpose, const char* op) {
-  require(x_in, op);
-  require(w_in, op);
+  ops::check_operands(op, {&x_in, &w_in});
   const std::int64_t rank = x_in.rank();
   TESSEL_CHECK(rank >= 3 && rank <= 5 && w_in.rank() == rank, BadShape, op,
                "needs input and weights of rank 3 to 5 (1 to 3 spatial axes), "
@@ -247,7 +240,7 @@ std::vector<std::int64_t> to_channels_last(std::int64_t rank) {
 
 Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
                  Tensor* indices, const char* op) {
-  require(x_in, op);
+  ops::check_operand(op, x_in);
   const std::int64_t rank = x_in.rank();
   TESSEL_CHECK(rank >= 3, BadShape, op,
                "needs (N, C, spatial...) input, got {}",
@@ -357,7 +350,7 @@ Tensor avg_pool2d(const Tensor& x, const PoolOptions& o) {
 Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
                          const PoolOptions& o) {
   const char* op = "avg_pool_backward";
-  require(grad_output, op);
+  ops::check_operand(op, grad_output);
   const auto rank = static_cast<std::int64_t>(input_shape.size());
   TESSEL_CHECK(rank >= 3 && grad_output.rank() == rank, BadShape, op,
                "needs (N, C, spatial...) shapes, got input {} and gradient {}",
@@ -389,7 +382,7 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
 }
 
 Tensor global_avg_pool(const Tensor& x, DataLayout layout) {
-  require(x, "global_avg_pool");
+  ops::check_operand("global_avg_pool", x);
   TESSEL_CHECK(x.rank() >= 3, BadShape, "global_avg_pool",
                "needs (N, C, spatial...), got {}", shape_string(x.shape()));
   Axes axes;

@@ -5,6 +5,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "core/check.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -34,14 +35,6 @@ Tensor block_bytes_view(const Tensor& t) {
   strides.back() = 1;
   return Tensor(t.storage(), std::move(shape), std::move(strides),
                 t.storage_offset() / tr.block_size * tr.block_bytes, DType::U8);
-}
-
-// The kernels here are CPU kernels; other devices get theirs with their
-// backend.
-void require_cpu(const Tensor& t, const char* op) {
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for a tensor on {} in this build", op,
-               t.device().str());
 }
 
 void check_castable(DType from, DType to, const char* op) {
@@ -79,7 +72,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
-  require_cpu(*this, "clone");
+  ops::check_operand("clone", *this);
   Tensor out = empty(shape(), dtype());
   if (numel() > 0) copy_same_shape(out, *this, {});
   out.set_name(name());
@@ -89,7 +82,7 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to(DType target, CastOptions options) const {
   if (target == dtype()) return *this;
   check_castable(dtype(), target, "to");
-  require_cpu(*this, "to");
+  ops::check_operand("to", *this);
   Tensor out = empty(shape(), target);
   if (numel() > 0) copy_same_shape(out, *this, options);
   return out;
@@ -106,7 +99,7 @@ Tensor Tensor::to(Device target) const {
 
 Tensor& Tensor::fill_(Scalar value) {
   check_writable("fill_");
-  require_cpu(*this, "fill_");
+  ops::check_operand("fill_", *this);
   TESSEL_CHECK(!is_block_quantized(dtype()), BadDType, "fill_",
                "cannot fill a {} tensor element-wise; quantize a filled f32 "
                "tensor instead",
@@ -127,7 +120,7 @@ Tensor& Tensor::copy_(const Tensor& src, CastOptions options) {
                "source on {} but destination on {}", src.device().str(),
                device().str());
   check_castable(src.dtype(), dtype(), "copy_");
-  require_cpu(*this, "copy_");
+  ops::check_operand("copy_", *this);
   Tensor source = src.expand(shape());
   // Overlapping memory: read everything before writing anything.
   if (source.shares_storage_with(*this)) source = source.clone();

@@ -4,26 +4,12 @@
 
 #include "backends/cpu/elementwise_kernels.hpp"
 #include "core/check.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
 
 namespace {
-
-void require_defined(const Tensor& t, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
-}
-
-void check_same_device(const char* op,
-                       std::initializer_list<const Tensor*> ts) {
-  const Device first = (*ts.begin())->device();
-  for (const Tensor* t : ts) {
-    TESSEL_CHECK(t->device() == first, DeviceMismatch, op,
-                 "operands on {} and {}", first.str(), t->device().str());
-  }
-  TESSEL_CHECK(first.is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op, first.str());
-}
 
 void check_inputs(const OpInfo& info, DType dtype, const char* op) {
   switch (info.inputs) {
@@ -117,8 +103,7 @@ DType output_dtype(const OpInfo& info, DType compute) {
 Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
                   const Tensor* out) {
   const OpInfo& info = op_info(op);
-  require_defined(x, info.name);
-  check_same_device(info.name, {&x});
+  ops::check_operand(info.name, x);
   check_inputs(info, x.dtype(), info.name);
   TESSEL_CHECK(op != UnaryOp::Softplus || params.a != 0.0, BadShape, info.name,
                "beta must not be 0");
@@ -152,9 +137,7 @@ Tensor unary_out(UnaryOp op, const Tensor& out, const Tensor& x,
 Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
                    std::optional<DType> scalar_dtype, const Tensor* out) {
   const OpInfo& info = op_info(op);
-  require_defined(a, info.name);
-  require_defined(b, info.name);
-  check_same_device(info.name, {&a, &b});
+  ops::check_operands(info.name, {&a, &b});
   const DType promoted = scalar_dtype
                              ? *scalar_dtype
                              : promote_types(a.dtype(), b.dtype(), info.name);
@@ -248,12 +231,12 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
     return apply_binary(BinaryOp::e, a, b);                                 \
   }                                                                         \
   Tensor name(const Tensor& a, Scalar b) {                                  \
-    require_defined(a, #name);                                              \
+    ops::check_operand(#name, a);                                           \
     const DType t = scalar_result_type(a.dtype(), b);                       \
     return apply_binary(BinaryOp::e, a, scalar_tensor(b, t), t);            \
   }                                                                         \
   Tensor name(Scalar a, const Tensor& b) {                                  \
-    require_defined(b, #name);                                              \
+    ops::check_operand(#name, b);                                           \
     const DType t = scalar_result_type(b.dtype(), a);                       \
     return apply_binary(BinaryOp::e, scalar_tensor(a, t), b, t);            \
   }                                                                         \
@@ -264,7 +247,7 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
     return binary_out(BinaryOp::e, self, self, other);                      \
   }                                                                         \
   Tensor name##_(const Tensor& self, Scalar other) {                        \
-    require_defined(self, #name "_");                                       \
+    ops::check_operand(#name "_", self);                                    \
     const DType t = scalar_result_type(self.dtype(), other);                \
     return binary_out(BinaryOp::e, self, self, scalar_tensor(other, t), t); \
   }
@@ -319,8 +302,7 @@ TESSEL_DEFINE_INPLACE(sigmoid, Sigmoid)
 // ---- ternary ----
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  for (const Tensor* t : {&cond, &a, &b}) require_defined(*t, "where");
-  check_same_device("where", {&cond, &a, &b});
+  ops::check_operands("where", {&cond, &a, &b});
   const DType dtype = promote_types(a.dtype(), b.dtype(), "where");
   const Shape shapes[] = {cond.shape(), a.shape(), b.shape()};
   Shape shape;
@@ -341,11 +323,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
-  require_defined(b, "where");
+  ops::check_operand("where", b);
   return where(cond, scalar_tensor(a, scalar_result_type(b.dtype(), a)), b);
 }
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
-  require_defined(a, "where");
+  ops::check_operand("where", a);
   return where(cond, a, scalar_tensor(b, scalar_result_type(a.dtype(), b)));
 }
 Tensor where(const Tensor& cond, Scalar a, Scalar b) {
@@ -355,8 +337,7 @@ Tensor where(const Tensor& cond, Scalar a, Scalar b) {
 }
 
 Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
-  for (const Tensor* t : {&a, &b, &c}) require_defined(*t, "fma");
-  check_same_device("fma", {&a, &b, &c});
+  ops::check_operands("fma", {&a, &b, &c});
   const DType dtype = promote_types(promote_types(a.dtype(), b.dtype(), "fma"),
                                     c.dtype(), "fma");
   const Shape shapes[] = {a.shape(), b.shape(), c.shape()};

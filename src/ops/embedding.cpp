@@ -7,6 +7,7 @@
 #include "backends/cpu/rope_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"
@@ -15,12 +16,6 @@
 namespace tessel {
 
 namespace {
-
-void require_cpu(const Tensor& t, const char* what, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "{} is undefined", what);
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {}", op, t.device().str());
-}
 
 // "(1, 3)": where the flat index `flat` sits in `shape`.
 std::string position_of(std::int64_t flat, const Shape& shape) {
@@ -36,8 +31,9 @@ std::string position_of(std::int64_t flat, const Shape& shape) {
 
 Tensor embedding(const Tensor& weight, const Tensor& ids) {
   const char* op = "embedding";
-  require_cpu(weight, "weight", op);
-  require_cpu(ids, "ids", op);
+  ops::check_defined(op, weight, "weight");
+  ops::check_defined(op, ids, "ids");
+  ops::check_operands(op, {&weight, &ids});
   rules::embedding(weight.shape(), ids.shape(), op);
   TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
                op, "ids must be integers, got {}", dtype_name(ids.dtype()));
@@ -56,7 +52,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
 RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
                        double theta, DType dtype) {
   const char* op = "rope_tables";
-  require_cpu(positions, "positions", op);
+  ops::check_operand(op, positions, "positions");
   TESSEL_CHECK(rotary_dim > 0 && rotary_dim % 2 == 0, BadShape, op,
                "rotary_dim must be positive and even, got {}", rotary_dim);
   TESSEL_CHECK(theta > 0 && std::isfinite(theta), BadShape, op,
@@ -76,7 +72,7 @@ RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
 }
 
 Tensor rope(const Tensor& x, const Tensor& positions, const RopeOptions& o) {
-  require_cpu(x, "x", "rope");
+  ops::check_operand("rope", x, "x");
   TESSEL_CHECK(x.rank() >= 1, BadShape, "rope",
                "x must have a head dimension, got {}", shape_string(x.shape()));
   const std::int64_t rotary =
@@ -89,9 +85,10 @@ Tensor rope(const Tensor& x, const Tensor& positions, const RopeOptions& o) {
 Tensor rope_with_tables(const Tensor& x, const Tensor& cos_table,
                         const Tensor& sin_table, RopeStyle style) {
   const char* op = "rope";
-  require_cpu(x, "x", op);
-  require_cpu(cos_table, "cos", op);
-  require_cpu(sin_table, "sin", op);
+  ops::check_defined(op, x, "x");
+  ops::check_defined(op, cos_table, "cos");
+  ops::check_defined(op, sin_table, "sin");
+  ops::check_operands(op, {&x, &cos_table, &sin_table});
   TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
                "x must be float, got {}", dtype_name(x.dtype()));
   TESSEL_CHECK(x.rank() >= 1, BadShape, op,

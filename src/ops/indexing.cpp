@@ -9,19 +9,13 @@
 #include "backends/cpu/index_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
 
 namespace {
-
-void require(const Tensor& t, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               t.device().str());
-}
 
 // A byte-addressable version of t (packed and block types go to f32, as in
 // every other op).
@@ -33,7 +27,7 @@ Tensor addressable(const Tensor& t) {
 // checked against [-extent, extent) before anything is written.
 Tensor normalized_index(const Tensor& index, std::int64_t extent,
                         const char* op) {
-  require(index, op);
+  ops::check_operand(op, index);
   TESSEL_CHECK(is_integral(index.dtype()), BadDType, op,
                "indices must be integers, got {}", dtype_name(index.dtype()));
   Tensor idx = index.to(DType::I64).contiguous();
@@ -80,7 +74,7 @@ cpu::ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
 Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "concat",
                "no tensors to concatenate");
-  for (const auto& t : tensors) require(t, "concat");
+  ops::check_operands("concat", tensors);
   std::vector<Shape> shapes;
   DType dtype = tensors.front().dtype();
   for (const auto& t : tensors) {
@@ -101,10 +95,10 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "stack", "no tensors to stack");
+  ops::check_operands("stack", tensors);
   const Shape& shape = tensors.front().shape();
   std::vector<Tensor> expanded;
   for (const auto& t : tensors) {
-    require(t, "stack");
     TESSEL_CHECK(t.shape() == shape, BadShape, "stack",
                  "every tensor must have one shape; got {} and {}",
                  shape_string(shape), shape_string(t.shape()));
@@ -117,7 +111,7 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis) {
 std::vector<Tensor> split(const Tensor& x,
                           const std::vector<std::int64_t>& sizes,
                           std::int64_t axis) {
-  require(x, "split");
+  ops::check_operand("split", x);
   const auto a = normalize_axis(axis, x.rank(), "split");
   std::int64_t total = 0;
   for (auto s : sizes) {
@@ -138,7 +132,7 @@ std::vector<Tensor> split(const Tensor& x,
 
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
                           std::int64_t axis) {
-  require(x, "chunk");
+  ops::check_operand("chunk", x);
   TESSEL_CHECK(chunks > 0, BadShape, "chunk", "chunks must be positive, got {}",
                chunks);
   const auto a = normalize_axis(axis, x.rank(), "chunk");
@@ -156,7 +150,7 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
 // ---- gathering and scattering ----
 
 Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
-  require(x_in, "gather");
+  ops::check_operand("gather", x_in);
   const Tensor x = addressable(x_in);
   TESSEL_CHECK(x.rank() > 0, BadShape, "gather",
                "cannot gather from a rank-0 tensor");
@@ -183,8 +177,7 @@ Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index) {
 
 Tensor gather_elements(const Tensor& x_in, const Tensor& index,
                        std::int64_t axis) {
-  require(x_in, "gather_elements");
-  require(index, "gather_elements");
+  ops::check_operands("gather_elements", {&x_in, &index});
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "gather_elements");
   check_element_index(x, index, a, "gather_elements");
@@ -201,8 +194,7 @@ Tensor take_along_axis(const Tensor& x, const Tensor& index,
 
 Tensor gather_nd(const Tensor& x_in, const Tensor& index,
                  std::int64_t batch_dims) {
-  require(x_in, "gather_nd");
-  require(index, "gather_nd");
+  ops::check_operands("gather_nd", {&x_in, &index});
   const Tensor x = addressable(x_in);
   const std::int64_t q = index.rank();
   TESSEL_CHECK(
@@ -267,7 +259,7 @@ Tensor gather_nd(const Tensor& x_in, const Tensor& index,
 
 Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
                const Tensor& updates, ScatterReduce reduce) {
-  for (const Tensor* t : {&x_in, &index, &updates}) require(*t, "scatter");
+  ops::check_operands("scatter", {&x_in, &index, &updates});
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "scatter");
   check_element_index(x, index, a, "scatter");
@@ -297,8 +289,7 @@ Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index,
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-  require(x, "masked_fill");
-  require(mask, "masked_fill");
+  ops::check_operands("masked_fill", {&x, &mask});
   TESSEL_CHECK(broadcast_shapes(x.shape(), mask.shape()) == x.shape(),
                BroadcastMismatch, "masked_fill",
                "mask {} does not broadcast to the shape {} of x",
@@ -308,7 +299,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
 
 Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
                Scalar on_value, Scalar off_value, DType dtype) {
-  require(indices, "one_hot");
+  ops::check_operand("one_hot", indices);
   TESSEL_CHECK(depth > 0, BadShape, "one_hot", "depth must be positive, got {}",
                depth);
   const Tensor idx = normalized_index(indices, depth, "one_hot");
@@ -327,7 +318,7 @@ Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
 namespace {
 
 Tensor triangle(const Tensor& x, std::int64_t k, bool lower, const char* op) {
-  require(x, op);
+  ops::check_operand(op, x);
   TESSEL_CHECK(x.rank() >= 2, BadShape, op,
                "needs at least 2 axes, got shape {}", shape_string(x.shape()));
   const std::int64_t rows = x.shape()[x.rank() - 2];
@@ -377,7 +368,7 @@ Tensor triu(const Tensor& x, std::int64_t k) {
 Tensor pad(const Tensor& x_in,
            const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
            PadMode mode, Scalar value) {
-  require(x_in, "pad");
+  ops::check_operand("pad", x_in);
   const Tensor x = addressable(x_in);
   TESSEL_CHECK(static_cast<std::int64_t>(pads.size()) <= x.rank(), BadShape,
                "pad", "{} pad pairs for a tensor of rank {}", pads.size(),
@@ -426,7 +417,7 @@ Tensor pad(const Tensor& x_in,
 }
 
 Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps_in) {
-  require(x, "tile");
+  ops::check_operand("tile", x);
   const auto rank = std::max<std::int64_t>(
       x.rank(), static_cast<std::int64_t>(reps_in.size()));
   std::vector<std::int64_t> reps(
@@ -450,7 +441,7 @@ Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps_in) {
 
 Tensor repeat(const Tensor& x, std::int64_t repeats,
               std::optional<std::int64_t> axis) {
-  require(x, "repeat");
+  ops::check_operand("repeat", x);
   TESSEL_CHECK(repeats >= 0, BadShape, "repeat", "negative repeats {}",
                repeats);
   const Tensor src = axis ? x : x.reshape({-1});
@@ -463,8 +454,7 @@ Tensor repeat(const Tensor& x, std::int64_t repeats,
 }
 
 Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
-  require(x, "repeat");
-  require(repeats, "repeat");
+  ops::check_operands("repeat", {&x, &repeats});
   const auto a = normalize_axis(axis, x.rank(), "repeat");
   TESSEL_CHECK(
       repeats.rank() == 1 && repeats.numel() == x.shape()[a], BadShape,
@@ -482,7 +472,7 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
 }
 
 Tensor flip(const Tensor& x, Axes axes) {
-  require(x, "flip");
+  ops::check_operand("flip", x);
   Tensor out = x;
   const auto mask_size = static_cast<std::size_t>(x.rank());
   SmallVector<bool, 8> flipped(mask_size, axes.empty());
@@ -500,7 +490,7 @@ Tensor flip(const Tensor& x, Axes axes) {
 
 Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
             Axes axes) {
-  require(x, "roll");
+  ops::check_operand("roll", x);
   if (axes.empty()) {
     TESSEL_CHECK(shifts.size() == 1, BadShape, "roll",
                  "without axes, roll takes one shift, got {}", shifts.size());
@@ -521,14 +511,14 @@ Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
 }
 
 Tensor nchw_to_nhwc(const Tensor& x) {
-  require(x, "nchw_to_nhwc");
+  ops::check_operand("nchw_to_nhwc", x);
   TESSEL_CHECK(x.rank() == 4, BadShape, "nchw_to_nhwc",
                "needs a 4-D tensor, got {}", shape_string(x.shape()));
   return x.permute({0, 2, 3, 1}).clone();
 }
 
 Tensor nhwc_to_nchw(const Tensor& x) {
-  require(x, "nhwc_to_nchw");
+  ops::check_operand("nhwc_to_nchw", x);
   TESSEL_CHECK(x.rank() == 4, BadShape, "nhwc_to_nchw",
                "needs a 4-D tensor, got {}", shape_string(x.shape()));
   return x.permute({0, 3, 1, 2}).clone();
@@ -540,7 +530,7 @@ namespace {
 
 void sort_impl(const Tensor& x_in, std::int64_t axis, bool descending,
                Tensor* values, Tensor* indices, const char* op) {
-  require(x_in, op);
+  ops::check_operand(op, x_in);
   const Tensor x = addressable(x_in);
   const Tensor src = x.rank() == 0 ? x.reshape({1}) : x;
   const auto a = normalize_axis(axis, src.rank(), op);
@@ -574,7 +564,7 @@ Tensor argsort(const Tensor& x, std::int64_t axis, bool descending) {
 
 TopK topk(const Tensor& x, std::int64_t k, std::int64_t axis, bool largest,
           bool sorted) {
-  require(x, "topk");
+  ops::check_operand("topk", x);
   const auto a =
       normalize_axis(axis, std::max<std::int64_t>(x.rank(), 1), "topk");
   const std::int64_t extent = x.rank() == 0 ? 1 : x.shape()[a];

@@ -10,6 +10,7 @@
 #include "backends/cpu/onednn.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/reduce.hpp"
@@ -17,13 +18,6 @@
 namespace tessel {
 
 namespace {
-
-void require(const Tensor& t, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "an operand is undefined");
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               t.device().str());
-}
 
 // The dtype a product of a and b is computed and returned in.
 DType product_dtype(DType a, DType b, const char* op) {
@@ -180,8 +174,7 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor out) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  require(a_in, "matmul");
-  require(b_in, "matmul");
+  ops::check_operands("matmul", {&a_in, &b_in});
   TESSEL_CHECK(a_in.rank() >= 1 && b_in.rank() >= 1, BadShape, "matmul",
                "operands need at least one axis, got shapes {} and {}",
                shape_string(a_in.shape()), shape_string(b_in.shape()));
@@ -218,8 +211,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
-  require(a, "dot");
-  require(b, "dot");
+  ops::check_operands("dot", {&a, &b});
   TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "dot",
                "needs two 1-D tensors, got shapes {} and {} (use matmul)",
                shape_string(a.shape()), shape_string(b.shape()));
@@ -230,8 +222,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  require(a, "outer");
-  require(b, "outer");
+  ops::check_operands("outer", {&a, &b});
   TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "outer",
                "needs two 1-D tensors, got shapes {} and {}",
                shape_string(a.shape()), shape_string(b.shape()));
@@ -239,8 +230,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  require(x, "linear");
-  require(weight, "linear");
+  ops::check_operands("linear", {&x, &weight});
   const Shape shape = rules::linear<Shape>(x.shape(), weight.shape(), "linear");
   const std::int64_t k = weight.shape()[1], n = weight.shape()[0];
   if (bias.defined()) {
@@ -347,7 +337,7 @@ Tensor einsum(std::string_view equation_in,
   }
   TESSEL_CHECK(operands.size() == 1 || operands.size() == 2, BadShape, "einsum",
                "supports one or two operands, got {}", operands.size());
-  for (const auto& t : operands) require(t, "einsum");
+  ops::check_operands("einsum", operands);
   const auto arrow = equation.find("->");
   const std::string lhs = equation.substr(0, arrow);
   std::vector<std::string> terms;

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/norm_kernels.hpp"
 #include "core/check.hpp"
+#include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
@@ -16,10 +17,7 @@ namespace {
 
 // The dtype the kernels run in: f64, f32, bf16 and f16 natively, f8 via f32.
 DType kernel_dtype(const Tensor& x, const char* op) {
-  TESSEL_CHECK(x.defined(), BadShape, op, "the input is undefined");
-  TESSEL_CHECK(x.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               x.device().str());
+  ops::check_operand(op, x, "the input");
   TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
                "needs a float input, got {}", dtype_name(x.dtype()));
   return x.dtype() == DType::F8E4M3FN || x.dtype() == DType::F8E5M2 ? DType::F32

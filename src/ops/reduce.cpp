@@ -8,6 +8,7 @@
 #include "backends/cpu/reduce_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -41,10 +42,7 @@ const char* op_name(ReduceOp op) {
 
 // The input after DESIGN §1 rule 4 (packed and block types count as f32).
 Tensor operand(const Tensor& x, const char* op) {
-  TESSEL_CHECK(x.defined(), BadShape, op, "the tensor is undefined");
-  TESSEL_CHECK(x.device().is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               x.device().str());
+  ops::check_operand(op, x, "the tensor");
   return is_byte_addressable(x.dtype()) ? x : x.to(DType::F32);
 }
 

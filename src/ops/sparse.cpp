@@ -11,6 +11,7 @@
 
 #include "backends/cpu/spmm_kernels.hpp"
 #include "core/check.hpp"
+#include "ops/operands.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/indexing.hpp"
@@ -33,13 +34,6 @@ struct SparseAccess {
 namespace {
 
 using Index64 = std::vector<std::int64_t>;
-
-void require_cpu(const Tensor& t, const char* what, const char* op) {
-  TESSEL_CHECK(t.defined(), BadShape, op, "{} is undefined", what);
-  TESSEL_CHECK(t.device().is_cpu(), DeviceMismatch, op,
-               "{} is on {}; sparse tensors live on the CPU", what,
-               t.device().str());
-}
 
 void require_index_dtype(DType t, const char* what, const char* op) {
   TESSEL_CHECK(t == DType::I32 || t == DType::I64, BadDType, op,
@@ -112,8 +106,9 @@ void require_defined(const Tensor& values, const char* op) {
 CooTensor CooTensor::from_parts(const Tensor& indices, const Tensor& values,
                                 Shape shape) {
   const char* op = "sparse_coo";
-  require_cpu(indices, "indices", op);
-  require_cpu(values, "values", op);
+  ops::check_defined(op, indices, "indices");
+  ops::check_defined(op, values, "values");
+  ops::check_operands(op, {&indices, &values});
   require_index_dtype(indices.dtype(), "indices", op);
   require_value_dtype(values.dtype(), op);
   require_extents(shape, op);
@@ -225,7 +220,7 @@ CsrTensor CooTensor::to_csr() const {
 
 CooTensor to_sparse_coo(const Tensor& dense, DType index_dtype) {
   const char* op = "to_sparse_coo";
-  require_cpu(dense, "dense", op);
+  ops::check_operand(op, dense, "dense");
   require_index_dtype(index_dtype, "index dtype", op);
   require_value_dtype(dense.dtype(), op);
   TESSEL_CHECK(dense.rank() >= 1, BadShape, op,
@@ -261,9 +256,10 @@ CooTensor to_sparse_coo(const Tensor& dense, DType index_dtype) {
 CsrTensor CsrTensor::from_parts(const Tensor& crow, const Tensor& col,
                                 const Tensor& values, Shape shape) {
   const char* op = "sparse_csr";
-  require_cpu(crow, "crow_indices", op);
-  require_cpu(col, "col_indices", op);
-  require_cpu(values, "values", op);
+  ops::check_defined(op, crow, "crow_indices");
+  ops::check_defined(op, col, "col_indices");
+  ops::check_defined(op, values, "values");
+  ops::check_operands(op, {&crow, &col, &values});
   require_index_dtype(crow.dtype(), "crow_indices", op);
   require_index_dtype(col.dtype(), "col_indices", op);
   TESSEL_CHECK(crow.dtype() == col.dtype(), BadDType, op,
@@ -340,7 +336,7 @@ Tensor CsrTensor::to_dense() const {
 
 CsrTensor to_sparse_csr(const Tensor& dense, DType index_dtype) {
   const char* op = "to_sparse_csr";
-  require_cpu(dense, "dense", op);
+  ops::check_operand(op, dense, "dense");
   TESSEL_CHECK(dense.rank() == 2, BadShape, op,
                "CSR tensors are 2-D, got shape {}",
                shape_string(dense.shape()));
@@ -352,7 +348,7 @@ CsrTensor to_sparse_csr(const Tensor& dense, DType index_dtype) {
 Tensor matmul(const CsrTensor& a, const Tensor& b) {
   const char* op = "sparse_matmul";
   require_defined(a.values(), op);
-  require_cpu(b, "b", op);
+  ops::check_operand(op, b, "b");
   TESSEL_CHECK(b.rank() == 2, BadShape, op,
                "b must be a matrix, got shape {} for sparse {}",
                shape_string(b.shape()), shape_string(a.shape()));
