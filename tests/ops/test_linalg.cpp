@@ -34,6 +34,20 @@ TEST(Matmul, EveryDType) {
   EXPECT_EQ(matmul(full({1, 2}, 255, DType::U8), full({2, 1}, 127, DType::I8))
                 .item<int>(),
             64770);
+  // Past 2^24, where f32 stops holding every integer: exact over long K
+  // whatever engine runs the product.
+  EXPECT_EQ(
+      matmul(full({1, 1000}, 255, DType::U8), full({1000, 1}, 255, DType::U8))
+          .item<std::int64_t>(),
+      65025000);
+  EXPECT_EQ(
+      matmul(full({2, 1000}, 255, DType::U8), full({1000, 3}, -128, DType::I8))
+          .at<std::int32_t>({1, 2}),
+      -32640000);
+  EXPECT_EQ(
+      matmul(full({1, 1001}, -128, DType::I8), full({1001, 1}, -127, DType::I8))
+          .item<std::int64_t>(),
+      16272256);
   // Mixed dtypes promote.
   EXPECT_EQ(matmul(a23().to(DType::BF16), b34().to(DType::F16)).dtype(),
             DType::F32);

@@ -46,6 +46,16 @@ bool int8_products_exact() {
   }
 }
 
+bool has_avx512() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx: return true;
+    default: return false;
+  }
+}
+
 bool to_dnnl(DType t, dt* out) {
   switch (t) {
     case DType::F32: *out = dt::f32; return true;
@@ -338,13 +348,23 @@ bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
   // in and out, as PyTorch does. Channels-last data has fast kernels of its
   // own and stays as it is.
   // Measured on [8,64,56,56] f32: nChw16c with the direct jit kernel beats
-  // what `any` picks (NHWC with brgconv, whose reorders cost more).
+  // what `any` picks (NHWC with brgconv, whose reorders cost more). The
+  // block is the vector width: 16 floats with AVX-512, 8 with AVX2, where
+  // oneDNN has no jit kernel for 16-channel blocks and ran its reference
+  // convolution (77 s for that shape instead of a few ms).
   const bool blocked = x.is_contiguous() && y.is_contiguous();
   using tag = dnnl::memory::format_tag;
   const std::int64_t rank = x.rank();
+  const bool avx512 = has_avx512();
+  const std::int64_t block = avx512 ? 16 : 8;
   tag io = tag::any;
-  if (tx == dt::f32 && x.shape()[1] % 16 == 0 && y.shape()[1] % 16 == 0) {
-    io = rank == 3 ? tag::nCw16c : rank == 4 ? tag::nChw16c : tag::nCdhw16c;
+  if (tx == dt::f32 && x.shape()[1] % block == 0 && y.shape()[1] % block == 0) {
+    io = avx512 ? (rank == 3   ? tag::nCw16c
+                   : rank == 4 ? tag::nChw16c
+                               : tag::nCdhw16c)
+                : (rank == 3   ? tag::nCw8c
+                   : rank == 4 ? tag::nChw8c
+                               : tag::nCdhw8c);
   }
   const auto any = tag::any;
   const dnnl::memory::desc src =
