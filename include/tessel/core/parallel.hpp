@@ -1,6 +1,6 @@
-// The one thread pool every kernel uses. Its size comes from
-// set_num_threads(), else TESSEL_NUM_THREADS, else the CPUs this process may
-// run on.
+// The one set of threads every kernel uses (OpenMP's team, shared with
+// oneDNN). Its size comes from set_num_threads(), else TESSEL_NUM_THREADS,
+// else the CPUs this process may run on.
 #pragma once
 
 #include <cstdint>
