@@ -123,10 +123,6 @@ Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
   return into(*out, x.shape(), result, {&x}, info.name, kernel);
 }
 
-Tensor apply_unary(UnaryOp op, const Tensor& x, UnaryParams params = {}) {
-  return unary_into(op, params, x, nullptr);
-}
-
 Tensor unary_out(UnaryOp op, const Tensor& out, const Tensor& x,
                  UnaryParams params = {}) {
   return unary_into(op, params, x, &out);
@@ -192,7 +188,7 @@ DType scalar_result_type(DType t, const Scalar& s) {
 }
 
 Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& params) {
-  return apply_unary(op, x, params);
+  return unary_into(op, params, x, nullptr);
 }
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   return apply_binary(op, a, b);
@@ -215,10 +211,10 @@ std::optional<BinaryOp> binary_op_from_name(std::string_view name) {
 
 #define TESSEL_DEFINE_UNARY(e, name, result, inputs, kind, kernel) \
   TESSEL_DEFINE_UNARY_##kind(e, name)
-#define TESSEL_DEFINE_UNARY_Plain(e, name)                            \
-  Tensor name(const Tensor& x) { return apply_unary(UnaryOp::e, x); } \
-  Tensor name##_out(const Tensor& out, const Tensor& x) {             \
-    return unary_out(UnaryOp::e, out, x);                             \
+#define TESSEL_DEFINE_UNARY_Plain(e, name)                          \
+  Tensor name(const Tensor& x) { return unary(UnaryOp::e, x, {}); } \
+  Tensor name##_out(const Tensor& out, const Tensor& x) {           \
+    return unary_out(UnaryOp::e, out, x);                           \
   }
 #define TESSEL_DEFINE_UNARY_Param(e, name)
 TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
@@ -257,20 +253,19 @@ TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_BINARY)
 // ---- parameterised unary ops ----
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  return apply_unary(UnaryOp::LeakyRelu, x, {negative_slope, 0.0});
+  return unary(UnaryOp::LeakyRelu, x, {negative_slope, 0.0});
 }
 Tensor elu(const Tensor& x, double alpha) {
-  return apply_unary(UnaryOp::Elu, x, {alpha, 0.0});
+  return unary(UnaryOp::Elu, x, {alpha, 0.0});
 }
 Tensor gelu(const Tensor& x, GeluApproximation approximation) {
-  return apply_unary(approximation == GeluApproximation::Tanh
-                         ? UnaryOp::GeluTanh
-                         : UnaryOp::Gelu,
-                     x);
+  return unary(approximation == GeluApproximation::Tanh ? UnaryOp::GeluTanh
+                                                        : UnaryOp::Gelu,
+               x, {});
 }
-Tensor gelu_tanh(const Tensor& x) { return apply_unary(UnaryOp::GeluTanh, x); }
+Tensor gelu_tanh(const Tensor& x) { return unary(UnaryOp::GeluTanh, x, {}); }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
-  return apply_unary(UnaryOp::Softplus, x, {beta, threshold});
+  return unary(UnaryOp::Softplus, x, {beta, threshold});
 }
 
 Tensor clip(const Tensor& x, std::optional<Scalar> min,

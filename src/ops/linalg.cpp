@@ -217,15 +217,12 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   const Tensor bc = with_rank(int8 ? b : b.to(dtype), rank);
   Tensor out = empty(shape, dtype);
   if (out.numel() > 0) {
-    if (int8 && !(ac.dtype() == DType::U8 && bc.dtype() == DType::U8)) {
-      if (!cpu::onednn::matmul(ac.contiguous(), bc.contiguous(), nullptr,
-                               out)) {
-        exact_int8_gemm(ac, bc, out);
-      }
-    } else if (int8) {
-      exact_int8_gemm(ac, bc, out);
-    } else {
+    if (!int8) {
       gemm(ac, bc, nullptr, out);
+    } else if ((ac.dtype() == DType::U8 && bc.dtype() == DType::U8) ||
+               !cpu::onednn::matmul(ac.contiguous(), bc.contiguous(), nullptr,
+                                    out)) {
+      exact_int8_gemm(ac, bc, out);  // oneDNN has no u8 x u8, or no exact one
     }
   }
   if (a_in.rank() == 1) out = out.squeeze(-2);

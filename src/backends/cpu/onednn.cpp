@@ -31,29 +31,33 @@ dnnl::stream& stream() {
   return s;
 }
 
-// Without VNNI, oneDNN's int8 kernels add pairs of u8 x s8 products with
-// vpmaddubsw, which saturates at int16 (s8 operands are shifted to u8
-// first): on an AVX2-only CPU, 255*127 + 255*127 came back as 32767 and
-// 4 x 127*-128 as 0. So 8-bit operands go to oneDNN only where VNNI adds the
-// products in 32 bits; elsewhere the exact integer path runs.
-bool int8_products_exact() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx2_vnni:
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx: return true;
-    default: return false;
-  }
-}
+// What the CPU oneDNN runs on offers, asked once.
+struct IsaFeatures {
+  bool avx512 = false;
+  // Without VNNI, oneDNN's int8 kernels add pairs of u8 x s8 products with
+  // vpmaddubsw, which saturates at int16 (s8 operands are shifted to u8
+  // first): on an AVX2-only CPU, 255*127 + 255*127 came back as 32767 and
+  // 4 x 127*-128 as 0. So 8-bit operands go to oneDNN only where VNNI adds
+  // the products in 32 bits; elsewhere the exact integer path runs.
+  bool int8_exact = false;
+};
 
-bool has_avx512() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core:
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx: return true;
-    default: return false;
-  }
+const IsaFeatures& isa_features() {
+  static const IsaFeatures features = [] {
+    IsaFeatures f;
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core_amx:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_vnni:
+        f.int8_exact = true;
+        [[fallthrough]];
+      case dnnl::cpu_isa::avx512_core: f.avx512 = true; break;
+      case dnnl::cpu_isa::avx2_vnni: f.int8_exact = true; break;
+      default: break;
+    }
+    return f;
+  }();
+  return features;
 }
 
 bool to_dnnl(DType t, dt* out) {
@@ -61,8 +65,8 @@ bool to_dnnl(DType t, dt* out) {
     case DType::F32: *out = dt::f32; return true;
     case DType::BF16: *out = dt::bf16; return true;
     case DType::F16: *out = dt::f16; return true;
-    case DType::I8: *out = dt::s8; return int8_products_exact();
-    case DType::U8: *out = dt::u8; return int8_products_exact();
+    case DType::I8: *out = dt::s8; return isa_features().int8_exact;
+    case DType::U8: *out = dt::u8; return isa_features().int8_exact;
     case DType::I32: *out = dt::s32; return true;
     default: return false;
   }
@@ -355,7 +359,7 @@ bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
   const bool blocked = x.is_contiguous() && y.is_contiguous();
   using tag = dnnl::memory::format_tag;
   const std::int64_t rank = x.rank();
-  const bool avx512 = has_avx512();
+  const bool avx512 = isa_features().avx512;
   const std::int64_t block = avx512 ? 16 : 8;
   tag io = tag::any;
   if (tx == dt::f32 && x.shape()[1] % block == 0 && y.shape()[1] % block == 0) {
