@@ -1,5 +1,6 @@
-// Convolution and pooling: geometry (padding, output sizes, groups) and
-// layouts here; kernels in oneDNN (onednn.cpp) and pool.cpp.
+// Convolution and pooling: validation, groups and layouts here; the window
+// geometry in core/shape_rules.hpp; kernels in oneDNN (onednn.cpp),
+// conv_reference.cpp and pool.cpp.
 #include "tessel/ops/conv.hpp"
 
 #include "backends/cpu/conv_kernels.hpp"
