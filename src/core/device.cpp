@@ -12,11 +12,13 @@ thread_local Device t_current_device = Device::cpu();
 }
 
 std::string Device::str() const {
+  if (is_meta()) return "meta";
   return is_cpu() ? std::string("cpu") : fmt::format("cuda:{}", index);
 }
 
 Device parse_device(const std::string& text) {
   if (text == "cpu") return Device::cpu();
+  if (text == "meta") return Device::meta();
   if (text == "cuda") return Device::cuda(0);
   if (text.rfind("cuda:", 0) == 0) {
     int index = -1;
@@ -28,12 +30,15 @@ Device parse_device(const std::string& text) {
     }
   }
   detail::fail(ErrorCode::DeviceMismatch, "parse_device",
-               "'{}' is not a device; expected 'cpu' or 'cuda:N'", text);
+               "'{}' is not a device; expected 'cpu', 'cuda:N' or 'meta'",
+               text);
 }
 
-// This build has the CPU backend only; the CUDA backend reports its devices
-// here when it is compiled in.
-bool device_available(Device device) { return device.is_cpu(); }
+// This build has the CPU and meta backends; the CUDA backend reports its
+// devices here when it is compiled in.
+bool device_available(Device device) {
+  return device.is_cpu() || device.is_meta();
+}
 
 std::vector<Device> available_devices() { return {Device::cpu()}; }
 

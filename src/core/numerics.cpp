@@ -28,7 +28,9 @@ void set_check_numerics(bool enabled) { flag() = enabled; }
 bool check_numerics() { return flag(); }
 
 void check_finite(const Tensor& t, const char* op) {
-  if (!check_numerics() || !is_floating_point(t.dtype()) || t.numel() == 0) {
+  // A meta tensor has no values to check.
+  if (!check_numerics() || !is_floating_point(t.dtype()) || t.numel() == 0 ||
+      t.device().is_meta()) {
     return;
   }
   const Tensor c = t.contiguous();

@@ -68,6 +68,13 @@ std::string memlock_limit_text() {
 Storage Storage::allocate(std::int64_t nbytes, Device device) {
   check_nbytes(nbytes, "allocate");
   require_device(device, "allocate");
+  if (device.is_meta()) {
+    // Meta storage records its size and holds nothing (Note [meta backend]).
+    auto impl = std::make_shared<Impl>();
+    impl->nbytes = nbytes;
+    impl->device = device;
+    return Storage(std::move(impl));
+  }
   // Empty tensors still get a valid, aligned pointer: kernels may form
   // pointers into them and memcpy of zero bytes requires non-null.
   const auto size = static_cast<std::size_t>(nbytes);

@@ -186,6 +186,8 @@ void Tensor::check_writable(const char* op) const {
 
 const void* Tensor::raw_data() const {
   const auto& i = impl("raw_data");
+  TESSEL_CHECK(!i.storage.device().is_meta(), DeviceMismatch, "raw_data",
+               "a tensor on meta has no data to read or write");
   return static_cast<const char*>(i.storage.data()) +
          byte_offset_of(i.dtype, i.offset);
 }

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/attention_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/attention_weights.hpp"
@@ -36,11 +35,13 @@ Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
 }
 
 // The mask as a tensor broadcast to (B, Hq, Sq, Sk), in f32 or bool.
-Tensor broadcast_mask(const Tensor& mask, const Dims& d, DType additive) {
+Tensor broadcast_mask(const Tensor& mask, const Dims& d, DType additive,
+                      Device device) {
   if (!mask.defined()) return {};
   const Shape target{d.batch, d.q_heads, d.q_len, d.kv_len};
-  TESSEL_CHECK(mask.device().is_cpu(), DeviceMismatch, kOp, "the mask is on {}",
-               mask.device().str());
+  TESSEL_CHECK(mask.device() == device, DeviceMismatch, kOp,
+               "the mask is on {} but the operands on {}", mask.device().str(),
+               device.str());
   bool fits = mask.rank() <= 4;
   for (std::int64_t i = 1; fits && i <= mask.rank(); ++i) {
     const std::int64_t e = mask.shape()[mask.rank() - i];
@@ -65,11 +66,6 @@ Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v,
   const detail::AttentionWeights w = detail::attention_weights(
       q, detail::repeat_kv_heads(k, group), mask, o, scale, offset);
   return matmul(w.p, detail::repeat_kv_heads(v, group));
-}
-
-cpu::HeadsView heads_view(const Tensor& t) {
-  return {t.const_data<float>(), t.strides()[0], t.strides()[1],
-          t.strides()[2]};
 }
 
 }  // namespace
@@ -98,18 +94,19 @@ AttentionWeights attention_weights(const Tensor& q, const Tensor& k_repeated,
   const double neg_inf = -std::numeric_limits<double>::infinity();
   if (mask.defined()) {
     s = mask.dtype() == DType::Bool
-            ? where(mask, s, full({}, neg_inf, s.dtype()))
+            ? where(mask, s, full({}, neg_inf, s.dtype(), s.device()))
             : add(s, mask);
   }
   if (o.causal) {
     const Tensor keep =
         le(arange(kv_len, DType::I64).reshape({1, kv_len}),
-           add(arange(q_len, DType::I64).reshape({q_len, 1}), causal_offset));
-    s = where(keep, s, full({}, neg_inf, s.dtype()));
+           add(arange(q_len, DType::I64).reshape({q_len, 1}), causal_offset))
+            .to(s.device());
+    s = where(keep, s, full({}, neg_inf, s.dtype(), s.device()));
   }
   // Rows with nothing to attend to give zeros rather than NaN.
   const Tensor empty_row = eq(max(s, {-1}, true), neg_inf);
-  w.p = where(empty_row, zeros({}, s.dtype()), softmax(s, -1));
+  w.p = where(empty_row, zeros({}, s.dtype(), s.device()), softmax(s, -1));
   return w;
 }
 
@@ -137,7 +134,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
                "softcap must be finite and non-negative, got {}", o.softcap);
 
   if (dtype == DType::F64) {
-    const Tensor mask = broadcast_mask(o.mask, d, DType::F64);
+    const Tensor mask = broadcast_mask(o.mask, d, DType::F64, q_in.device());
     const Tensor y =
         attention_unfused(q_in.to(dtype), k_in.to(dtype), v_in.to(dtype), d,
                           mask, o, scale, offset);
@@ -154,10 +151,11 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
     return f;
   };
   const Tensor q = prepare(q_in), k = prepare(k_in), v = prepare(v_in);
-  const Tensor mask = broadcast_mask(o.mask, d, DType::F32);
-  Tensor out = empty({d.batch, d.q_heads, d.q_len, d.value_dim}, DType::F32);
+  const Tensor mask = broadcast_mask(o.mask, d, DType::F32, q_in.device());
+  Tensor out =
+      empty({d.batch, d.q_heads, d.q_len, d.value_dim}, DType::F32, q.device());
   if (out.numel() > 0) {
-    cpu::AttentionProblem p;
+    AttentionShape p;
     p.batch = d.batch;
     p.q_heads = d.q_heads;
     p.kv_heads = d.kv_heads;
@@ -165,28 +163,16 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
     p.kv_len = d.kv_len;
     p.head_dim = d.head_dim;
     p.value_dim = d.value_dim;
-    p.q = heads_view(q);
-    p.k = heads_view(k);
-    p.v = heads_view(v);
-    p.out = out.data<float>();
     p.scale = static_cast<float>(scale);
     p.softcap = static_cast<float>(o.softcap);
     p.causal = o.causal;
     p.causal_offset = offset;
-    if (mask.defined()) {
-      if (mask.dtype() == DType::Bool) {
-        p.mask_keep = mask.const_data<bool>();
-      } else {
-        p.mask_add = mask.const_data<float>();
-      }
-      for (int i = 0; i < 4; ++i) p.mask_strides[i] = mask.strides()[i];
-    }
     if (d.head_dim == 0) {
       // Every score is 0: the output is the mean of the attended values;
       // the unfused form handles that corner.
       out = attention_unfused(q, k, v, d, mask, o, scale, offset);
     } else {
-      cpu::attention_forward(p);
+      ops::backend_of(out).attention(p, q, k, v, mask, out);
     }
   }
   const Tensor y = dtype == DType::F32 ? out : out.to(dtype);

@@ -3,9 +3,6 @@
 // conv_reference.cpp and pool.cpp.
 #include "tessel/ops/conv.hpp"
 
-#include "backends/cpu/conv_kernels.hpp"
-#include "backends/cpu/onednn.hpp"
-#include "backends/cpu/pool_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -62,6 +59,7 @@ DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
 Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
                  const ConvOptions& o, bool transpose, const char* op) {
   ops::check_operands(op, {&x_in, &w_in});
+  if (bias_in.defined()) ops::check_operands(op, {&x_in, &bias_in});
   const std::int64_t rank = x_in.rank();
   TESSEL_CHECK(rank >= 3 && rank <= 5 && w_in.rank() == rank, BadShape, op,
                "needs input and weights of rank 3 to 5 (1 to 3 spatial axes), "
@@ -163,45 +161,17 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
     result_shape.erase(1);
     result_shape.push_back(out_channels);
   }
-  Tensor result = empty(result_shape, dtype);
+  Tensor result = empty(result_shape, dtype, x.device());
   Tensor y = channels_first_view(result, o.layout);
   if (result.numel() == 0) return result;
-  cpu::onednn::ConvGeometry cg{g.stride, g.dilation, g.pad_begin, g.pad_end,
-                               groups};
-  const DType kernel_dtype = dtype == DType::F16 ? DType::F32 : dtype;
-  if (kernel_dtype == DType::F32 || kernel_dtype == DType::BF16) {
-    const Tensor xk = x.to(kernel_dtype), wk = w.to(kernel_dtype);
-    const Tensor bk = bias.defined() ? bias.to(kernel_dtype) : Tensor();
-    const Tensor yk =
-        kernel_dtype == dtype ? y : empty(y.shape(), kernel_dtype);
-    const Tensor* bp = bias.defined() ? &bk : nullptr;
-    bool done = cpu::onednn::convolution(xk, wk, bp, yk, cg, transpose) ||
-                cpu::onednn::convolution(xk.contiguous(), wk.contiguous(), bp,
-                                         yk, cg, transpose);
-    if (done) {
-      if (yk.dtype() != dtype) y.copy_(yk);
-      return result;
-    }
-  }
-  // f64, and geometries oneDNN refuses (a transposed convolution whose
-  // output_padding exceeds its padding on a kernel of extent 1): the direct
-  // kernels, accumulating in f64.
-  Tensor yc = empty(y_shape, dtype);
-  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
-  if (transpose) {
-    cpu::conv_transpose_reference(x.contiguous(), w.contiguous(), bc, yc,
-                                  g.stride, g.dilation, g.pad_begin, groups);
-  } else {
-    cpu::conv_reference(x.contiguous(), w.contiguous(), bc, yc, g.stride,
-                        g.dilation, g.pad_begin, groups);
-  }
-  y.copy_(yc);
+  const ConvGeometry cg{g.stride, g.dilation, g.pad_begin, g.pad_end, groups};
+  ops::backend_of(y).convolution(x, w, bias, y, cg, transpose);
   return result;
 }
 
 // The pooling geometry for a channels-first input shape.
 struct PoolPlan {
-  cpu::PoolGeometry geometry;
+  PoolGeometry geometry;
   Shape out_shape;  // channels-first
 };
 
@@ -251,15 +221,15 @@ Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
                "average pooling needs a float input, got {}",
                dtype_name(x.dtype()));
   const PoolPlan plan = pool_plan(x.shape(), o, op);
-  const cpu::PoolGeometry& pg = plan.geometry;
+  const PoolGeometry& pg = plan.geometry;
   const Shape& y_shape = plan.out_shape;
-  Tensor y = empty(y_shape, x.dtype());
-  Tensor idx = indices ? empty(y_shape, DType::I64) : Tensor();
+  Tensor y = empty(y_shape, x.dtype(), x.device());
+  Tensor idx = indices ? empty(y_shape, DType::I64, x.device()) : Tensor();
   if (y.numel() > 0) {
     if (is_max) {
-      cpu::max_pool(x, y, idx, pg);
+      ops::backend_of(y).max_pool(x, y, idx, pg);
     } else {
-      cpu::avg_pool(x, y, pg);
+      ops::backend_of(y).avg_pool(x, y, pg);
     }
   }
   if (o.layout == DataLayout::ChannelsLast) {
@@ -372,9 +342,10 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
                "gradient {} does not match the pooled shape {}",
                shape_string(grad_output.shape()), shape_string(plan.out_shape));
   const DType acc = grad_output.dtype() == DType::F64 ? DType::F64 : DType::F32;
-  Tensor dx = zeros(in_first, acc);
+  Tensor dx = zeros(in_first, acc, grad_output.device());
   if (dy.numel() > 0)
-    cpu::avg_pool_backward(dy.to(acc).contiguous(), dx, plan.geometry);
+    ops::backend_of(dx).avg_pool_backward(dy.to(acc).contiguous(), dx,
+                                          plan.geometry);
   if (o.layout == DataLayout::ChannelsLast) {
     const std::vector<std::int64_t> perm = to_channels_last(rank);
     dx = dx.permute(std::span<const std::int64_t>(perm)).contiguous();

@@ -3,7 +3,6 @@
 // tensors are copied as whole blocks and never cast element-wise.
 #include <cstring>
 
-#include "backends/cpu/kernels.hpp"
 #include "core/check.hpp"
 #include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
@@ -18,8 +17,9 @@ DType unpacked_dtype(DType packed) {
 }
 
 Tensor unpack(const Tensor& packed) {
-  Tensor bytes = empty(packed.shape(), unpacked_dtype(packed.dtype()));
-  cpu::unpack_nibbles(bytes, packed);
+  Tensor bytes =
+      empty(packed.shape(), unpacked_dtype(packed.dtype()), packed.device());
+  ops::backend_of(bytes).unpack_nibbles(bytes, packed);
   return bytes;
 }
 
@@ -49,18 +49,19 @@ void check_castable(DType from, DType to, const char* op) {
 // dst and src have the same shape; any dtypes that pass check_castable.
 void copy_same_shape(const Tensor& dst, const Tensor& src,
                      CastOptions options) {
+  const Backend& backend = ops::backend_of(dst);
   if (is_block_quantized(dst.dtype())) {
-    cpu::copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
+    backend.copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
   } else if (is_packed(dst.dtype())) {
     const Tensor bytes =
         is_packed(src.dtype()) && src.dtype() == dst.dtype()
             ? unpack(src)
             : src.to(unpacked_dtype(dst.dtype()), options).contiguous();
-    cpu::pack_nibbles(dst, bytes);
+    backend.pack_nibbles(dst, bytes);
   } else if (is_packed(src.dtype())) {
-    cpu::copy_cast(dst, unpack(src), options.saturate);
+    backend.copy_cast(dst, unpack(src), options.saturate);
   } else {
-    cpu::copy_cast(dst, src, options.saturate);
+    backend.copy_cast(dst, src, options.saturate);
   }
 }
 
@@ -73,7 +74,7 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   ops::check_operand("clone", *this);
-  Tensor out = empty(shape(), dtype());
+  Tensor out = empty(shape(), dtype(), device());
   if (numel() > 0) copy_same_shape(out, *this, {});
   out.set_name(name());
   return out;
@@ -83,7 +84,7 @@ Tensor Tensor::to(DType target, CastOptions options) const {
   if (target == dtype()) return *this;
   check_castable(dtype(), target, "to");
   ops::check_operand("to", *this);
-  Tensor out = empty(shape(), target);
+  Tensor out = empty(shape(), target, device());
   if (numel() > 0) copy_same_shape(out, *this, options);
   return out;
 }
@@ -91,8 +92,16 @@ Tensor Tensor::to(DType target, CastOptions options) const {
 Tensor Tensor::to(Device target) const {
   if (target == device()) return *this;
   require_device(target, "to");
-  // Only reachable once a second backend is compiled in; it provides the
-  // transfer. Until then require_device has already thrown.
+  ops::check_operand("to", *this);
+  // To meta: the same shape and dtype, no data (as PyTorch's .to("meta")).
+  if (target.is_meta()) {
+    Tensor out = empty(shape(), dtype(), target);
+    out.set_name(name());
+    return out;
+  }
+  TESSEL_CHECK(!device().is_meta(), DeviceMismatch, "to",
+               "a tensor on meta has no data to copy to {}", target.str());
+  // A transfer between data-holding devices comes with the CUDA backend.
   detail::fail(ErrorCode::DeviceMismatch, "to", "no transfer from {} to {}",
                device().str(), target.str());
 }
@@ -106,11 +115,12 @@ Tensor& Tensor::fill_(Scalar value) {
                dtype_name(dtype()));
   if (numel() == 0) return *this;
   if (is_packed(dtype())) {
-    const Tensor bytes = full(shape(), value, unpacked_dtype(dtype()));
-    cpu::pack_nibbles(*this, bytes);
+    const Tensor bytes =
+        full(shape(), value, unpacked_dtype(dtype()), device());
+    ops::backend_of(*this).pack_nibbles(*this, bytes);
     return *this;
   }
-  cpu::fill(*this, value);
+  ops::backend_of(*this).fill(*this, value);
   return *this;
 }
 

@@ -2,7 +2,6 @@
 // allocation, then one call into the CPU kernels.
 #include "tessel/ops/elementwise.hpp"
 
-#include "backends/cpu/elementwise_kernels.hpp"
 #include "core/check.hpp"
 #include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
@@ -77,7 +76,7 @@ Tensor into(Tensor out, const Shape& shape, DType dtype,
   if (direct) {
     compute(out);
   } else {
-    Tensor tmp = empty(shape, dtype);
+    Tensor tmp = empty(shape, dtype, out.device());
     compute(tmp);
     out.copy_(tmp);
   }
@@ -113,10 +112,11 @@ Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
   const DType compute = compute_dtype(info, in_dtype);
   const DType result = output_dtype(info, compute);
   auto kernel = [&](const Tensor& dst) {
-    if (dst.numel() > 0) cpu::unary(op, params, dst, x.to(compute));
+    if (dst.numel() > 0)
+      ops::backend_of(dst).unary(op, params, dst, x.to(compute));
   };
   if (out == nullptr) {
-    Tensor result_tensor = empty(x.shape(), result);
+    Tensor result_tensor = empty(x.shape(), result, x.device());
     kernel(result_tensor);
     return result_tensor;
   }
@@ -151,11 +151,11 @@ Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
   }();
   auto kernel = [&](const Tensor& dst) {
     if (dst.numel() == 0) return;
-    cpu::binary(op, dst, prepare(a, compute, shape),
-                prepare(b, compute, shape));
+    ops::backend_of(dst).binary(op, dst, prepare(a, compute, shape),
+                                prepare(b, compute, shape));
   };
   if (out == nullptr) {
-    Tensor result_tensor = empty(shape, result);
+    Tensor result_tensor = empty(shape, result, a.device());
     kernel(result_tensor);
     return result_tensor;
   }
@@ -173,8 +173,9 @@ Tensor binary_out(BinaryOp op, const Tensor& out, const Tensor& a,
   return binary_into(op, a, b, scalar_dtype, &out);
 }
 
-Tensor scalar_tensor(const Scalar& s, DType dtype) {
-  return full({}, s, dtype);
+// A Python-number operand, on the device of the tensor it meets.
+Tensor scalar_tensor(const Scalar& s, DType dtype, Device device) {
+  return full({}, s, dtype, device);
 }
 
 }  // namespace
@@ -222,30 +223,31 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_UNARY)
 #undef TESSEL_DEFINE_UNARY_Plain
 #undef TESSEL_DEFINE_UNARY
 
-#define TESSEL_DEFINE_BINARY(e, name, result, inputs, kind, kernel)         \
-  Tensor name(const Tensor& a, const Tensor& b) {                           \
-    return apply_binary(BinaryOp::e, a, b);                                 \
-  }                                                                         \
-  Tensor name(const Tensor& a, Scalar b) {                                  \
-    ops::check_operand(#name, a);                                           \
-    const DType t = scalar_result_type(a.dtype(), b);                       \
-    return apply_binary(BinaryOp::e, a, scalar_tensor(b, t), t);            \
-  }                                                                         \
-  Tensor name(Scalar a, const Tensor& b) {                                  \
-    ops::check_operand(#name, b);                                           \
-    const DType t = scalar_result_type(b.dtype(), a);                       \
-    return apply_binary(BinaryOp::e, scalar_tensor(a, t), b, t);            \
-  }                                                                         \
-  Tensor name##_out(const Tensor& out, const Tensor& a, const Tensor& b) {  \
-    return binary_out(BinaryOp::e, out, a, b);                              \
-  }                                                                         \
-  Tensor name##_(const Tensor& self, const Tensor& other) {                 \
-    return binary_out(BinaryOp::e, self, self, other);                      \
-  }                                                                         \
-  Tensor name##_(const Tensor& self, Scalar other) {                        \
-    ops::check_operand(#name "_", self);                                    \
-    const DType t = scalar_result_type(self.dtype(), other);                \
-    return binary_out(BinaryOp::e, self, self, scalar_tensor(other, t), t); \
+#define TESSEL_DEFINE_BINARY(e, name, result, inputs, kind, kernel)          \
+  Tensor name(const Tensor& a, const Tensor& b) {                            \
+    return apply_binary(BinaryOp::e, a, b);                                  \
+  }                                                                          \
+  Tensor name(const Tensor& a, Scalar b) {                                   \
+    ops::check_operand(#name, a);                                            \
+    const DType t = scalar_result_type(a.dtype(), b);                        \
+    return apply_binary(BinaryOp::e, a, scalar_tensor(b, t, a.device()), t); \
+  }                                                                          \
+  Tensor name(Scalar a, const Tensor& b) {                                   \
+    ops::check_operand(#name, b);                                            \
+    const DType t = scalar_result_type(b.dtype(), a);                        \
+    return apply_binary(BinaryOp::e, scalar_tensor(a, t, b.device()), b, t); \
+  }                                                                          \
+  Tensor name##_out(const Tensor& out, const Tensor& a, const Tensor& b) {   \
+    return binary_out(BinaryOp::e, out, a, b);                               \
+  }                                                                          \
+  Tensor name##_(const Tensor& self, const Tensor& other) {                  \
+    return binary_out(BinaryOp::e, self, self, other);                       \
+  }                                                                          \
+  Tensor name##_(const Tensor& self, Scalar other) {                         \
+    ops::check_operand(#name "_", self);                                     \
+    const DType t = scalar_result_type(self.dtype(), other);                 \
+    return binary_out(BinaryOp::e, self, self,                               \
+                      scalar_tensor(other, t, self.device()), t);            \
   }
 TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_BINARY)
 #undef TESSEL_DEFINE_BINARY
@@ -309,26 +311,31 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                  shape_string(cond.shape()), shape_string(a.shape()),
                  shape_string(b.shape()));
   }
-  Tensor out = empty(shape, dtype);
+  Tensor out = empty(shape, dtype, a.device());
   if (out.numel() > 0) {
-    cpu::where(out, prepare(cond, DType::Bool, shape), prepare(a, dtype, shape),
-               prepare(b, dtype, shape));
+    ops::backend_of(out).where(out, prepare(cond, DType::Bool, shape),
+                               prepare(a, dtype, shape),
+                               prepare(b, dtype, shape));
   }
   return out;
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
   ops::check_operand("where", b);
-  return where(cond, scalar_tensor(a, scalar_result_type(b.dtype(), a)), b);
+  return where(
+      cond, scalar_tensor(a, scalar_result_type(b.dtype(), a), b.device()), b);
 }
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
   ops::check_operand("where", a);
-  return where(cond, a, scalar_tensor(b, scalar_result_type(a.dtype(), b)));
+  return where(cond, a,
+               scalar_tensor(b, scalar_result_type(a.dtype(), b), a.device()));
 }
 Tensor where(const Tensor& cond, Scalar a, Scalar b) {
   const DType dtype =
       promote_types(a.default_dtype(), b.default_dtype(), "where");
-  return where(cond, scalar_tensor(a, dtype), scalar_tensor(b, dtype));
+  ops::check_operand("where", cond);
+  return where(cond, scalar_tensor(a, dtype, cond.device()),
+               scalar_tensor(b, dtype, cond.device()));
 }
 
 Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
@@ -345,10 +352,11 @@ Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
                  shape_string(a.shape()), shape_string(b.shape()),
                  shape_string(c.shape()));
   }
-  Tensor out = empty(shape, dtype);
+  Tensor out = empty(shape, dtype, a.device());
   if (out.numel() > 0) {
-    cpu::fma(out, prepare(a, dtype, shape), prepare(b, dtype, shape),
-             prepare(c, dtype, shape));
+    ops::backend_of(out).fma(out, prepare(a, dtype, shape),
+                             prepare(b, dtype, shape),
+                             prepare(c, dtype, shape));
   }
   return out;
 }

@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "backends/cpu/rope_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -39,8 +38,12 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
                op, "ids must be integers, got {}", dtype_name(ids.dtype()));
   const std::int64_t vocab = weight.shape()[0];
   const Tensor flat = ids.to(DType::I64).contiguous();
-  const std::int64_t* p = flat.const_data<std::int64_t>();
-  for (std::int64_t i = 0; i < flat.numel(); ++i) {
+  // Ids on a device without data (meta) cannot be checked; gather would
+  // read them there.
+  const std::int64_t* p = ops::backend_of(flat).has_data()
+                              ? flat.const_data<std::int64_t>()
+                              : nullptr;
+  for (std::int64_t i = 0; p != nullptr && i < flat.numel(); ++i) {
     TESSEL_CHECK(p[i] >= 0 && p[i] < vocab, OutOfRange, op,
                  "id {} at {} of ids {} is outside the {} rows of weight {}",
                  p[i], position_of(i, ids.shape()), shape_string(ids.shape()),
@@ -64,7 +67,7 @@ RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
                dtype_name(positions.dtype()));
   const std::int64_t half = rotary_dim / 2;
   // inv_freq[i] = theta^(-2i / rotary_dim), in f64.
-  const Tensor i = arange(half, DType::F64);
+  const Tensor i = arange(half, DType::F64).to(positions.device());
   const Tensor inv_freq =
       pow(Scalar(theta), mul(i, -2.0 / static_cast<double>(rotary_dim)));
   const Tensor angles = mul(positions.to(DType::F64).unsqueeze(-1), inv_freq);
@@ -125,15 +128,15 @@ Tensor rope_with_tables(const Tensor& x, const Tensor& cos_table,
   const Tensor c = cos_table.to(compute).contiguous(),
                s = sin_table.to(compute).contiguous();
   const Tensor ce = c.expand(target), se = s.expand(target);
-  cpu::RopeProblem p;
+  RopeProblem p;
   p.head_dim = head_dim;
   p.rotary_dim = 2 * half;
   p.interleaved = style == RopeStyle::GPTJ;
   p.row_shape.assign(target.begin(), target.end() - 1);
   p.table_strides.assign(ce.strides().begin(), ce.strides().end() - 1);
   const Tensor xk = x.to(kernel).contiguous();
-  Tensor y = empty(x.shape(), kernel);
-  if (y.numel() > 0) cpu::rope(p, xk, y, ce, se);
+  Tensor y = empty(x.shape(), kernel, x.device());
+  if (y.numel() > 0) ops::backend_of(y).rope(p, xk, y, ce, se);
   return kernel == x.dtype() ? y : y.to(x.dtype());
 }
 

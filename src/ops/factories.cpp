@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends/cpu/kernels.hpp"
+#include "backends/backend.hpp"
 #include "core/check.hpp"
 
 namespace tessel {
@@ -11,9 +11,13 @@ namespace tessel {
 __extension__ using Int128 = __int128;
 
 Tensor empty(Shape shape, DType dtype) {
+  return empty(std::move(shape), dtype, current_device());
+}
+
+Tensor empty(Shape shape, DType dtype, Device device) {
   const std::int64_t numel = checked_numel(shape);
   const std::int64_t bytes = storage_bytes(dtype, numel);
-  Storage storage = Storage::allocate(bytes, current_device());
+  Storage storage = Storage::allocate(bytes, device);
   Strides strides = contiguous_strides(shape);
   return Tensor(std::move(storage), std::move(shape), std::move(strides), 0,
                 dtype);
@@ -38,9 +42,14 @@ Tensor pin_memory(const Tensor& t, bool fall_back_to_pageable) {
 }
 
 Tensor zeros(Shape shape, DType dtype) {
-  Tensor t = empty(std::move(shape), dtype);
-  // All-zero bytes are zero in every dtype, block formats included (scale 0).
-  std::memset(t.mutable_raw_data(), 0, static_cast<std::size_t>(t.nbytes()));
+  return zeros(std::move(shape), dtype, current_device());
+}
+
+Tensor zeros(Shape shape, DType dtype, Device device) {
+  Tensor t = empty(std::move(shape), dtype, device);
+  // Zero is all-zero bytes in every dtype, block formats included (scale
+  // 0), which is what a backend's fill of 0 writes.
+  backend_for(device, "zeros").fill(t, 0);
   return t;
 }
 
@@ -49,7 +58,12 @@ Tensor ones(Shape shape, DType dtype) {
 }
 
 Tensor full(Shape shape, Scalar value, std::optional<DType> dtype) {
-  Tensor t = empty(std::move(shape), dtype.value_or(value.default_dtype()));
+  return full(std::move(shape), value, dtype.value_or(value.default_dtype()),
+              current_device());
+}
+
+Tensor full(Shape shape, Scalar value, DType dtype, Device device) {
+  Tensor t = empty(std::move(shape), dtype, device);
   t.fill_(value);
   return t;
 }
@@ -89,7 +103,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step,
     return arange(start, end, step, DType::F64).to(out_dtype);
   }
   Tensor t = empty({length}, out_dtype);
-  cpu::fill_arange(t, start, step);
+  backend_for(t.device(), "arange").fill_arange(t, start, step);
   return t;
 }
 
@@ -97,7 +111,8 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype) {
   TESSEL_CHECK(steps >= 0, BadShape, "linspace",
                "number of steps must be non-negative, got {}", steps);
   Tensor t = empty({steps}, dtype);
-  if (steps > 0) cpu::fill_linspace(t, start, end);
+  if (steps > 0)
+    backend_for(t.device(), "linspace").fill_linspace(t, start, end);
   return t;
 }
 
@@ -127,8 +142,8 @@ Tensor random_tensor(Shape shape, DType dtype, const char* op) {
 
 Tensor rand(Shape shape, Generator& generator, DType dtype) {
   Tensor t = random_tensor(std::move(shape), dtype, "rand");
-  const auto first = generator.reserve(cpu::random_blocks(dtype, t.numel()));
-  cpu::fill_uniform(t, generator, first, 0.0, 1.0);
+  const auto first = generator.reserve(random_blocks(dtype, t.numel()));
+  backend_for(t.device(), "rand").fill_uniform(t, generator, first, 0.0, 1.0);
   return t;
 }
 Tensor rand(Shape shape, DType dtype) {
@@ -137,8 +152,8 @@ Tensor rand(Shape shape, DType dtype) {
 
 Tensor randn(Shape shape, Generator& generator, DType dtype) {
   Tensor t = random_tensor(std::move(shape), dtype, "randn");
-  const auto first = generator.reserve(cpu::random_blocks(dtype, t.numel()));
-  cpu::fill_normal(t, generator, first, 0.0, 1.0);
+  const auto first = generator.reserve(random_blocks(dtype, t.numel()));
+  backend_for(t.device(), "randn").fill_normal(t, generator, first, 0.0, 1.0);
   return t;
 }
 Tensor randn(Shape shape, DType dtype) {
@@ -152,9 +167,9 @@ Tensor randint(std::int64_t low, std::int64_t high, Shape shape,
   TESSEL_CHECK(is_byte_addressable(dtype), BadDType, "randint",
                "dtype {} has no addressable elements", dtype_name(dtype));
   Tensor t = empty(std::move(shape), dtype);
-  const auto first =
-      generator.reserve(cpu::random_blocks(DType::I64, t.numel()));
-  cpu::fill_randint(t, generator, first, low, high);
+  const auto first = generator.reserve(random_blocks(DType::I64, t.numel()));
+  backend_for(t.device(), "randint")
+      .fill_randint(t, generator, first, low, high);
   return t;
 }
 Tensor randint(std::int64_t low, std::int64_t high, Shape shape, DType dtype) {
@@ -169,8 +184,10 @@ Tensor from_values(const void* values, std::int64_t count, DType dtype,
                shape_string(shape), numel);
   Tensor t = empty(std::move(shape), dtype);
   if (count > 0) {
-    std::memcpy(t.mutable_raw_data(), values,
-                static_cast<std::size_t>(t.nbytes()));
+    TESSEL_CHECK(t.storage().writable(), IoFailure, "from_vector",
+                 "the output's memory is read-only");
+    backend_for(t.device(), "from_vector")
+        .write_host_bytes(t, values, t.nbytes());
   }
   return t;
 }

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "backends/cpu/index_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -32,14 +31,7 @@ Tensor normalized_index(const Tensor& index, std::int64_t extent,
                "indices must be integers, got {}", dtype_name(index.dtype()));
   Tensor idx = index.to(DType::I64).contiguous();
   if (idx.shares_storage_with(index)) idx = idx.clone();
-  auto* p = static_cast<std::int64_t*>(idx.mutable_raw_data());
-  for (std::int64_t i = 0; i < idx.numel(); ++i) {
-    const std::int64_t v = p[i];
-    TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, op,
-                 "index {} is out of range for an axis of extent {}", v,
-                 extent);
-    if (v < 0) p[i] = v + extent;
-  }
+  ops::backend_of(idx).normalize_indices(idx, extent, op);
   return idx;
 }
 
@@ -57,7 +49,7 @@ void check_element_index(const Tensor& x, const Tensor& index,
       shape_string(index.shape()), shape_string(x.shape()), axis);
 }
 
-cpu::ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
+ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
   std::int64_t before = 1, after = 1;
   for (std::int64_t d = 0; d < axis; ++d) before *= shape[d];
   for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size();
@@ -83,7 +75,7 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
   }
   const Shape shape = rules::concat<Shape>(shapes, axis, "concat");
   const std::int64_t a = normalize_axis(axis, tensors.front().rank(), "concat");
-  Tensor out = empty(shape, dtype);
+  Tensor out = empty(shape, dtype, tensors.front().device());
   std::int64_t at = 0;
   for (const auto& t : tensors) {
     const std::int64_t n = t.shape()[a];
@@ -150,7 +142,8 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
 // ---- gathering and scattering ----
 
 Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
-  ops::check_operand("gather", x_in);
+  ops::check_defined("gather", index, "the index");
+  ops::check_operands("gather", {&x_in, &index});
   const Tensor x = addressable(x_in);
   TESSEL_CHECK(x.rank() > 0, BadShape, "gather",
                "cannot gather from a rank-0 tensor");
@@ -160,10 +153,10 @@ Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
   for (std::int64_t d = 0; d < a; ++d) shape.push_back(x.shape()[d]);
   for (auto e : index.shape()) shape.push_back(e);
   for (std::int64_t d = a + 1; d < x.rank(); ++d) shape.push_back(x.shape()[d]);
-  Tensor out = empty(shape, x.dtype());
+  Tensor out = empty(shape, x.dtype(), x.device());
   if (out.numel() > 0) {
-    cpu::gather_blocks(x.contiguous(), idx.const_data<std::int64_t>(),
-                       idx.numel(), out, around_axis(x.shape(), a));
+    ops::backend_of(out).gather_blocks(x.contiguous(), idx, out,
+                                       around_axis(x.shape(), a));
   }
   return out;
 }
@@ -182,8 +175,8 @@ Tensor gather_elements(const Tensor& x_in, const Tensor& index,
   const auto a = normalize_axis(axis, x.rank(), "gather_elements");
   check_element_index(x, index, a, "gather_elements");
   const Tensor idx = normalized_index(index, x.shape()[a], "gather_elements");
-  Tensor out = empty(index.shape(), x.dtype());
-  if (out.numel() > 0) cpu::gather_elements(x, idx, a, out);
+  Tensor out = empty(index.shape(), x.dtype(), x.device());
+  if (out.numel() > 0) ops::backend_of(out).gather_elements(x, idx, a, out);
   return out;
 }
 
@@ -219,41 +212,9 @@ Tensor gather_nd(const Tensor& x_in, const Tensor& index,
     shape.push_back(x.shape()[d]);
     slice_elems *= x.shape()[d];
   }
-  Tensor out = empty(shape, x.dtype());
-  const Tensor xc = x.contiguous();
-  std::int64_t batch = 1;
-  for (std::int64_t d = 0; d < batch_dims; ++d) batch *= x.shape()[d];
-  const std::int64_t per_batch_tuples =
-      idx.numel() / depth / std::max<std::int64_t>(batch, 1);
-  std::int64_t per_batch_elems = 1;
-  for (std::int64_t d = batch_dims; d < x.rank(); ++d)
-    per_batch_elems *= x.shape()[d];
-  const auto size = static_cast<std::size_t>(element_size(x.dtype()));
-  const auto* from = static_cast<const char*>(xc.raw_data());
-  auto* to = static_cast<char*>(out.mutable_raw_data());
-  const auto* t = idx.const_data<std::int64_t>();
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (std::int64_t k = 0; k < per_batch_tuples; ++k) {
-      const std::int64_t* tuple = t + (b * per_batch_tuples + k) * depth;
-      std::int64_t offset = 0;
-      for (std::int64_t j = 0; j < depth; ++j) {
-        const std::int64_t extent = x.shape()[batch_dims + j];
-        std::int64_t v = tuple[j];
-        TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, "gather_nd",
-                     "index {} is out of range for axis {} of extent {}", v,
-                     batch_dims + j, extent);
-        if (v < 0) v += extent;
-        offset = offset * extent + v;
-      }
-      std::memcpy(to + static_cast<std::size_t>((b * per_batch_tuples + k) *
-                                                slice_elems) *
-                           size,
-                  from + static_cast<std::size_t>(b * per_batch_elems +
-                                                  offset * slice_elems) *
-                             size,
-                  static_cast<std::size_t>(slice_elems) * size);
-    }
-  }
+  Tensor out = empty(shape, x.dtype(), x.device());
+  if (out.numel() > 0)
+    ops::backend_of(x).gather_nd(x.contiguous(), idx, batch_dims, depth, out);
   return out;
 }
 
@@ -269,17 +230,18 @@ Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
   const Tensor idx = normalized_index(index, x.shape()[a], "scatter");
   Tensor out = x.clone();
   const Tensor upd = updates.to(x.dtype()).contiguous();
-  const cpu::ScatterMode mode = [&] {
+  const ScatterMode mode = [&] {
     switch (reduce) {
-      case ScatterReduce::Add: return cpu::ScatterMode::Add;
-      case ScatterReduce::Mul: return cpu::ScatterMode::Mul;
-      case ScatterReduce::Max: return cpu::ScatterMode::Max;
-      case ScatterReduce::Min: return cpu::ScatterMode::Min;
+      case ScatterReduce::Add: return ScatterMode::Add;
+      case ScatterReduce::Mul: return ScatterMode::Mul;
+      case ScatterReduce::Max: return ScatterMode::Max;
+      case ScatterReduce::Min: return ScatterMode::Min;
       case ScatterReduce::None: break;
     }
-    return cpu::ScatterMode::Assign;
+    return ScatterMode::Assign;
   }();
-  if (idx.numel() > 0) cpu::scatter_elements(out, idx, upd, a, mode);
+  if (idx.numel() > 0)
+    ops::backend_of(out).scatter_elements(out, idx, upd, a, mode);
   return out;
 }
 
@@ -294,7 +256,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
                BroadcastMismatch, "masked_fill",
                "mask {} does not broadcast to the shape {} of x",
                shape_string(mask.shape()), shape_string(x.shape()));
-  return where(mask, full({}, value, x.dtype()), x).to(x.dtype());
+  return where(mask, full({}, value, x.dtype(), x.device()), x).to(x.dtype());
 }
 
 Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
@@ -307,9 +269,11 @@ Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
   // Compare the indices (with a new axis) against 0..depth-1 along it.
   Shape class_shape(static_cast<std::size_t>(indices.rank() + 1), 1);
   class_shape[static_cast<std::size_t>(a)] = depth;
-  const Tensor classes = arange(depth).reshape(class_shape);
+  const Tensor classes =
+      arange(depth).reshape(class_shape).to(indices.device());
   const Tensor hit = eq(idx.reshape(indices.shape()).unsqueeze(a), classes);
-  return where(hit, full({}, on_value, dtype), full({}, off_value, dtype))
+  return where(hit, full({}, on_value, dtype, indices.device()),
+               full({}, off_value, dtype, indices.device()))
       .to(dtype);
 }
 
@@ -324,9 +288,10 @@ Tensor triangle(const Tensor& x, std::int64_t k, bool lower, const char* op) {
   const std::int64_t rows = x.shape()[x.rank() - 2];
   const std::int64_t cols = x.shape()[x.rank() - 1];
   const Tensor diff =
-      sub(arange(cols).reshape({1, cols}), arange(rows).reshape({rows, 1}));
+      sub(arange(cols).reshape({1, cols}), arange(rows).reshape({rows, 1}))
+          .to(x.device());
   const Tensor keep = lower ? le(diff, k) : ge(diff, k);
-  return where(keep, x, full({}, 0, x.dtype())).to(x.dtype());
+  return where(keep, x, full({}, 0, x.dtype(), x.device())).to(x.dtype());
 }
 
 // Source positions along an axis of extent n for output positions
@@ -393,7 +358,7 @@ Tensor pad(const Tensor& x_in,
     Shape shape = cropped.shape();
     for (std::size_t d = 0; d < shape.size(); ++d)
       shape[d] += grow[d].first + grow[d].second;
-    Tensor out = full(shape, value, x.dtype());
+    Tensor out = full(shape, value, x.dtype(), x.device());
     Tensor inner = out;
     for (std::size_t d = 0; d < shape.size(); ++d) {
       inner = inner.slice(static_cast<std::int64_t>(d), grow[d].first,
@@ -468,7 +433,7 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
     TESSEL_CHECK(c >= 0, BadShape, "repeat", "negative repeat count {}", c);
     positions.insert(positions.end(), static_cast<std::size_t>(c), i);
   }
-  return index_select(x, a, from_vector(positions));
+  return index_select(x, a, from_vector(positions).to(x.device()));
 }
 
 Tensor flip(const Tensor& x, Axes axes) {
@@ -482,8 +447,8 @@ Tensor flip(const Tensor& x, Axes axes) {
   for (std::size_t d = 0; d < mask_size; ++d) {
     if (!flipped[d] || x.shape()[d] <= 1) continue;
     const std::int64_t n = x.shape()[d];
-    out =
-        index_select(out, static_cast<std::int64_t>(d), arange(n - 1, -1, -1));
+    out = index_select(out, static_cast<std::int64_t>(d),
+                       arange(n - 1, -1, -1).to(out.device()));
   }
   return out.shares_storage_with(x) ? x.clone() : out;
 }
@@ -505,7 +470,8 @@ Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
     if (n == 0) continue;
     const std::int64_t s = ((shifts[k] % n) + n) % n;
     // Output position i reads input position (i - s) mod n.
-    out = index_select(out, a, remainder(sub(arange(n), s), n));
+    out =
+        index_select(out, a, remainder(sub(arange(n).to(out.device()), s), n));
   }
   return out.shares_storage_with(x) ? x.clone() : out;
 }
@@ -535,12 +501,12 @@ void sort_impl(const Tensor& x_in, std::int64_t axis, bool descending,
   const Tensor src = x.rank() == 0 ? x.reshape({1}) : x;
   const auto a = normalize_axis(axis, src.rank(), op);
   const Tensor c = src.contiguous();
-  if (values) *values = empty(src.shape(), src.dtype());
-  if (indices) *indices = empty(src.shape(), DType::I64);
+  if (values) *values = empty(src.shape(), src.dtype(), src.device());
+  if (indices) *indices = empty(src.shape(), DType::I64, src.device());
   if (src.numel() > 0) {
-    cpu::sort_runs(c, values ? *values : Tensor(),
-                   indices ? *indices : Tensor(), around_axis(src.shape(), a),
-                   descending);
+    ops::backend_of(c).sort_runs(c, values ? *values : Tensor(),
+                                 indices ? *indices : Tensor(),
+                                 around_axis(src.shape(), a), descending);
   }
   if (x.rank() == 0) {
     if (values) *values = values->reshape({});

@@ -1,13 +1,11 @@
-// matmul and friends: shape rules and dtype choice here, GEMM in oneDNN
-// (src/backends/cpu/onednn.cpp) or the reference kernel for f64/integers.
+// matmul and friends: shape rules and dtype choice here; the GEMM itself
+// is the backend's (the CPU's engine choice is in backends/cpu/matmul.cpp).
 #include "tessel/ops/linalg.hpp"
 
 #include <algorithm>
 #include <map>
 #include <string>
 
-#include "backends/cpu/gemm_kernels.hpp"
-#include "backends/cpu/onednn.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -30,173 +28,16 @@ DType product_dtype(DType a, DType b, const char* op) {
   return promote_types(a, b, op);
 }
 
-// The last two axes dense row-major or column-major (what GEMM kernels take).
-bool gemm_layout(const Tensor& t) {
-  const auto r = t.shape().size();
-  const auto rows = t.shape()[r - 2], cols = t.shape()[r - 1];
-  const auto s_row = t.strides()[r - 2], s_col = t.strides()[r - 1];
-  const bool row_major =
-      (s_col == 1 || cols <= 1) && (s_row >= cols || rows <= 1);
-  const bool col_major =
-      (s_row == 1 || rows <= 1) && (s_col >= rows || cols <= 1);
-  for (std::size_t d = 0; d + 2 < r; ++d) {
-    if (t.strides()[d] == 0 && t.shape()[d] > 1)
-      return false;  // expanded batch
-  }
-  return row_major || col_major;
-}
-
 Tensor with_rank(const Tensor& t, std::size_t rank) {
   Tensor r = t;
   while (r.shape().size() < rank) r = r.unsqueeze(0);
   return r;
 }
 
-// out (row-major) = a @ b (+ bias) for single f32 matrices (leading axes
-// of extent 1) whose inner axes are row- or column-major.
-bool sgemm_2d(const Tensor& a, const Tensor& b, const Tensor* bias,
-              const Tensor& out) {
-  const std::size_t r = out.shape().size();
-  const std::int64_t m = out.shape()[r - 2], n = out.shape()[r - 1],
-                     k = a.shape()[r - 1];
-  auto layout = [](const Tensor& t, bool* transposed, std::int64_t* ld) {
-    const std::size_t rank = t.shape().size();
-    const std::int64_t rows = t.shape()[rank - 2], cols = t.shape()[rank - 1];
-    const std::int64_t s_row = t.strides()[rank - 2],
-                       s_col = t.strides()[rank - 1];
-    if ((s_col == 1 || cols == 1) && (s_row >= cols || rows == 1)) {
-      *transposed = false;
-      *ld = std::max<std::int64_t>({s_row, cols, 1});
-      return true;
-    }
-    if ((s_row == 1 || rows == 1) && (s_col >= rows || cols == 1)) {
-      *transposed = true;
-      *ld = std::max<std::int64_t>({s_col, rows, 1});
-      return true;
-    }
-    return false;
-  };
-  bool ta, tb;
-  std::int64_t lda, ldb;
-  if (a.dtype() != DType::F32 || b.dtype() != DType::F32 ||
-      !out.is_contiguous() || !layout(a, &ta, &lda) || !layout(b, &tb, &ldb)) {
-    return false;
-  }
-  // With b transposed (x W^T), sgemm repacks W on every call: measured
-  // 3-10x slower than the matmul primitive for 2 <= m < 1024.
-  if (tb && m > 1 && m < 1024) return false;
-  float beta = 0.0f;
-  if (bias) {
-    Tensor(out).copy_(bias->to(DType::F32).expand(out.shape()));
-    beta = 1.0f;
-  }
-  cpu::onednn::sgemm(ta, tb, m, n, k, 1.0f, a.const_data<float>(), lda,
-                     b.const_data<float>(), ldb, beta,
-                     static_cast<float*>(const_cast<void*>(out.raw_data())),
-                     std::max<std::int64_t>(n, 1));
-  return true;
-}
-
-// The decode step, out (1, n) = a @ b with b = W^T for row-major weights
-// W (n, k): tessel's GEMV streams W at memory speed, where oneDNN reaches
-// about two thirds of it (docs/gemm.md).
-bool decode_gemv(const Tensor& a, const Tensor& b, const Tensor* bias,
-                 Tensor& out) {
-  const std::size_t r = out.shape().size();
-  const std::int64_t m = out.shape()[r - 2], n = out.shape()[r - 1],
-                     k = a.shape()[r - 1];
-  if (m != 1 || out.numel() != n || k == 0) return false;
-  const std::int64_t w_k = b.strides()[r - 2], w_n = b.strides()[r - 1];
-  if ((w_k != 1 && k > 1) || w_n < k) return false;
-  const Tensor x = a.to(DType::F32).reshape({m, k}).contiguous();
-  Tensor y = empty({m, n}, DType::F32);
-  cpu::gemv(x, b.raw_data(), b.dtype(), w_n, n, y);
-  if (bias) y = add(y, bias->to(DType::F32));
-  out.copy_(y.reshape(out.shape()));
-  return true;
-}
-
-// GEMM of equal-rank operands (rank >= 2) into out of shape batch + (M, N).
-void gemm(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor out) {
-  if (a.numel() == 0 || b.numel() == 0) {
-    out.fill_(0);
-    if (bias) add_out(out, out, *bias);
-    return;
-  }
-  const DType dtype = out.dtype();
-  const bool narrow_float = dtype == DType::F16 || dtype == DType::BF16;
-  const bool onednn_dtype =
-      dtype == DType::F32 || narrow_float || dtype == DType::I32;
-  if (onednn_dtype) {
-    const Tensor a1 = gemm_layout(a) ? a : a.contiguous();
-    const Tensor b1 = gemm_layout(b) ? b : b.contiguous();
-    if ((narrow_float || dtype == DType::F32) && decode_gemv(a1, b1, bias, out))
-      return;
-    // One f32 product: oneDNN's BLAS-like sgemm beats its matmul primitive
-    // by about 10% at 2048 here (docs/gemm.md).
-    if (dtype == DType::F32 &&
-        out.numel() ==
-            out.shape()[out.rank() - 2] * out.shape()[out.rank() - 1] &&
-        sgemm_2d(a1, b1, bias, out)) {
-      return;
-    }
-    if (cpu::onednn::matmul(a1, b1, bias, out)) return;
-    if (cpu::onednn::matmul(a1.contiguous(), b1.contiguous(), bias, out))
-      return;
-    if (narrow_float) {
-      // No 16-bit kernel on this CPU (f16 needs AVX512-FP16): the inputs
-      // widen exactly to f32, which accumulates; the result rounds once.
-      Tensor wide = empty(out.shape(), DType::F32);
-      const Tensor wide_bias = bias ? bias->to(DType::F32) : Tensor();
-      gemm(a.to(DType::F32), b.to(DType::F32), bias ? &wide_bias : nullptr,
-           wide);
-      out.copy_(wide);
-      return;
-    }
-  }
-  // Reference GEMM on rank-3 views with broadcast batches.
-  const std::size_t r = out.shape().size();
-  Shape batch(out.shape().begin(), out.shape().end() - 2);
-  auto flat = [&](const Tensor& t) {
-    Shape target = batch;
-    target.push_back(t.shape()[r - 2]);
-    target.push_back(t.shape()[r - 1]);
-    return t.expand(target).reshape({-1, t.shape()[r - 2], t.shape()[r - 1]});
-  };
-  Tensor out3 = empty({out.numel() / (out.shape()[r - 2] * out.shape()[r - 1]),
-                       out.shape()[r - 2], out.shape()[r - 1]},
-                      dtype);
-  cpu::gemm_reference(flat(a.to(dtype)), flat(b.to(dtype)), out3);
-  out.copy_(out3.reshape(out.shape()));
-  if (bias) add_out(out, out, *bias);
-}
-
-// 8-bit integer products without an exact integer kernel (CPUs without
-// VNNI, where oneDNN's int8 kernels saturate; u8 x u8, which oneDNN lacks):
-// f32 GEMMs over K in blocks of 256. A product of two 8-bit values is below
-// 2^16 in magnitude (255 * 255), so a block's sum stays within 2^24, where
-// every integer is exact in f32 whatever the summation order; the block
-// sums are added in i32 (wrapping, as every i32 accumulation does). About
-// the f32 GEMM's speed instead of the reference loop's (100x on AVX2).
-void exact_int8_gemm(const Tensor& a, const Tensor& b, Tensor out) {
-  constexpr std::int64_t kBlock = 256;
-  const std::int64_t k = a.shape().back();
-  const Tensor af = a.to(DType::F32), bf = b.to(DType::F32);
-  const std::size_t r = out.shape().size();
-  Tensor block = empty(out.shape(), DType::F32);
-  out.fill_(0);
-  for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
-    const std::int64_t k1 = std::min(k, k0 + kBlock);
-    gemm(af.slice(static_cast<std::int64_t>(r) - 1, k0, k1),
-         bf.slice(static_cast<std::int64_t>(r) - 2, k0, k1), nullptr, block);
-    add_out(out, out, block.to(DType::I32));
-  }
-}
-
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  ops::check_operands("matmul", {&a_in, &b_in});
+  const Device device = ops::check_operands("matmul", {&a_in, &b_in});
   TESSEL_CHECK(a_in.rank() >= 1 && b_in.rank() >= 1, BadShape, "matmul",
                "operands need at least one axis, got shapes {} and {}",
                shape_string(a_in.shape()), shape_string(b_in.shape()));
@@ -215,16 +56,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                     element_size(b.dtype()) == 1;
   const Tensor ac = with_rank(int8 ? a : a.to(dtype), rank);
   const Tensor bc = with_rank(int8 ? b : b.to(dtype), rank);
-  Tensor out = empty(shape, dtype);
-  if (out.numel() > 0) {
-    if (!int8) {
-      gemm(ac, bc, nullptr, out);
-    } else if ((ac.dtype() == DType::U8 && bc.dtype() == DType::U8) ||
-               !cpu::onednn::matmul(ac.contiguous(), bc.contiguous(), nullptr,
-                                    out)) {
-      exact_int8_gemm(ac, bc, out);  // oneDNN has no u8 x u8, or no exact one
-    }
-  }
+  Tensor out = empty(shape, dtype, device);
+  if (out.numel() > 0) ops::backend_of(out).matmul(ac, bc, nullptr, out);
   if (a_in.rank() == 1) out = out.squeeze(-2);
   if (b_in.rank() == 1) out = out.squeeze(-1);
   return out;
@@ -263,7 +96,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // Flatten the leading axes of x into M: one GEMM with a fused bias.
   const Tensor x2 = x.reshape({-1, k}).to(dtype);
   const Tensor wt = weight.to(dtype).transpose(0, 1);  // [K, N], no copy
-  Tensor out = empty({x2.shape()[0], n}, dtype);
+  Tensor out = empty({x2.shape()[0], n}, dtype, x.device());
   const Tensor b = bias.defined() ? bias.to(dtype) : Tensor();
   if (dtype == DType::I32 && element_size(x.dtype()) == 1) {
     return add(matmul(x, weight.transpose(0, 1)),
@@ -271,7 +104,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         .to(dtype)
         .reshape(shape);
   }
-  if (out.numel() > 0) gemm(x2, wt, bias.defined() ? &b : nullptr, out);
+  if (out.numel() > 0)
+    ops::backend_of(out).matmul(x2, wt, bias.defined() ? &b : nullptr, out);
   return out.reshape(shape);
 }
 

@@ -4,7 +4,6 @@
 
 #include <limits>
 
-#include "backends/cpu/norm_kernels.hpp"
 #include "core/check.hpp"
 #include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
@@ -36,10 +35,11 @@ std::int64_t product(std::span<const std::int64_t> extents) {
 
 // weight or bias broadcast to `target`, contiguous, in the statistics dtype.
 Tensor affine_param(const Tensor& p, const Shape& target, DType stats,
-                    const char* what, const char* op) {
+                    Device device, const char* what, const char* op) {
   if (!p.defined()) return {};
-  TESSEL_CHECK(p.device().is_cpu(), DeviceMismatch, op, "{} is on {}", what,
-               p.device().str());
+  TESSEL_CHECK(p.device() == device, DeviceMismatch, op,
+               "{} is on {} but the input on {}", what, p.device().str(),
+               device.str());
   bool fits = p.rank() <= static_cast<std::int64_t>(target.size());
   for (std::int64_t i = 1; fits && i <= p.rank(); ++i) {
     const std::int64_t e = p.shape()[p.rank() - i];
@@ -51,7 +51,7 @@ Tensor affine_param(const Tensor& p, const Shape& target, DType stats,
 }
 
 struct RowsPlan {
-  cpu::NormRows rows;
+  NormRows rows;
   Shape stats_shape;
 };
 
@@ -61,24 +61,25 @@ NormResult run(const Tensor& x, const RowsPlan& plan, const Tensor& weight,
   const DType stats = stats_dtype(kernel);
   NormResult r;
   const Tensor xk = x.to(kernel).contiguous();
-  Tensor y = empty(x.shape(), kernel);
-  r.rstd = empty(plan.stats_shape, stats);
-  if (with_mean) r.mean = empty(plan.stats_shape, stats);
+  Tensor y = empty(x.shape(), kernel, x.device());
+  r.rstd = empty(plan.stats_shape, stats, x.device());
+  if (with_mean) r.mean = empty(plan.stats_shape, stats, x.device());
   if (plan.rows.n == 0) {
     // Statistics of nothing: NaN, as a mean of no values is.
     if (with_mean) r.mean.fill_(std::numeric_limits<double>::quiet_NaN());
     r.rstd.fill_(std::numeric_limits<double>::quiet_NaN());
   } else if (plan.rows.rows > 0) {
-    cpu::normalize_rows(plan.rows, xk, y, weight, bias, r.mean, r.rstd);
+    ops::backend_of(y).normalize_rows(plan.rows, xk, y, weight, bias, r.mean,
+                                      r.rstd);
   }
   r.y = kernel == x.dtype() ? y : y.to(x.dtype());
   check_finite(r.y, op);
   return r;
 }
 
-NormResult trailing_norm(cpu::simd::NormKind kind, const Tensor& x,
-                         const Tensor& weight, const Tensor& bias, double eps,
-                         std::int64_t axis, const char* op) {
+NormResult trailing_norm(NormKind kind, const Tensor& x, const Tensor& weight,
+                         const Tensor& bias, double eps, std::int64_t axis,
+                         const char* op) {
   const DType stats = stats_dtype(kernel_dtype(x, op));
   const std::int64_t a = normalize_axis(axis, x.rank(), op);
   const std::span<const std::int64_t> shape(x.shape().data(), x.shape().size());
@@ -90,9 +91,10 @@ NormResult trailing_norm(cpu::simd::NormKind kind, const Tensor& x,
   plan.rows.eps = eps;
   plan.stats_shape = Shape(shape.begin(), shape.begin() + a);
   for (std::int64_t d = a; d < x.rank(); ++d) plan.stats_shape.push_back(1);
-  return run(x, plan, affine_param(weight, normalised, stats, "weight", op),
-             affine_param(bias, normalised, stats, "bias", op), op,
-             kind == cpu::simd::NormKind::Layer);
+  return run(x, plan,
+             affine_param(weight, normalised, stats, x.device(), "weight", op),
+             affine_param(bias, normalised, stats, x.device(), "bias", op), op,
+             kind == NormKind::Layer);
 }
 
 }  // namespace
@@ -100,7 +102,7 @@ NormResult trailing_norm(cpu::simd::NormKind kind, const Tensor& x,
 NormResult layer_norm_with_stats(const Tensor& x, const Tensor& weight,
                                  const Tensor& bias, double eps,
                                  std::int64_t axis) {
-  return trailing_norm(cpu::simd::NormKind::Layer, x, weight, bias, eps, axis,
+  return trailing_norm(NormKind::Layer, x, weight, bias, eps, axis,
                        "layer_norm");
 }
 
@@ -111,7 +113,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 NormResult rms_norm_with_stats(const Tensor& x, const Tensor& weight,
                                double eps, std::int64_t axis) {
-  return trailing_norm(cpu::simd::NormKind::Rms, x, weight, Tensor(), eps, axis,
+  return trailing_norm(NormKind::Rms, x, weight, Tensor(), eps, axis,
                        "rms_norm");
 }
 
@@ -134,7 +136,7 @@ NormResult group_norm_with_stats(const Tensor& x, std::int64_t groups,
   const std::span<const std::int64_t> shape(x.shape().data(), x.shape().size());
   const std::int64_t spatial = product(shape.subspan(2));
   RowsPlan plan;
-  plan.rows.kind = cpu::simd::NormKind::Layer;
+  plan.rows.kind = NormKind::Layer;
   plan.rows.rows = x.shape()[0] * groups;
   plan.rows.n = channels / groups * spatial;
   plan.rows.eps = eps;
@@ -142,8 +144,10 @@ NormResult group_norm_with_stats(const Tensor& x, std::int64_t groups,
   plan.rows.weight_period = groups;
   plan.stats_shape = Shape{x.shape()[0], groups};
   const Shape per_channel{channels};
-  return run(x, plan, affine_param(weight, per_channel, stats, "weight", op),
-             affine_param(bias, per_channel, stats, "bias", op), op, true);
+  return run(x, plan,
+             affine_param(weight, per_channel, stats, x.device(), "weight", op),
+             affine_param(bias, per_channel, stats, x.device(), "bias", op), op,
+             true);
 }
 
 Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight,

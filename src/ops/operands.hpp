@@ -1,13 +1,15 @@
 // The one operand check of the op layer (DESIGN §2), instead of a copy per
 // op file: every operand defined (E2102), all on one device (E2501 naming
 // the op and both devices), and a kernel for that device in this build
-// (E2501). It returns that device, where the op's outputs belong.
+// (E2501). It returns that device, where the op's outputs belong; the op
+// then computes through backend_of(output) (Note [backend seam]).
 #pragma once
 
 #include <initializer_list>
 #include <optional>
 #include <span>
 
+#include "backends/backend.hpp"
 #include "core/check.hpp"
 #include "tessel/core/tensor.hpp"
 
@@ -26,10 +28,8 @@ Device check_all(const char* op, const Range& operands, Get get) {
                  "operands on {} and {}", first->str(), t.device().str());
   }
   // No operands (an empty list to concatenate): the op's own rule refuses.
-  if (!first) return Device::cpu();
-  TESSEL_CHECK(first->is_cpu(), DeviceMismatch, op,
-               "no {} kernel for tensors on {} in this build", op,
-               first->str());
+  if (!first) return current_device();
+  backend_for(*first, op);  // E2501 when this build has no backend for it
   return *first;
 }
 
@@ -45,6 +45,11 @@ inline Device check_operands(const char* op,
 inline Device check_operands(const char* op, std::span<const Tensor> operands) {
   return detail::check_all(op, operands,
                            [](const Tensor& t) -> const Tensor& { return t; });
+}
+
+// The backend that computes on `t`'s device (t already checked).
+inline const Backend& backend_of(const Tensor& t) {
+  return backend_for(t.device(), "op");
 }
 
 // An operand named in the message when it is undefined ("weight is

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/reduce_kernels.hpp"
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -15,8 +14,6 @@
 namespace tessel {
 
 namespace {
-
-using cpu::ReduceOp;
 
 const char* op_name(ReduceOp op) {
   switch (op) {
@@ -69,7 +66,7 @@ DType result_dtype(ReduceOp op, DType in) {
 
 struct Plan {
   Tensor input;  // contiguous, laid out as (A, R, B)
-  cpu::ReduceShape shape;
+  ReduceShape shape;
   Shape out_shape;
 };
 
@@ -150,10 +147,12 @@ Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
   Plan p = plan(x, mask, keepdims);
   const DType out_dtype = result_dtype(op, x.dtype());
   if (p.shape.reduce == 0) {
-    return full(p.out_shape, empty_reduction(op, x, name), out_dtype);
+    return full(p.out_shape, empty_reduction(op, x, name), out_dtype,
+                x.device());
   }
-  Tensor out = empty(p.out_shape, out_dtype);
-  if (out.numel() > 0) cpu::reduce(op, correction, p.input, out, p.shape);
+  Tensor out = empty(p.out_shape, out_dtype, x.device());
+  if (out.numel() > 0)
+    ops::backend_of(out).reduce(op, correction, p.input, out, p.shape);
   return out;
 }
 
@@ -187,19 +186,21 @@ Tensor scan(bool product, const Tensor& x_in, std::int64_t axis, bool exclusive,
   Plan p = axis_plan(x, axis, name);
   const DType dtype =
       is_floating_point(x.dtype()) ? x.dtype() : widened_integer(x.dtype());
-  Tensor out = empty(p.out_shape, dtype);
+  Tensor out = empty(p.out_shape, dtype, x.device());
   if (out.numel() > 0)
-    cpu::cumulative(product, exclusive, reverse, p.input, out, p.shape);
+    ops::backend_of(out).cumulative(product, exclusive, reverse, p.input, out,
+                                    p.shape);
   return out;
 }
 
-Tensor softmax_like(cpu::SoftmaxKind kind, const Tensor& x_in,
-                    std::int64_t axis, const char* name) {
+Tensor softmax_like(SoftmaxKind kind, const Tensor& x_in, std::int64_t axis,
+                    const char* name) {
   const Tensor x = operand(x_in, name);
   const DType dtype = float_result_type(x.dtype());
   Plan p = axis_plan(x.to(dtype), axis, name);
-  Tensor out = empty(p.out_shape, dtype);
-  if (out.numel() > 0) cpu::softmax(kind, p.input, out, p.shape);
+  Tensor out = empty(p.out_shape, dtype, x.device());
+  if (out.numel() > 0)
+    ops::backend_of(out).softmax(kind, p.input, out, p.shape);
   return checked(out, name);
 }
 
@@ -279,13 +280,13 @@ Tensor cumprod(const Tensor& x, std::int64_t axis, bool exclusive,
   return scan(true, x, axis, exclusive, reverse);
 }
 Tensor softmax(const Tensor& x, std::int64_t axis) {
-  return softmax_like(cpu::SoftmaxKind::Softmax, x, axis, "softmax");
+  return softmax_like(SoftmaxKind::Softmax, x, axis, "softmax");
 }
 Tensor log_softmax(const Tensor& x, std::int64_t axis) {
-  return softmax_like(cpu::SoftmaxKind::LogSoftmax, x, axis, "log_softmax");
+  return softmax_like(SoftmaxKind::LogSoftmax, x, axis, "log_softmax");
 }
 Tensor hardmax(const Tensor& x, std::int64_t axis) {
-  return softmax_like(cpu::SoftmaxKind::Hardmax, x, axis, "hardmax");
+  return softmax_like(SoftmaxKind::Hardmax, x, axis, "hardmax");
 }
 
 }  // namespace tessel

@@ -9,7 +9,6 @@
 #include <numeric>
 #include <vector>
 
-#include "backends/cpu/spmm_kernels.hpp"
 #include "core/check.hpp"
 #include "ops/operands.hpp"
 #include "tessel/ops/elementwise.hpp"
@@ -368,8 +367,9 @@ Tensor matmul(const CsrTensor& a, const Tensor& b) {
   // Both operands in the accumulation type, contiguous: a strided b is
   // packed once (cols x N), cheaper than strided reads in the nnz x N loop.
   const DType acc = dtype == DType::F64 ? DType::F64 : DType::F32;
-  cpu::spmm_csr(a.crow_indices(), a.col_indices(),
-                a.values().to(acc).contiguous(), b.to(acc).contiguous(), out);
+  ops::backend_of(out).spmm_csr(a.crow_indices(), a.col_indices(),
+                                a.values().to(acc).contiguous(),
+                                b.to(acc).contiguous(), out);
   return out;
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 // A tensor whose storage claims to live on cuda:1 (borrowed host memory
 // that no kernel may touch: the check refuses first).
-Tensor elsewhere(Shape shape, DType dtype = DType::F32) {
+Tensor elsewhere(Shape shape, DType dtype) {
   static std::vector<double> backing(1024, 0.0);
   const Storage s =
       Storage::borrow(backing.data(), 8 * 1024, Device::cuda(1), [](void*) {});
@@ -31,12 +31,16 @@ struct Case {
   std::function<void()> call;
 };
 
-TEST(Operands, MixedDevicesAreE2501InEveryMultiInputOp) {
+// Every multi-input op with one operand made by `other` (another device)
+// and the rest on the CPU.
+void expect_mixed_devices_refused(
+    const std::function<Tensor(Shape, DType)>& other, const char* name) {
   const Tensor m = zeros({4, 4}), v = zeros({4});
-  const Tensor em = elsewhere({4, 4}), ev = elsewhere({4});
+  const Tensor em = other({4, 4}, DType::F32), ev = other({4}, DType::F32);
   const Tensor idx = zeros({4, 4}, DType::I64);
-  const Tensor q = zeros({1, 2, 3, 4}), eq = elsewhere({1, 2, 3, 4});
-  const Tensor img = zeros({1, 4, 4, 4}), eimg = elsewhere({1, 4, 4, 4});
+  const Tensor q = zeros({1, 2, 3, 4}), eq = other({1, 2, 3, 4}, DType::F32);
+  const Tensor img = zeros({1, 4, 4, 4}),
+               eimg = other({1, 4, 4, 4}, DType::F32);
   const std::vector<Case> cases = {
       {"add", [&] { add(m, em); }},
       {"mul", [&] { mul(em, m); }},
@@ -65,21 +69,49 @@ TEST(Operands, MixedDevicesAreE2501InEveryMultiInputOp) {
       {"scatter", [&] { scatter(m, 0, idx, em); }},
       {"masked_fill",
        [&] {
-         masked_fill(m, elsewhere({4, 4}, DType::Bool), 1);
+         masked_fill(m, other({4, 4}, DType::Bool), 1);
        }},
       {"embedding", [&] { embedding(em, zeros({2}, DType::I64)); }},
       {"scaled_dot_product_attention",
        [&] { scaled_dot_product_attention(q, eq, q); }},
       {"conv2d", [&] { conv2d(img, eimg); }},
+      {"conv2d bias",
+       [&] {
+         conv2d(img, zeros({2, 4, 3, 3}), other({2}, DType::F32));
+       }},
+      {"gather", [&] { gather(m, other({2}, DType::I64), 0); }},
+      {"gather_nd",
+       [&] {
+         gather_nd(m, other({2, 1}, DType::I64));
+       }},
+      {"layer_norm", [&] { layer_norm(m, ev); }},
+      {"rope",
+       [&] {
+         rope_with_tables(q, other({3, 2}, DType::F32), zeros({3, 2}));
+       }},
+      {"copy_", [&] { Tensor(m).copy_(em); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
-    EXPECT_TESSEL_ERROR(c.call(), "E2501", "cpu", "cuda:1");
+    EXPECT_TESSEL_ERROR(c.call(), "E2501", "cpu", name);
   }
 }
 
+TEST(Operands, MixedDevicesAreE2501InEveryMultiInputOp) {
+  expect_mixed_devices_refused(elsewhere, "cuda:1");
+}
+
+// The meta backend is real: a CPU tensor never meets a meta one silently.
+TEST(Operands, MixedCpuAndMetaAreE2501InEveryMultiInputOp) {
+  expect_mixed_devices_refused(
+      [](Shape shape, DType dtype) {
+        return empty(std::move(shape), dtype, Device::meta());
+      },
+      "meta");
+}
+
 TEST(Operands, NoKernelsOnTheDeviceIsE2501NamingTheOp) {
-  const Tensor t = elsewhere({4});
+  const Tensor t = elsewhere({4}, DType::F32);
   EXPECT_TESSEL_ERROR(exp(t), "E2501", "[exp]", "cuda:1");
   EXPECT_TESSEL_ERROR(sum(t), "E2501", "[sum]", "cuda:1");
   EXPECT_TESSEL_ERROR(add(t, t), "E2501", "[add]", "cuda:1");

@@ -9,7 +9,9 @@
 
 namespace tessel {
 
-enum class DeviceType : std::uint8_t { CPU, CUDA };
+// Meta: tensors with shape, dtype and strides but no data (PyTorch's meta
+// device); every op runs its rules on them and allocates nothing.
+enum class DeviceType : std::uint8_t { CPU, CUDA, Meta };
 
 struct Device {
   DeviceType type = DeviceType::CPU;
@@ -17,16 +19,18 @@ struct Device {
 
   static constexpr Device cpu() { return {DeviceType::CPU, 0}; }
   static constexpr Device cuda(int i = 0) { return {DeviceType::CUDA, i}; }
+  static constexpr Device meta() { return {DeviceType::Meta, 0}; }
   constexpr bool is_cpu() const { return type == DeviceType::CPU; }
   constexpr bool is_cuda() const { return type == DeviceType::CUDA; }
+  constexpr bool is_meta() const { return type == DeviceType::Meta; }
   friend constexpr bool operator==(Device a, Device b) {
     return a.type == b.type && a.index == b.index;
   }
-  // "cpu", "cuda:0".
+  // "cpu", "cuda:0", "meta".
   std::string str() const;
 };
 
-// Parses "cpu", "cuda", "cuda:1"; E2501 on anything else.
+// Parses "cpu", "cuda", "cuda:1", "meta"; E2501 on anything else.
 Device parse_device(const std::string& text);
 
 // Whether this build and machine can allocate on `device`.

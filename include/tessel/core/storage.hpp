@@ -48,7 +48,8 @@ class Storage {
   Storage() = default;
 
   // Owned, uninitialised, 64-byte aligned (large buffers come from a cache
-  // of freed ones). E2501 for an unavailable device.
+  // of freed ones). E2501 for an unavailable device. On meta, a size and no
+  // memory: data() is null.
   static Storage allocate(std::int64_t nbytes, Device device = Device::cpu());
 
   // Page-locked host memory. When the OS refuses to lock (RLIMIT_MEMLOCK),

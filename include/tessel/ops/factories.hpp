@@ -17,6 +17,9 @@ namespace tessel {
 
 // Uninitialised memory.
 Tensor empty(Shape shape, DType dtype = DType::F32);
+// On `device` instead of the current one (how ops put their outputs on
+// their operands' device).
+Tensor empty(Shape shape, DType dtype, Device device);
 // Uninitialised page-locked host memory (PyTorch's pin_memory=True): the
 // OS never swaps it out, so a device can copy from it asynchronously.
 // E3002 when the OS refuses to lock (RLIMIT_MEMLOCK) unless
@@ -26,10 +29,12 @@ Tensor empty_pinned(Shape shape, DType dtype = DType::F32,
 // A row-major copy of `t` in pinned host memory (t must be on the CPU).
 Tensor pin_memory(const Tensor& t, bool fall_back_to_pageable = false);
 Tensor zeros(Shape shape, DType dtype = DType::F32);
+Tensor zeros(Shape shape, DType dtype, Device device);
 Tensor ones(Shape shape, DType dtype = DType::F32);
 // The dtype defaults to the value's (bool, i64 or f32).
 Tensor full(Shape shape, Scalar value,
             std::optional<DType> dtype = std::nullopt);
+Tensor full(Shape shape, Scalar value, DType dtype, Device device);
 
 // [0, end) and [start, end) in steps of `step` (NumPy's length rule). The
 // dtype defaults to i64 when every argument is an integer, else f32.

@@ -63,7 +63,8 @@ void binary_run(std::array<char*, 3>& ptr, const std::array<std::int64_t, 3>& s,
 
 }  // namespace
 
-void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+void binary(BinaryOp op, const KernelOutput& out, const KernelInput& a,
+            const KernelInput& b) {
   const Strides os = byte_strides(out);
   const Strides as = byte_strides(a);
   const Strides bs = byte_strides(b);

@@ -9,8 +9,9 @@
 
 namespace tessel::cpu {
 
-void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
-                    const Tensor& y, const std::vector<std::int64_t>& stride,
+void conv_reference(const KernelInput& x, const KernelInput& w,
+                    const KernelInput& bias, const KernelOutput& y,
+                    const std::vector<std::int64_t>& stride,
                     const std::vector<std::int64_t>& dilation,
                     const std::vector<std::int64_t>& pad_begin,
                     std::int64_t groups) {
@@ -18,7 +19,7 @@ void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
     const T* in = x.const_data<T>();
     const T* wt = w.const_data<T>();
     const T* b = bias.defined() ? bias.const_data<T>() : nullptr;
-    T* out = static_cast<T*>(const_cast<void*>(y.raw_data()));
+    T* out = y.data<T>();
     const std::int64_t batch = x.shape()[0], channels = x.shape()[1];
     const std::int64_t out_channels = y.shape()[1];
     const std::int64_t cg = channels / groups, og = out_channels / groups;
@@ -72,8 +73,8 @@ void conv_reference(const Tensor& x, const Tensor& w, const Tensor& bias,
   });
 }
 
-void conv_transpose_reference(const Tensor& x, const Tensor& w,
-                              const Tensor& bias, const Tensor& y,
+void conv_transpose_reference(const KernelInput& x, const KernelInput& w,
+                              const KernelInput& bias, const KernelOutput& y,
                               const std::vector<std::int64_t>& stride,
                               const std::vector<std::int64_t>& dilation,
                               const std::vector<std::int64_t>& pad_begin,
@@ -82,7 +83,7 @@ void conv_transpose_reference(const Tensor& x, const Tensor& w,
     const T* in = x.const_data<T>();
     const T* wt = w.const_data<T>();
     const T* b = bias.defined() ? bias.const_data<T>() : nullptr;
-    T* out = static_cast<T*>(const_cast<void*>(y.raw_data()));
+    T* out = y.data<T>();
     const std::size_t r = stride.size();
     const std::int64_t batch = x.shape()[0], channels = x.shape()[1];
     const std::int64_t out_channels = y.shape()[1];

@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/strided_loop.hpp"
@@ -8,13 +9,6 @@
 namespace tessel::cpu {
 
 namespace {
-
-Strides byte_strides(const Tensor& t) {
-  Strides s = t.strides();
-  const int size = element_size(t.dtype());
-  for (auto& v : s) v *= size;
-  return s;
-}
 
 // `Saturate` is a template parameter so that the contiguous loop compiles
 // to straight-line (vectorisable) code.
@@ -119,12 +113,10 @@ bool try_blocked_transpose(const std::array<char*, 2>& base,
 
 }  // namespace
 
-void copy_cast(const Tensor& dst, const Tensor& src, bool saturate) {
+void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate) {
   const Strides ds = byte_strides(dst);
   const Strides ss = byte_strides(src);
-  std::array<char*, 2> base{
-      static_cast<char*>(const_cast<void*>(dst.raw_data())),
-      static_cast<char*>(const_cast<void*>(src.raw_data()))};
+  std::array<char*, 2> base{base_pointer(dst), base_pointer(src)};
   const std::array<std::span<const std::int64_t>, 2> strides{
       std::span<const std::int64_t>(ds), std::span<const std::int64_t>(ss)};
   if (dst.dtype() == src.dtype()) {
@@ -160,14 +152,13 @@ void copy_cast(const Tensor& dst, const Tensor& src, bool saturate) {
   });
 }
 
-void fill(const Tensor& dst, const Scalar& value) {
+void fill(const KernelOutput& dst, const Scalar& value) {
   detail::dispatch_element_type(dst.dtype(), "fill", [&]<class T>() {
     const T v = value.to<T>();
     const Strides ds = byte_strides(dst);
     const std::array<std::span<const std::int64_t>, 1> strides{
         std::span<const std::int64_t>(ds)};
-    std::array<char*, 1> base{
-        static_cast<char*>(const_cast<void*>(dst.raw_data()))};
+    std::array<char*, 1> base{base_pointer(dst)};
     for_each_strided<1>(dst.shape(), base, strides,
                         [v](auto& p, const auto& s, std::int64_t n) {
                           if (s[0] == sizeof(T)) {
@@ -185,8 +176,8 @@ namespace {
 
 // Calls f(linear_index, element_offset) for every element of `t` in
 // row-major order; packed tensors are rare, so a plain odometer suffices.
-template <class F>
-void for_each_element_offset(const Tensor& t, F&& f) {
+template <class View, class F>
+void for_each_element_offset(const View& t, F&& f) {
   const auto& shape = t.shape();
   const auto& strides = t.strides();
   const std::int64_t n = t.numel();
@@ -205,11 +196,11 @@ void for_each_element_offset(const Tensor& t, F&& f) {
 
 }  // namespace
 
-void unpack_nibbles(const Tensor& dst_bytes, const Tensor& src_packed) {
+void unpack_nibbles(const KernelOutput& dst_bytes,
+                    const KernelInput& src_packed) {
   const auto* packed =
-      static_cast<const std::uint8_t*>(src_packed.storage().data());
-  auto* out =
-      static_cast<std::uint8_t*>(const_cast<void*>(dst_bytes.raw_data()));
+      reinterpret_cast<const std::uint8_t*>(src_packed.storage_base());
+  auto* out = dst_bytes.data<std::uint8_t>();
   const bool is_signed = src_packed.dtype() == DType::I4;
   for_each_element_offset(src_packed, [&](std::int64_t i, std::int64_t e) {
     const std::uint8_t byte = packed[e / 2];
@@ -219,9 +210,10 @@ void unpack_nibbles(const Tensor& dst_bytes, const Tensor& src_packed) {
   });
 }
 
-void pack_nibbles(const Tensor& dst_packed, const Tensor& src_bytes) {
-  auto* packed = static_cast<std::uint8_t*>(dst_packed.storage().data());
-  const auto* in = static_cast<const std::uint8_t*>(src_bytes.raw_data());
+void pack_nibbles(const KernelOutput& dst_packed,
+                  const KernelInput& src_bytes) {
+  auto* packed = reinterpret_cast<std::uint8_t*>(dst_packed.storage_base());
+  const auto* in = src_bytes.data<std::uint8_t>();
   for_each_element_offset(dst_packed, [&](std::int64_t i, std::int64_t e) {
     const auto nibble = static_cast<std::uint8_t>(in[i] & 0x0f);
     std::uint8_t& byte = packed[e / 2];

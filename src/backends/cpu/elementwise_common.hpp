@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "backends/cpu/simd/elementwise_simd.hpp"
+#include "backends/kernel_view.hpp"
 #include "tessel/core/convert.hpp"
-#include "tessel/core/tensor.hpp"
 
 namespace tessel::cpu {
 
@@ -38,15 +38,15 @@ inline simd::FloatStorage float_storage(DType dtype) {
                                 : simd::FloatStorage::F16;
 }
 
-inline Strides byte_strides(const Tensor& t) {
-  Strides s = t.strides();
-  const int size = element_size(t.dtype());
-  for (auto& v : s) v *= size;
-  return s;
-}
+inline Strides byte_strides(const KernelInput& t) { return t.byte_strides(); }
+inline Strides byte_strides(const KernelOutput& t) { return t.byte_strides(); }
 
-inline char* base_pointer(const Tensor& t) {
-  return static_cast<char*>(const_cast<void*>(t.raw_data()));
+// Operand addresses for the strided loop, which walks every operand as a
+// char* (operand 0 is written, the rest only read, as in PyTorch's
+// TensorIterator). The one place an input's address loses its const.
+inline char* base_pointer(const KernelOutput& t) { return t.raw_data(); }
+inline char* base_pointer(const KernelInput& t) {
+  return const_cast<char*>(t.raw_data());
 }
 
 }  // namespace tessel::cpu

@@ -3,24 +3,27 @@
 // allocated the output; nothing is validated here.
 #pragma once
 
-#include "tessel/core/tensor.hpp"
+#include "backends/kernel_problems.hpp"
+#include "backends/kernel_view.hpp"
 #include "tessel/ops/op_list.hpp"
 
 namespace tessel::cpu {
 
 // out = op(in). out's dtype is in's, or bool for Bool-result ops.
-void unary(UnaryOp op, const UnaryParams& params, const Tensor& out,
-           const Tensor& in);
+void unary(UnaryOp op, const UnaryParams& params, const KernelOutput& out,
+           const KernelInput& in);
 
 // out = op(a, b); a and b share a dtype; out has it, or bool.
-void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+void binary(BinaryOp op, const KernelOutput& out, const KernelInput& a,
+            const KernelInput& b);
 
 // out = cond ? a : b, with cond bool and a, b, out of one dtype.
-void where(const Tensor& out, const Tensor& cond, const Tensor& a,
-           const Tensor& b);
+void where(const KernelOutput& out, const KernelInput& cond,
+           const KernelInput& a, const KernelInput& b);
 
 // out = a * b + c in one rounding per element (all of one float dtype;
 // integers multiply and add with wrap-around).
-void fma(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c);
+void fma(const KernelOutput& out, const KernelInput& a, const KernelInput& b,
+         const KernelInput& c);
 
 }  // namespace tessel::cpu

@@ -5,7 +5,8 @@
 
 namespace tessel::cpu {
 
-void gemm_reference(const Tensor& a, const Tensor& b, const Tensor& out) {
+void gemm_reference(const KernelInput& a, const KernelInput& b,
+                    const KernelOutput& out) {
   detail::dispatch_element_type(a.dtype(), "matmul", [&]<class T>() {
     using C = compute_t<T>;
     using Acc =
@@ -17,7 +18,7 @@ void gemm_reference(const Tensor& a, const Tensor& b, const Tensor& out) {
     const auto& sb = b.strides();
     const T* pa = a.const_data<T>();
     const T* pb = b.const_data<T>();
-    T* pc = static_cast<T*>(const_cast<void*>(out.raw_data()));
+    T* pc = out.data<T>();
     parallel_for(
         0, batch * m,
         std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n * k)),

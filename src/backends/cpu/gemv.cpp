@@ -5,13 +5,13 @@
 
 namespace tessel::cpu {
 
-void gemv(const Tensor& x, const void* w, DType w_dtype, std::int64_t ldw,
-          std::int64_t n, const Tensor& y) {
+void gemv(const KernelInput& x, const void* w, DType w_dtype, std::int64_t ldw,
+          std::int64_t n, const KernelOutput& y) {
   const std::int64_t k = x.numel();
   const simd::FloatStorage storage = float_storage(w_dtype);
   const auto* base = static_cast<const char*>(w);
   const int size = element_size(w_dtype);
-  float* out = static_cast<float*>(const_cast<void*>(y.raw_data()));
+  float* out = y.data<float>();
   // 64 rows of 4096 bf16 are 512 KiB: chunks big enough to stream, small
   // enough to balance.
   parallel_for(0, n, 64, [&](std::int64_t lo, std::int64_t hi) {

@@ -6,18 +6,19 @@
 
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/index_kernels.hpp"
+#include "core/check.hpp"
 #include "core/dispatch.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel::cpu {
 
-void gather_blocks(const Tensor& src, const std::int64_t* index,
-                   std::int64_t count, const Tensor& out,
+void gather_blocks(const KernelInput& src, const std::int64_t* index,
+                   std::int64_t count, const KernelOutput& out,
                    const ReduceShape& s) {
   const auto block =
       static_cast<std::size_t>(s.inner * element_size(src.dtype()));
-  const auto* from = static_cast<const char*>(src.raw_data());
-  auto* to = static_cast<char*>(const_cast<void*>(out.raw_data()));
+  const auto* from = src.data<char>();
+  auto* to = out.data<char>();
   const std::int64_t grain =
       std::max<std::int64_t>(1, 65536 / std::max<std::size_t>(block, 1));
   parallel_for(
@@ -51,8 +52,8 @@ void for_each_index(const Shape& shape, F&& f) {
 }
 
 // Element offset of `index` in `t` with axis `axis` replaced by `at`.
-std::int64_t offset_with(const Tensor& t, const Shape& index, std::size_t axis,
-                         std::int64_t at) {
+std::int64_t offset_with(const KernelInput& t, const Shape& index,
+                         std::size_t axis, std::int64_t at) {
   std::int64_t e = t.storage_offset();
   for (std::size_t d = 0; d < index.size(); ++d) {
     e += (d == axis ? at : index[d]) * t.strides()[d];
@@ -62,12 +63,12 @@ std::int64_t offset_with(const Tensor& t, const Shape& index, std::size_t axis,
 
 }  // namespace
 
-void gather_elements(const Tensor& x, const Tensor& index, std::int64_t axis,
-                     const Tensor& out) {
+void gather_elements(const KernelInput& x, const KernelInput& index,
+                     std::int64_t axis, const KernelOutput& out) {
   const auto size = static_cast<std::size_t>(element_size(x.dtype()));
-  const auto* base = static_cast<const char*>(x.storage().data());
+  const auto* base = x.storage_base();
   const auto* idx = index.const_data<std::int64_t>();
-  auto* to = static_cast<char*>(const_cast<void*>(out.raw_data()));
+  auto* to = out.data<char>();
   for_each_index(out.shape(), [&](std::int64_t i, const Shape& p) {
     const std::int64_t e =
         offset_with(x, p, static_cast<std::size_t>(axis), idx[i]);
@@ -76,12 +77,12 @@ void gather_elements(const Tensor& x, const Tensor& index, std::int64_t axis,
   });
 }
 
-void scatter_elements(const Tensor& out, const Tensor& index,
-                      const Tensor& updates, std::int64_t axis,
+void scatter_elements(const KernelOutput& out, const KernelInput& index,
+                      const KernelInput& updates, std::int64_t axis,
                       ScatterMode mode) {
   detail::dispatch_element_type(out.dtype(), "scatter", [&]<class T>() {
     using C = compute_t<T>;
-    auto* data = static_cast<T*>(out.storage().data());
+    auto* data = reinterpret_cast<T*>(out.storage_base());
     const auto* idx = index.const_data<std::int64_t>();
     const auto* upd = updates.const_data<T>();
     for_each_index(index.shape(), [&](std::int64_t i, const Shape& p) {
@@ -112,18 +113,15 @@ void scatter_elements(const Tensor& out, const Tensor& index,
   });
 }
 
-void sort_runs(const Tensor& x, const Tensor& values, const Tensor& indices,
-               const ReduceShape& s, bool descending) {
+void sort_runs(const KernelInput& x, const KernelOutput& values,
+               const KernelOutput& indices, const ReduceShape& s,
+               bool descending) {
   detail::dispatch_element_type(x.dtype(), "sort", [&]<class T>() {
     using C = compute_t<T>;
     const T* in = x.const_data<T>();
-    T* out_values = values.defined()
-                        ? static_cast<T*>(const_cast<void*>(values.raw_data()))
-                        : nullptr;
+    T* out_values = values.defined() ? values.data<T>() : nullptr;
     auto* out_indices =
-        indices.defined()
-            ? static_cast<std::int64_t*>(const_cast<void*>(indices.raw_data()))
-            : nullptr;
+        indices.defined() ? indices.data<std::int64_t>() : nullptr;
     // NaN is the largest value (NumPy's sort order).
     auto less = [](C a, C b) {
       if constexpr (std::is_floating_point_v<C>) {
@@ -162,6 +160,59 @@ void sort_runs(const Tensor& x, const Tensor& values, const Tensor& indices,
           }
         });
   });
+}
+
+void normalize_indices(const KernelOutput& index, std::int64_t extent,
+                       const char* op) {
+  auto* p = index.data<std::int64_t>();
+  for (std::int64_t i = 0; i < index.numel(); ++i) {
+    const std::int64_t v = p[i];
+    TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, op,
+                 "index {} is out of range for an axis of extent {}", v,
+                 extent);
+    if (v < 0) p[i] = v + extent;
+  }
+}
+
+void gather_nd(const KernelInput& x, const KernelInput& index,
+               std::int64_t batch_dims, std::int64_t depth,
+               const KernelOutput& out) {
+  std::int64_t slice_elems = 1;
+  for (std::int64_t d = batch_dims + depth; d < x.rank(); ++d)
+    slice_elems *= x.shape()[d];
+  std::int64_t batch = 1;
+  for (std::int64_t d = 0; d < batch_dims; ++d) batch *= x.shape()[d];
+  const std::int64_t per_batch_tuples =
+      index.numel() / depth / std::max<std::int64_t>(batch, 1);
+  std::int64_t per_batch_elems = 1;
+  for (std::int64_t d = batch_dims; d < x.rank(); ++d)
+    per_batch_elems *= x.shape()[d];
+  const auto size = static_cast<std::size_t>(element_size(x.dtype()));
+  const char* from = x.raw_data();
+  char* to = out.raw_data();
+  const auto* t = index.data<std::int64_t>();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t k = 0; k < per_batch_tuples; ++k) {
+      const std::int64_t* tuple = t + (b * per_batch_tuples + k) * depth;
+      std::int64_t offset = 0;
+      for (std::int64_t j = 0; j < depth; ++j) {
+        const std::int64_t extent = x.shape()[batch_dims + j];
+        std::int64_t v = tuple[j];
+        TESSEL_CHECK(v >= -extent && v < extent, OutOfRange, "gather_nd",
+                     "index {} is out of range for axis {} of extent {}", v,
+                     batch_dims + j, extent);
+        if (v < 0) v += extent;
+        offset = offset * extent + v;
+      }
+      std::memcpy(to + static_cast<std::size_t>((b * per_batch_tuples + k) *
+                                                slice_elems) *
+                           size,
+                  from + static_cast<std::size_t>(b * per_batch_elems +
+                                                  offset * slice_elems) *
+                             size,
+                  static_cast<std::size_t>(slice_elems) * size);
+    }
+  }
 }
 
 }  // namespace tessel::cpu

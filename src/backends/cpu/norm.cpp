@@ -9,14 +9,13 @@ namespace tessel::cpu {
 namespace {
 
 template <class T>
-const T* pointer_or_null(const Tensor& t) {
+const T* pointer_or_null(const KernelInput& t) {
   return t.defined() ? t.const_data<T>() : nullptr;
 }
 
 template <class T>
-T* mutable_or_null(const Tensor& t) {
-  return t.defined() ? static_cast<T*>(const_cast<void*>(t.raw_data()))
-                     : nullptr;
+T* mutable_or_null(const KernelOutput& t) {
+  return t.defined() ? t.data<T>() : nullptr;
 }
 
 // f64 rows: the same algorithm in double.
@@ -56,9 +55,10 @@ void each_row(const NormRows& p, Row row) {
 
 }  // namespace
 
-void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
-                    const Tensor& weight, const Tensor& bias,
-                    const Tensor& mean, const Tensor& rstd) {
+void normalize_rows(const NormRows& p, const KernelInput& x,
+                    const KernelOutput& y, const KernelInput& weight,
+                    const KernelInput& bias, const KernelOutput& mean,
+                    const KernelOutput& rstd) {
   if (x.dtype() == DType::F64) {
     const double* xs = x.const_data<double>();
     double* ys = mutable_or_null<double>(y);
@@ -77,7 +77,7 @@ void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
   }
   const simd::FloatStorage storage = float_storage(x.dtype());
   const int size = element_size(x.dtype());
-  const char* xs = static_cast<const char*>(x.raw_data());
+  const char* xs = x.data<char>();
   char* ys = base_pointer(y);
   const float* w = pointer_or_null<float>(weight);
   const float* b = pointer_or_null<float>(bias);

@@ -15,6 +15,10 @@ namespace tessel::cpu::onednn {
 
 namespace {
 
+// oneDNN wraps every buffer in a memory object whose handle is a void*,
+// sources included; it only reads through a source's handle.
+void* handle(const KernelInput& t) { return const_cast<char*>(t.raw_data()); }
+
 bool is_reference(const char* impl) {
   return std::string(impl).rfind("ref", 0) == 0;
 }
@@ -72,7 +76,7 @@ bool to_dnnl(DType t, dt* out) {
   }
 }
 
-dnnl::memory::desc describe_tensor(const Tensor& t, dt type) {
+dnnl::memory::desc describe_tensor(const KernelInput& t, dt type) {
   dnnl::memory::dims dims(t.shape().begin(), t.shape().end());
   dnnl::memory::dims strides(t.strides().begin(), t.strides().end());
   return dnnl::memory::desc(dims, type, strides);
@@ -182,8 +186,8 @@ void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
     throw std::logic_error("dnnl::sgemm rejected its arguments");
 }
 
-bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
-            const Tensor& out) {
+bool matmul(const KernelInput& a, const KernelInput& b, const KernelInput* bias,
+            const KernelOutput& out) {
   dt ta, tb, tc, tbias = dt::f32;
   if (!to_dnnl(a.dtype(), &ta) || !to_dnnl(b.dtype(), &tb) ||
       !to_dnnl(out.dtype(), &tc) || (bias && !to_dnnl(bias->dtype(), &tbias))) {
@@ -208,14 +212,13 @@ bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
   const auto prim = cache().get(key, da, db, bias ? &dbias : nullptr, dc);
   if (!prim) return false;
   auto& e = engine();
-  dnnl::memory ma(da, e, const_cast<void*>(a.raw_data()));
-  dnnl::memory mb(db, e, const_cast<void*>(b.raw_data()));
-  dnnl::memory mc(dc, e, const_cast<void*>(out.raw_data()));
+  dnnl::memory ma(da, e, handle(a));
+  dnnl::memory mb(db, e, handle(b));
+  dnnl::memory mc(dc, e, out.raw_data());
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
   if (bias) {
-    args.emplace(DNNL_ARG_BIAS,
-                 dnnl::memory(dbias, e, const_cast<void*>(bias->raw_data())));
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(dbias, e, handle(*bias)));
   }
   set_threads_for_this_call();
   prim->execute(stream(), args);
@@ -269,7 +272,7 @@ dnnl::memory::dims dims_of(const std::vector<std::int64_t>& v) {
 
 // Weights as oneDNN wants them: grouped convolutions split O (or, for
 // transposed ones, the output-channel axis 1) into (G, O/G) by a view.
-dnnl::memory::desc weights_desc(const Tensor& w, std::int64_t groups,
+dnnl::memory::desc weights_desc(const KernelInput& w, std::int64_t groups,
                                 bool transpose, dt type) {
   dnnl::memory::dims dims(w.shape().begin(), w.shape().end());
   dnnl::memory::dims strides(w.strides().begin(), w.strides().end());
@@ -335,8 +338,9 @@ dnnl::memory in_layout(dnnl::memory user, const dnnl::memory::desc& want,
 
 }  // namespace
 
-bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
-                 const Tensor& y, const ConvGeometry& g, bool transpose) {
+bool convolution(const KernelInput& x, const KernelInput& w,
+                 const KernelInput* bias, const KernelOutput& y,
+                 const ConvGeometry& g, bool transpose) {
   dt tx, tw, ty, tb = dt::f32;
   if (!to_dnnl(x.dtype(), &tx) || !to_dnnl(w.dtype(), &tw) ||
       !to_dnnl(y.dtype(), &ty) || (bias && !to_dnnl(bias->dtype(), &tb)) ||
@@ -413,19 +417,16 @@ bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
   auto& e = engine();
   auto& s = stream();
   Storage x_scratch, w_scratch, y_scratch;
-  dnnl::memory yu(dy, e, const_cast<void*>(y.raw_data()));
+  dnnl::memory yu(dy, e, y.raw_data());
   dnnl::memory xk =
-      in_layout(dnnl::memory(dx, e, const_cast<void*>(x.raw_data())),
-                src_chosen, x_scratch, true);
+      in_layout(dnnl::memory(dx, e, handle(x)), src_chosen, x_scratch, true);
   dnnl::memory wk =
-      in_layout(dnnl::memory(dw_user, e, const_cast<void*>(w.raw_data())),
-                w_chosen, w_scratch, true);
+      in_layout(dnnl::memory(dw_user, e, handle(w)), w_chosen, w_scratch, true);
   dnnl::memory yk = in_layout(yu, dst_chosen, y_scratch, false);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, xk}, {DNNL_ARG_WEIGHTS, wk}, {DNNL_ARG_DST, yk}};
   if (bias) {
-    args.emplace(DNNL_ARG_BIAS,
-                 dnnl::memory(db, e, const_cast<void*>(bias->raw_data())));
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(db, e, handle(*bias)));
   }
   prim->execute(s, args);
   if (yk.get_desc() != dy) dnnl::reorder(yk, yu).execute(s, yk, yu);

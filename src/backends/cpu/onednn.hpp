@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tessel/core/tensor.hpp"
+#include "backends/kernel_problems.hpp"
+#include "backends/kernel_view.hpp"
 
 namespace tessel::cpu::onednn {
 
@@ -20,24 +21,17 @@ std::string describe();
 // false when oneDNN has no kernel for these dtypes on this CPU (the caller
 // then takes another path); out's dtype is the accumulator's or the
 // inputs' (rounded once).
-bool matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
-            const Tensor& out);
-
-struct ConvGeometry {
-  std::vector<std::int64_t> stride;
-  std::vector<std::int64_t> dilation;  // 1 = dense (tessel's convention)
-  std::vector<std::int64_t> pad_begin;
-  std::vector<std::int64_t> pad_end;
-  std::int64_t groups = 1;
-};
+bool matmul(const KernelInput& a, const KernelInput& b, const KernelInput* bias,
+            const KernelOutput& out);
 
 // y = conv(x, w) + bias for logical channels-first views: x (N, C, S...),
 // w (O, C/groups, K...), y (N, O, S'...), any strides (a channels-last
 // tensor is passed as its permuted view). With `transpose`, a transposed
 // convolution: w is (C, O/groups, K...) and y the larger output. Returns
 // false when oneDNN has no kernel for the dtypes.
-bool convolution(const Tensor& x, const Tensor& w, const Tensor* bias,
-                 const Tensor& y, const ConvGeometry& g, bool transpose);
+bool convolution(const KernelInput& x, const KernelInput& w,
+                 const KernelInput* bias, const KernelOutput& y,
+                 const ConvGeometry& g, bool transpose);
 
 // Row-major C = alpha * op(A) op(B) + beta * C in f32 (oneDNN's BLAS-like
 // sgemm: no primitive to create, for the many small products of fused

@@ -12,7 +12,7 @@ namespace tessel::cpu {
 namespace {
 
 template <class Body>
-void for_each_output(const Tensor& x, const Tensor& y, Body&& body) {
+void for_each_output(const KernelInput& x, const KernelInput& y, Body&& body) {
   const std::size_t r = x.shape().size() - 2;
   std::vector<std::int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<std::int64_t> out_extent(y.shape().begin() + 2, y.shape().end());
@@ -37,16 +37,13 @@ void for_each_output(const Tensor& x, const Tensor& y, Body&& body) {
 
 }  // namespace
 
-void max_pool(const Tensor& x, const Tensor& y, const Tensor& indices,
-              const PoolGeometry& g) {
+void max_pool(const KernelInput& x, const KernelOutput& y,
+              const KernelOutput& indices, const PoolGeometry& g) {
   detail::dispatch_element_type(x.dtype(), "max_pool", [&]<class T>() {
     using C = compute_t<T>;
     const T* in = x.const_data<T>();
-    T* out = static_cast<T*>(const_cast<void*>(y.raw_data()));
-    auto* idx =
-        indices.defined()
-            ? static_cast<std::int64_t*>(const_cast<void*>(indices.raw_data()))
-            : nullptr;
+    T* out = y.data<T>();
+    auto* idx = indices.defined() ? indices.data<std::int64_t>() : nullptr;
     for_each_output(x, y,
                     [&](std::int64_t base, std::int64_t at, const auto& extent,
                         const auto& o) {
@@ -77,10 +74,11 @@ void max_pool(const Tensor& x, const Tensor& y, const Tensor& indices,
   });
 }
 
-void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g) {
+void avg_pool(const KernelInput& x, const KernelOutput& y,
+              const PoolGeometry& g) {
   detail::dispatch_element_type(x.dtype(), "avg_pool", [&]<class T>() {
     const T* in = x.const_data<T>();
-    T* out = static_cast<T*>(const_cast<void*>(y.raw_data()));
+    T* out = y.data<T>();
     for_each_output(
         x, y,
         [&](std::int64_t base, std::int64_t at, const auto& extent,
@@ -102,12 +100,12 @@ void avg_pool(const Tensor& x, const Tensor& y, const PoolGeometry& g) {
   });
 }
 
-void avg_pool_backward(const Tensor& dy, const Tensor& dx,
+void avg_pool_backward(const KernelInput& dy, const KernelOutput& dx,
                        const PoolGeometry& g) {
   detail::dispatch_float_type(dx.dtype(), "avg_pool_backward", [&]<class T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       const T* grad = dy.const_data<T>();
-      T* out = static_cast<T*>(const_cast<void*>(dx.raw_data()));
+      T* out = dx.data<T>();
       // Each window hands dy / count to the positions it averaged; planes
       // run in parallel, so no two threads touch one element.
       for_each_output(

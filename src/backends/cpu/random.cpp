@@ -62,16 +62,10 @@ std::uint64_t word64(const std::array<std::uint32_t, 4>& w, int pair) {
 
 }  // namespace
 
-std::uint64_t random_blocks(DType dtype, std::int64_t numel) {
-  const bool wide = dtype == DType::F64 || !is_floating_point(dtype);
-  const std::int64_t per_block = wide ? 2 : 4;
-  return static_cast<std::uint64_t>((numel + per_block - 1) / per_block);
-}
-
-void fill_uniform(const Tensor& dst, const Generator& gen,
+void fill_uniform(const KernelOutput& dst, const Generator& gen,
                   std::uint64_t first_block, double low, double high) {
   detail::dispatch_float_type(dst.dtype(), "rand", [&]<class T>() {
-    T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
+    T* out = dst.data<T>();
     constexpr int digits = significand_digits<T>();
     constexpr int per_block = values_per_block<T>();
     const double scale = high - low;
@@ -92,10 +86,10 @@ void fill_uniform(const Tensor& dst, const Generator& gen,
   });
 }
 
-void fill_normal(const Tensor& dst, const Generator& gen,
+void fill_normal(const KernelOutput& dst, const Generator& gen,
                  std::uint64_t first_block, double mean, double std) {
   detail::dispatch_float_type(dst.dtype(), "randn", [&]<class T>() {
-    T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
+    T* out = dst.data<T>();
     constexpr int per_block = values_per_block<T>();
     const std::int64_t n = dst.numel();
     const std::int64_t blocks = (n + per_block - 1) / per_block;
@@ -129,11 +123,11 @@ void fill_normal(const Tensor& dst, const Generator& gen,
   });
 }
 
-void fill_randint(const Tensor& dst, const Generator& gen,
+void fill_randint(const KernelOutput& dst, const Generator& gen,
                   std::uint64_t first_block, std::int64_t low,
                   std::int64_t high) {
   detail::dispatch_element_type(dst.dtype(), "randint", [&]<class T>() {
-    T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
+    T* out = dst.data<T>();
     const auto range =
         static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
     for_each_block<2>(

@@ -4,9 +4,10 @@
 
 namespace tessel::cpu {
 
-void fill_arange(const Tensor& dst, const Scalar& start, const Scalar& step) {
+void fill_arange(const KernelOutput& dst, const Scalar& start,
+                 const Scalar& step) {
   detail::dispatch_element_type(dst.dtype(), "arange", [&]<class T>() {
-    T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
+    T* out = dst.data<T>();
     const bool exact_int = !is_floating_point(dst.dtype()) &&
                            !start.is_floating_point() &&
                            !step.is_floating_point();
@@ -23,9 +24,9 @@ void fill_arange(const Tensor& dst, const Scalar& start, const Scalar& step) {
   });
 }
 
-void fill_linspace(const Tensor& dst, double start, double end) {
+void fill_linspace(const KernelOutput& dst, double start, double end) {
   detail::dispatch_element_type(dst.dtype(), "linspace", [&]<class T>() {
-    T* out = static_cast<T*>(const_cast<void*>(dst.raw_data()));
+    T* out = dst.data<T>();
     const std::int64_t n = dst.numel();
     if (n == 1) {
       out[0] = convert<T>(start);

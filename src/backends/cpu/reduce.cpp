@@ -341,12 +341,12 @@ void dispatch_result(DType out, F&& f) {
 
 }  // namespace
 
-void reduce(ReduceOp op, double correction, const Tensor& in, const Tensor& out,
-            const ReduceShape& s) {
+void reduce(ReduceOp op, double correction, const KernelInput& in,
+            const KernelOutput& out, const ReduceShape& s) {
   detail::dispatch_element_type(in.dtype(), "reduce", [&]<class T>() {
     dispatch_result<T>(out.dtype(), [&]<class Out>() {
       const T* x = in.const_data<T>();
-      Out* y = static_cast<Out*>(const_cast<void*>(out.raw_data()));
+      Out* y = out.data<Out>();
       if constexpr (has_simd_storage<T>()) {
         simd::RowReduce kind;
         const bool column_ok = op != ReduceOp::ArgMax && op != ReduceOp::ArgMin;
@@ -369,8 +369,9 @@ void reduce(ReduceOp op, double correction, const Tensor& in, const Tensor& out,
   });
 }
 
-void cumulative(bool product, bool exclusive, bool reverse, const Tensor& in,
-                const Tensor& out, const ReduceShape& s) {
+void cumulative(bool product, bool exclusive, bool reverse,
+                const KernelInput& in, const KernelOutput& out,
+                const ReduceShape& s) {
   detail::dispatch_element_type(in.dtype(), "cumsum", [&]<class T>() {
     dispatch_result<T>(out.dtype(), [&]<class Out>() {
       using C = compute_t<Out>;
@@ -378,7 +379,7 @@ void cumulative(bool product, bool exclusive, bool reverse, const Tensor& in,
       // in their own type with wrap-around.
       using Acc = std::conditional_t<std::is_floating_point_v<C>, double, C>;
       const T* x = in.const_data<T>();
-      Out* y = static_cast<Out*>(const_cast<void*>(out.raw_data()));
+      Out* y = out.data<Out>();
       parallel_for(0, s.outer * s.inner,
                    std::max<std::int64_t>(
                        1, 32768 / std::max<std::int64_t>(1, s.reduce)),
@@ -415,11 +416,11 @@ void cumulative(bool product, bool exclusive, bool reverse, const Tensor& in,
   });
 }
 
-void softmax(SoftmaxKind kind, const Tensor& in, const Tensor& out,
+void softmax(SoftmaxKind kind, const KernelInput& in, const KernelOutput& out,
              const ReduceShape& s) {
   detail::dispatch_float_type(in.dtype(), "softmax", [&]<class T>() {
     const T* x = in.const_data<T>();
-    T* y = static_cast<T*>(const_cast<void*>(out.raw_data()));
+    T* y = out.data<T>();
     if (kind == SoftmaxKind::Hardmax) {
       // One at the first maximum along R, zeros elsewhere (ONNX Hardmax).
       parallel_for(

@@ -24,14 +24,14 @@ void rope_row(const RopeProblem& p, const T* x, T* y, const C* c, const C* s) {
 
 }  // namespace
 
-void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
-          const Tensor& cos, const Tensor& sin) {
+void rope(const RopeProblem& p, const KernelInput& x, const KernelOutput& y,
+          const KernelInput& cos, const KernelInput& sin) {
   std::int64_t rows = 1;
   for (auto e : p.row_shape) rows *= e;
   detail::dispatch_float_type(x.dtype(), "rope", [&]<class T>() {
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const T* xs = x.const_data<T>();
-    T* ys = static_cast<T*>(const_cast<void*>(y.raw_data()));
+    T* ys = y.data<T>();
     const C* cs = cos.const_data<C>();
     const C* ss = sin.const_data<C>();
     const std::size_t rank = p.row_shape.size();

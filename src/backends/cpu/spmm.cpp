@@ -66,14 +66,14 @@ void spmm_rows(const Index* crow, const Index* col, const Acc* values,
 }
 
 template <class Index, class Acc, class Out>
-void spmm_typed(const Tensor& crow_t, const Tensor& col_t,
-                const Tensor& values_t, const Tensor& dense_t,
-                const Tensor& out_t) {
+void spmm_typed(const KernelInput& crow_t, const KernelInput& col_t,
+                const KernelInput& values_t, const KernelInput& dense_t,
+                const KernelOutput& out_t) {
   const Index* crow = crow_t.const_data<Index>();
   const Index* col = col_t.const_data<Index>();
   const Acc* values = values_t.const_data<Acc>();
   const Acc* dense = dense_t.const_data<Acc>();
-  Out* out = static_cast<Out*>(const_cast<void*>(out_t.raw_data()));
+  Out* out = out_t.data<Out>();
   const std::int64_t rows = out_t.shape()[0], n = out_t.shape()[1];
   const std::int64_t work = (static_cast<std::int64_t>(crow[rows]) + rows) *
                             std::max<std::int64_t>(n, 1);
@@ -90,8 +90,9 @@ void spmm_typed(const Tensor& crow_t, const Tensor& col_t,
 
 // f64 outputs accumulate in f64, every other float in f32.
 template <class Index>
-void spmm_index(const Tensor& crow, const Tensor& col, const Tensor& values,
-                const Tensor& dense, const Tensor& out) {
+void spmm_index(const KernelInput& crow, const KernelInput& col,
+                const KernelInput& values, const KernelInput& dense,
+                const KernelOutput& out) {
   switch (out.dtype()) {
     case DType::F64:
       return spmm_typed<Index, double, double>(crow, col, values, dense, out);
@@ -107,8 +108,9 @@ void spmm_index(const Tensor& crow, const Tensor& col, const Tensor& values,
 
 }  // namespace
 
-void spmm_csr(const Tensor& crow, const Tensor& col, const Tensor& values,
-              const Tensor& dense, const Tensor& out) {
+void spmm_csr(const KernelInput& crow, const KernelInput& col,
+              const KernelInput& values, const KernelInput& dense,
+              const KernelOutput& out) {
   if (crow.dtype() == DType::I32)
     spmm_index<std::int32_t>(crow, col, values, dense, out);
   else

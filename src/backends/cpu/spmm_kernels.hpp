@@ -3,7 +3,8 @@
 // type, everything contiguous.
 #pragma once
 
-#include "tessel/core/tensor.hpp"
+#include "backends/kernel_problems.hpp"
+#include "backends/kernel_view.hpp"
 
 namespace tessel::cpu {
 
@@ -11,7 +12,8 @@ namespace tessel::cpu {
 // dense[col[p], :]. crow [rows + 1] and col [nnz] are both i32 or both
 // i64; out [rows, N] is f16, bf16, f32 or f64; values [nnz] and dense
 // [cols, N] are in the accumulation type: f64 for an f64 out, else f32.
-void spmm_csr(const Tensor& crow, const Tensor& col, const Tensor& values,
-              const Tensor& dense, const Tensor& out);
+void spmm_csr(const KernelInput& crow, const KernelInput& col,
+              const KernelInput& values, const KernelInput& dense,
+              const KernelOutput& out);
 
 }  // namespace tessel::cpu

@@ -10,8 +10,8 @@ namespace tessel::cpu {
 namespace {
 
 template <class F>
-void for_each_4(const Tensor& out, const Tensor& x, const Tensor& y,
-                const Tensor& z, F&& loop) {
+void for_each_4(const KernelOutput& out, const KernelInput& x,
+                const KernelInput& y, const KernelInput& z, F&& loop) {
   const Strides s0 = byte_strides(out);
   const Strides s1 = byte_strides(x);
   const Strides s2 = byte_strides(y);
@@ -32,8 +32,8 @@ const T& at(const char* p, std::int64_t k, std::int64_t stride) {
 
 }  // namespace
 
-void where(const Tensor& out, const Tensor& cond, const Tensor& a,
-           const Tensor& b) {
+void where(const KernelOutput& out, const KernelInput& cond,
+           const KernelInput& a, const KernelInput& b) {
   detail::dispatch_element_type(out.dtype(), "where", [&]<class T>() {
     for_each_4(out, cond, a, b, [](auto& p, const auto& s, std::int64_t n) {
       for (std::int64_t k = 0; k < n; ++k) {
@@ -45,7 +45,8 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a,
   });
 }
 
-void fma(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c) {
+void fma(const KernelOutput& out, const KernelInput& a, const KernelInput& b,
+         const KernelInput& c) {
   detail::dispatch_element_type(out.dtype(), "fma", [&]<class T>() {
     using C = compute_t<T>;
     for_each_4(out, a, b, c, [](auto& p, const auto& s, std::int64_t n) {

@@ -48,8 +48,8 @@ void unary_run(const UnaryParams& p, std::array<char*, 2>& ptr,
 
 }  // namespace
 
-void unary(UnaryOp op, const UnaryParams& params, const Tensor& out,
-           const Tensor& in) {
+void unary(UnaryOp op, const UnaryParams& params, const KernelOutput& out,
+           const KernelInput& in) {
   const Strides os = byte_strides(out);
   const Strides is = byte_strides(in);
   const std::array<std::span<const std::int64_t>, 2> strides{

@@ -5,13 +5,11 @@
 #include <cstdint>
 
 #include "backends/cpu/simd/elementwise_simd.hpp"
+#include "backends/kernel_problems.hpp"
 
 namespace tessel::cpu::simd {
 
-enum class NormKind : int {
-  Layer,  // (x - mean) / sqrt(var + eps), var biased
-  Rms,    // x / sqrt(mean(x^2) + eps)
-};
+using ::tessel::NormKind;
 
 // The affine part y = norm(x) * weight + bias. `segment` consecutive
 // elements share one weight and bias value (1 for layer norm; the spatial

@@ -1,0 +1,88 @@
+// The CPU backend: oneDNN for GEMM and convolution, tessel's Highway
+// kernels for the rest (Note [backend seam]). Each method turns its
+// tensors into kernel views and picks the engine; the fallbacks between
+// engines live in matmul.cpp and convolution.cpp.
+#pragma once
+
+#include "backends/backend.hpp"
+
+namespace tessel {
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  std::string describe() const override;
+
+  void copy_cast(const Tensor& dst, const Tensor& src,
+                 bool saturate) const override;
+  void fill(const Tensor& dst, const Scalar& value) const override;
+  void unpack_nibbles(const Tensor& dst_bytes,
+                      const Tensor& src_packed) const override;
+  void pack_nibbles(const Tensor& dst_packed,
+                    const Tensor& src_bytes) const override;
+  void write_host_bytes(const Tensor& dst, const void* bytes,
+                        std::int64_t nbytes) const override;
+  void fill_uniform(const Tensor& dst, const Generator& gen,
+                    std::uint64_t first_block, double low,
+                    double high) const override;
+  void fill_normal(const Tensor& dst, const Generator& gen,
+                   std::uint64_t first_block, double mean,
+                   double std) const override;
+  void fill_randint(const Tensor& dst, const Generator& gen,
+                    std::uint64_t first_block, std::int64_t low,
+                    std::int64_t high) const override;
+  void fill_arange(const Tensor& dst, const Scalar& start,
+                   const Scalar& step) const override;
+  void fill_linspace(const Tensor& dst, double start,
+                     double end) const override;
+  void unary(UnaryOp op, const UnaryParams& params, const Tensor& out,
+             const Tensor& in) const override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a,
+              const Tensor& b) const override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a,
+             const Tensor& b) const override;
+  void fma(const Tensor& out, const Tensor& a, const Tensor& b,
+           const Tensor& c) const override;
+  void reduce(ReduceOp op, double correction, const Tensor& in,
+              const Tensor& out, const ReduceShape& shape) const override;
+  void cumulative(bool product, bool exclusive, bool reverse, const Tensor& in,
+                  const Tensor& out, const ReduceShape& shape) const override;
+  void softmax(SoftmaxKind kind, const Tensor& in, const Tensor& out,
+               const ReduceShape& shape) const override;
+  void normalize_indices(const Tensor& index, std::int64_t extent,
+                         const char* op) const override;
+  void gather_blocks(const Tensor& src, const Tensor& index, const Tensor& out,
+                     const ReduceShape& shape) const override;
+  void gather_elements(const Tensor& x, const Tensor& index, std::int64_t axis,
+                       const Tensor& out) const override;
+  void scatter_elements(const Tensor& out, const Tensor& index,
+                        const Tensor& updates, std::int64_t axis,
+                        ScatterMode mode) const override;
+  void gather_nd(const Tensor& x, const Tensor& index, std::int64_t batch_dims,
+                 std::int64_t depth, const Tensor& out) const override;
+  void sort_runs(const Tensor& x, const Tensor& values, const Tensor& indices,
+                 const ReduceShape& shape, bool descending) const override;
+  void matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
+              const Tensor& out) const override;
+  void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvGeometry& g,
+                   bool transpose) const override;
+  void max_pool(const Tensor& x, const Tensor& y, const Tensor& indices,
+                const PoolGeometry& g) const override;
+  void avg_pool(const Tensor& x, const Tensor& y,
+                const PoolGeometry& g) const override;
+  void avg_pool_backward(const Tensor& dy, const Tensor& dx,
+                         const PoolGeometry& g) const override;
+  void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
+                      const Tensor& weight, const Tensor& bias,
+                      const Tensor& mean, const Tensor& rstd) const override;
+  void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
+            const Tensor& cos, const Tensor& sin) const override;
+  void attention(const AttentionShape& s, const Tensor& q, const Tensor& k,
+                 const Tensor& v, const Tensor& mask,
+                 const Tensor& out) const override;
+  void spmm_csr(const Tensor& crow, const Tensor& col, const Tensor& values,
+                const Tensor& dense, const Tensor& out) const override;
+};
+
+}  // namespace tessel
