@@ -34,8 +34,13 @@ Targets check_targets(const Tensor& targets, const Shape& lead,
       shape_string(targets.shape()), shape_string(lead));
   Targets t;
   const Tensor flat = targets.to(DType::I64).reshape({-1, 1}).contiguous();
-  const std::int64_t* p = flat.const_data<std::int64_t>();
-  for (std::int64_t i = 0; i < flat.numel(); ++i) {
+  // Targets on meta have no values: none is checked or ignored (the count
+  // only scales the mean).
+  const bool has_values = !flat.device().is_meta();
+  if (!has_values) t.count = flat.numel();
+  const std::int64_t* p =
+      has_values ? flat.const_data<std::int64_t>() : nullptr;
+  for (std::int64_t i = 0; p != nullptr && i < flat.numel(); ++i) {
     if (p[i] == ignore_index) continue;
     TESSEL_CHECK(p[i] >= 0 && p[i] < classes, OutOfRange, op,
                  "target {} at row {} is outside the {} classes", p[i], i,
@@ -43,7 +48,7 @@ Targets check_targets(const Tensor& targets, const Shape& lead,
     ++t.count;
   }
   t.valid = ne(flat, ignore_index);
-  t.index = where(t.valid, flat, zeros({}, DType::I64));
+  t.index = where(t.valid, flat, zeros({}, DType::I64, flat.device()));
   return t;
 }
 

@@ -1,5 +1,7 @@
 #include "tessel/core/storage.hpp"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -65,6 +67,43 @@ std::string memlock_limit_text() {
 
 }  // namespace
 
+namespace {
+
+// Meta storage accounting (MetaMemoryStats). Atomics, as meta tensors may
+// be made from several threads; the peak is updated with a CAS loop.
+struct MetaCounters {
+  std::atomic<std::int64_t> live{0};
+  std::atomic<std::int64_t> peak{0};
+  std::atomic<std::int64_t> allocations{0};
+};
+
+MetaCounters& meta_counters() {
+  static MetaCounters counters;
+  return counters;
+}
+
+void meta_account(std::int64_t delta) {
+  MetaCounters& c = meta_counters();
+  const std::int64_t now = c.live += delta;
+  if (delta > 0) ++c.allocations;
+  std::int64_t peak = c.peak.load();
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace
+
+MetaMemoryStats meta_memory_stats() {
+  const MetaCounters& c = meta_counters();
+  return {c.live.load(), c.peak.load(), c.allocations.load()};
+}
+
+void reset_meta_memory_peak() {
+  MetaCounters& c = meta_counters();
+  c.peak = c.live.load();
+  c.allocations = 0;
+}
+
 Storage Storage::allocate(std::int64_t nbytes, Device device) {
   check_nbytes(nbytes, "allocate");
   require_device(device, "allocate");
@@ -73,6 +112,8 @@ Storage Storage::allocate(std::int64_t nbytes, Device device) {
     auto impl = std::make_shared<Impl>();
     impl->nbytes = nbytes;
     impl->device = device;
+    meta_account(nbytes);
+    impl->release = [nbytes] { meta_account(-nbytes); };
     return Storage(std::move(impl));
   }
   // Empty tensors still get a valid, aligned pointer: kernels may form

@@ -151,10 +151,11 @@ Device parse_device_field(const json& j) {
   const std::int64_t id =
       j.contains("id") ? get_int(j["id"], "memory.device.id", true) : 0;
   if (type == "CPU") return Device::cpu();
+  if (type == "META") return Device::meta();
   if (type == "CUDA" || type == "GPU")
     return Device::cuda(static_cast<int>(id));
   bad_field("memory.device", fmt::format("device type '{}' is not one tessel "
-                                         "has (CPU, CUDA)",
+                                         "has (CPU, CUDA, META)",
                                          j["type"].get<std::string>()));
 }
 
@@ -262,9 +263,13 @@ std::string to_json(const TensorDescriptor& d, int indent) {
                              {"scale", d.quantization->scale},
                              {"zero_point", d.quantization->zero_point}};
   }
-  json device = {{"type", d.device.is_cpu() ? "CPU" : "CUDA"},
+  json device = {{"type", d.device.is_cpu()    ? "CPU"
+                          : d.device.is_meta() ? "META"
+                                               : "CUDA"},
                  {"id", d.device.index},
-                 {"memory_space", d.device.is_cpu() ? "host" : "device"}};
+                 {"memory_space", d.device.is_cpu()    ? "host"
+                                  : d.device.is_meta() ? "none"
+                                                       : "device"}};
   json j = {{"version", fmt::format("{}{}.{}", kVersionPrefix, d.version_major,
                                     d.version_minor)},
             {"name", d.name},

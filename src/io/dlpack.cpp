@@ -125,6 +125,9 @@ struct ExportContext {
 
 DLTensor describe_for_export(const Tensor& t, ExportContext& ctx) {
   TESSEL_CHECK(t.defined(), BadShape, kExport, "the tensor is undefined");
+  // DLPack has no device without memory; a consumer would read null.
+  TESSEL_CHECK(!t.device().is_meta(), DeviceMismatch, kExport,
+               "a tensor on meta has no data to export");
   DLTensor dl{};
   dl.dtype = dl_dtype_of(t.dtype());
   dl.device = dl_device_of(t.device());

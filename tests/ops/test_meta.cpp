@@ -313,6 +313,19 @@ TEST(Meta, AModelOfAnySizeCostsNoMemory) {
   EXPECT_EQ(logits.storage().data(), nullptr);
 }
 
+TEST(Meta, TheAllocatorCountsWhatItWouldHaveAllocated) {
+  const std::int64_t before = meta_memory_stats().live_bytes;
+  reset_meta_memory_peak();
+  {
+    const Tensor a = empty({1024}, DType::F32, Device::meta());
+    const Tensor b = add(a, a);  // one more 4 KiB output
+    EXPECT_EQ(meta_memory_stats().live_bytes - before, 8192);
+  }
+  EXPECT_EQ(meta_memory_stats().live_bytes, before);
+  EXPECT_EQ(meta_memory_stats().peak_bytes - before, 8192);
+  EXPECT_EQ(meta_memory_stats().allocations, 2);
+}
+
 TEST(Meta, ValuesAreNeverReadAndTheirAbsenceIsE2501) {
   const Tensor x = empty({3}, DType::F32, Device::meta());
   EXPECT_TESSEL_ERROR(x.select(0, 1).item<float>(), "E2501", "meta");

@@ -43,6 +43,19 @@ AllocatorStats allocator_stats();
 // Returns every cached buffer to the OS.
 void empty_cache();
 
+// What tensors on the meta device would occupy if they held data (Note
+// [meta backend]): the bytes of meta storages alive now, the most alive at
+// once since the last reset, and how many were made. How `tessel plan`
+// measures a forward pass without running it.
+struct MetaMemoryStats {
+  std::int64_t live_bytes = 0;
+  std::int64_t peak_bytes = 0;
+  std::int64_t allocations = 0;
+};
+MetaMemoryStats meta_memory_stats();
+// Starts a new peak (and allocation count) from the bytes alive now.
+void reset_meta_memory_peak();
+
 class Storage {
  public:
   Storage() = default;
