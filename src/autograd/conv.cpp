@@ -228,7 +228,7 @@ Variable max_pool(const Variable& x, const PoolOptions& o) {
         const std::int64_t planes = x1.shape()[0] * x1.shape()[1];
         const Tensor gx = scatter_add(
             zeros({planes, x1.numel() / std::max<std::int64_t>(planes, 1)},
-                  g.dtype()),
+                  g.dtype(), g.device()),
             1, i1.reshape({planes, -1}), g1.reshape({planes, -1}));
         return one_grad(data_back(gx.reshape(x1.shape()), o.layout));
       });

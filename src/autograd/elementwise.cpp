@@ -39,105 +39,113 @@ Variable constant(const Tensor& value) {
 
 }  // namespace
 
-Variable neg(const Variable& x) {
-  return record("neg", neg(x.value()), {x}, [](const Tensor& g, const Needs&) {
-    return autograd::one_grad(neg(g));
-  });
-}
-Variable abs(const Variable& x) {
-  return unary("abs", x, abs(x.value()),
-               [](const Tensor& xv, const Tensor&) { return sign(xv); });
-}
-Variable sqrt(const Variable& x) {
-  return unary("sqrt", x, sqrt(x.value()),
-               [](const Tensor&, const Tensor& y) { return div(0.5, y); });
-}
-Variable rsqrt(const Variable& x) {
-  return unary(
-      "rsqrt", x, rsqrt(x.value()),
-      [](const Tensor&, const Tensor& y) { return mul(pow(y, 3), -0.5); });
-}
-Variable reciprocal(const Variable& x) {
-  return unary("reciprocal", x, reciprocal(x.value()),
-               [](const Tensor&, const Tensor& y) { return neg(mul(y, y)); });
-}
-Variable exp(const Variable& x) {
-  return unary("exp", x, exp(x.value()),
-               [](const Tensor&, const Tensor& y) { return y; });
-}
-Variable expm1(const Variable& x) {
-  return unary("expm1", x, expm1(x.value()),
-               [](const Tensor&, const Tensor& y) { return add(y, 1); });
-}
-Variable log(const Variable& x) {
-  return unary("log", x, log(x.value()),
-               [](const Tensor& xv, const Tensor&) { return reciprocal(xv); });
-}
-Variable log1p(const Variable& x) {
-  return unary(
-      "log1p", x, log1p(x.value()),
-      [](const Tensor& xv, const Tensor&) { return reciprocal(add(xv, 1)); });
-}
-Variable log2(const Variable& x) {
-  return unary("log2", x, log2(x.value()), [](const Tensor& xv, const Tensor&) {
-    return reciprocal(mul(xv, std::numbers::ln2));
-  });
-}
-Variable sin(const Variable& x) {
-  return unary("sin", x, sin(x.value()),
-               [](const Tensor& xv, const Tensor&) { return cos(xv); });
-}
-Variable cos(const Variable& x) {
-  return unary("cos", x, cos(x.value()),
-               [](const Tensor& xv, const Tensor&) { return neg(sin(xv)); });
-}
-Variable tanh(const Variable& x) {
-  return unary("tanh", x, tanh(x.value()), [](const Tensor&, const Tensor& y) {
-    return sub(1, mul(y, y));
-  });
-}
-Variable sigmoid(const Variable& x) {
-  return unary(
-      "sigmoid", x, sigmoid(x.value()),
-      [](const Tensor&, const Tensor& y) { return mul(y, sub(1, y)); });
-}
-Variable relu(const Variable& x) {
-  return unary("relu", x, relu(x.value()),
-               [](const Tensor& xv, const Tensor&) { return positive(xv); });
-}
-Variable selu(const Variable& x) {
+// ---- the Plain unary rows, from the op table ----
+//
+// Each row of TESSEL_FOR_EACH_UNARY_OP without parameters has exactly one
+// of: a derivative dy/dx from the input x and the result y
+// (TESSEL_UNARY_GRADIENT), or a mark that its result is a constant
+// (TESSEL_UNARY_CONSTANT: piecewise-constant ops, bool results, integer
+// inputs). The Variable overload of every row is generated below; a row
+// with neither does not compile (UnaryGradient has no primary definition).
+
+namespace {
+
+template <UnaryOp op>
+struct UnaryGradient;
+
+#define TESSEL_UNARY_GRADIENT(e)                                \
+  template <>                                                   \
+  struct UnaryGradient<UnaryOp::e> {                            \
+    static Tensor derivative(const Tensor& x, const Tensor& y); \
+  };                                                            \
+  Tensor UnaryGradient<UnaryOp::e>::derivative(                 \
+      [[maybe_unused]] const Tensor& x, [[maybe_unused]] const Tensor& y)
+#define TESSEL_UNARY_CONSTANT(e)            \
+  template <>                               \
+  struct UnaryGradient<UnaryOp::e> {        \
+    static constexpr bool kConstant = true; \
+  }
+
+TESSEL_UNARY_GRADIENT(Neg) { return full({}, -1, y.dtype(), y.device()); }
+TESSEL_UNARY_GRADIENT(Abs) { return sign(x); }
+TESSEL_UNARY_GRADIENT(Sqrt) { return div(0.5, y); }
+TESSEL_UNARY_GRADIENT(Rsqrt) { return mul(pow(y, 3), -0.5); }
+TESSEL_UNARY_GRADIENT(Reciprocal) { return neg(mul(y, y)); }
+TESSEL_UNARY_GRADIENT(Exp) { return y; }
+TESSEL_UNARY_GRADIENT(Expm1) { return add(y, 1); }
+TESSEL_UNARY_GRADIENT(Log) { return reciprocal(x); }
+TESSEL_UNARY_GRADIENT(Log1p) { return reciprocal(add(x, 1)); }
+TESSEL_UNARY_GRADIENT(Log2) { return reciprocal(mul(x, std::numbers::ln2)); }
+TESSEL_UNARY_GRADIENT(Sin) { return cos(x); }
+TESSEL_UNARY_GRADIENT(Cos) { return neg(sin(x)); }
+TESSEL_UNARY_GRADIENT(Tanh) { return sub(1, mul(y, y)); }
+TESSEL_UNARY_GRADIENT(Sigmoid) { return mul(y, sub(1, y)); }
+TESSEL_UNARY_GRADIENT(Relu) { return positive(x); }
+TESSEL_UNARY_GRADIENT(Selu) {
   // y = scale * (x > 0 ? x : alpha (e^x - 1)): the slope is scale, or
   // y + scale * alpha below zero.
   constexpr double kAlpha = 1.6732632423543772848170429916717;
   constexpr double kScale = 1.0507009873554804934193349852946;
-  return unary("selu", x, selu(x.value()),
-               [](const Tensor& xv, const Tensor& y) {
-                 return where(gt(xv, 0), full({}, kScale, y.dtype()),
-                              add(y, kScale * kAlpha));
-               });
+  return where(gt(x, 0), full({}, kScale, y.dtype(), y.device()),
+               add(y, kScale * kAlpha));
 }
-Variable silu(const Variable& x) {
-  return unary("silu", x, silu(x.value()), [](const Tensor& xv, const Tensor&) {
-    const Tensor s = sigmoid(xv);
-    return mul(s, add(mul(xv, sub(1, s)), 1));
-  });
+TESSEL_UNARY_GRADIENT(Silu) {
+  const Tensor s = sigmoid(x);
+  return mul(s, add(mul(x, sub(1, s)), 1));
 }
-Variable erf(const Variable& x) {
-  return unary("erf", x, erf(x.value()), [](const Tensor& xv, const Tensor&) {
-    return mul(exp(neg(mul(xv, xv))), 2.0 / std::sqrt(std::numbers::pi));
-  });
+TESSEL_UNARY_GRADIENT(Erf) {
+  return mul(exp(neg(mul(x, x))), 2.0 / std::sqrt(std::numbers::pi));
 }
+// Piecewise constant: zero gradient everywhere.
+TESSEL_UNARY_CONSTANT(Sign);
+TESSEL_UNARY_CONSTANT(Floor);
+TESSEL_UNARY_CONSTANT(Ceil);
+TESSEL_UNARY_CONSTANT(Round);
+TESSEL_UNARY_CONSTANT(Trunc);
+// Bool results, integer inputs: nothing to differentiate.
+TESSEL_UNARY_CONSTANT(IsNan);
+TESSEL_UNARY_CONSTANT(IsInf);
+TESSEL_UNARY_CONSTANT(IsFinite);
+TESSEL_UNARY_CONSTANT(LogicalNot);
+TESSEL_UNARY_CONSTANT(BitwiseNot);
+
+#undef TESSEL_UNARY_CONSTANT
+#undef TESSEL_UNARY_GRADIENT
+
+template <UnaryOp op>
+Variable unary_row(const Variable& x) {
+  const Tensor y = unary(op, x.value(), default_params(op));
+  if constexpr (requires { UnaryGradient<op>::kConstant; }) {
+    return constant(y);
+  } else {
+    return autograd::unary(op_info(op).name, x, y,
+                           &UnaryGradient<op>::derivative);
+  }
+}
+
+}  // namespace
+
+#define TESSEL_DEFINE_VARIABLE_UNARY(e, name, result, inputs, kind, kernel) \
+  TESSEL_DEFINE_VARIABLE_UNARY_##kind(e, name)
+#define TESSEL_DEFINE_VARIABLE_UNARY_Plain(e, name) \
+  Variable name(const Variable& x) { return unary_row<UnaryOp::e>(x); }
+#define TESSEL_DEFINE_VARIABLE_UNARY_Param(e, name)
+TESSEL_FOR_EACH_UNARY_OP(TESSEL_DEFINE_VARIABLE_UNARY)
+#undef TESSEL_DEFINE_VARIABLE_UNARY_Param
+#undef TESSEL_DEFINE_VARIABLE_UNARY_Plain
+#undef TESSEL_DEFINE_VARIABLE_UNARY
+
 Variable leaky_relu(const Variable& x, double slope) {
   return unary("leaky_relu", x, leaky_relu(x.value(), slope),
                [slope](const Tensor& xv, const Tensor&) {
-                 return where(gt(xv, 0), full({}, 1.0, xv.dtype()),
-                              full({}, slope, xv.dtype()));
+                 return where(gt(xv, 0), full({}, 1.0, xv.dtype(), xv.device()),
+                              full({}, slope, xv.dtype(), xv.device()));
                });
 }
 Variable elu(const Variable& x, double alpha) {
   return unary("elu", x, elu(x.value(), alpha),
                [alpha](const Tensor& xv, const Tensor& y) {
-                 return where(gt(xv, 0), full({}, 1.0, y.dtype()),
+                 return where(gt(xv, 0), full({}, 1.0, y.dtype(), y.device()),
                               add(y, alpha));
                });
 }
@@ -168,7 +176,8 @@ Variable softplus(const Variable& x, double beta, double threshold) {
   return unary("softplus", x, softplus(x.value(), beta, threshold),
                [beta, threshold](const Tensor& xv, const Tensor&) {
                  const Tensor bx = mul(xv, beta);
-                 return where(gt(bx, threshold), full({}, 1.0, xv.dtype()),
+                 return where(gt(bx, threshold),
+                              full({}, 1.0, xv.dtype(), xv.device()),
                               sigmoid(bx));
                });
 }
@@ -176,17 +185,13 @@ Variable clip(const Variable& x, std::optional<Scalar> lo,
               std::optional<Scalar> hi) {
   return unary("clip", x, clip(x.value(), lo, hi),
                [lo, hi](const Tensor& xv, const Tensor&) {
-                 Tensor inside = full(xv.shape(), true, DType::Bool);
+                 Tensor inside =
+                     full(xv.shape(), true, DType::Bool, xv.device());
                  if (lo) inside = logical_and(inside, ge(xv, *lo));
                  if (hi) inside = logical_and(inside, le(xv, *hi));
                  return inside.to(xv.dtype());
                });
 }
-Variable sign(const Variable& x) { return constant(sign(x.value())); }
-Variable floor(const Variable& x) { return constant(floor(x.value())); }
-Variable ceil(const Variable& x) { return constant(ceil(x.value())); }
-Variable round(const Variable& x) { return constant(round(x.value())); }
-Variable trunc(const Variable& x) { return constant(trunc(x.value())); }
 
 // ---- binary
 // -------------------------------------------------------------------
@@ -247,7 +252,7 @@ Variable extremum(const char* op, const Variable& a, const Variable& b,
         const Tensor a_wins = is_max ? gt(av, bv) : lt(av, bv);
         const Tensor tie = eq(av, bv);
         const Tensor half = mul(g, 0.5);
-        const Tensor zero = zeros({}, g.dtype());
+        const Tensor zero = zeros({}, g.dtype(), g.device());
         Tensor ga, gb;
         if (n[0]) ga = grad_for(where(a_wins, g, where(tie, half, zero)), av);
         if (n[1])
@@ -330,7 +335,7 @@ Variable where(const Tensor& condition, const Variable& a, const Variable& b) {
   const Tensor av = a.value(), bv = b.value();
   return record("where", where(condition, av, bv), {a, b},
                 [condition, av, bv](const Tensor& g, const Needs& n) {
-                  const Tensor zero = zeros({}, g.dtype());
+                  const Tensor zero = zeros({}, g.dtype(), g.device());
                   Tensor ga, gb;
                   if (n[0]) ga = grad_for(where(condition, g, zero), av);
                   if (n[1]) gb = grad_for(where(condition, zero, g), bv);

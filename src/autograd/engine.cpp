@@ -131,7 +131,7 @@ void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
     TESSEL_CHECK(v.numel() == 1, BadShape, "backward",
                  "a gradient is needed for a non-scalar output of shape {}",
                  shape_string(v.shape()));
-    seed = ones(v.shape(), v.dtype());
+    seed = ones(v.shape(), v.dtype(), v.device());
   }
   TESSEL_CHECK(seed.shape() == v.shape(), BadShape, "backward",
                "gradient of shape {} for an output of shape {}",

@@ -29,7 +29,7 @@ std::vector<Tensor> values_of(const std::vector<Variable>& xs) {
 // of every gather (index has g's shape).
 Tensor scatter_back(const Shape& shape, std::int64_t axis, const Tensor& index,
                     const Tensor& g) {
-  return scatter_add(zeros(shape, g.dtype()), axis, index, g);
+  return scatter_add(zeros(shape, g.dtype(), g.device()), axis, index, g);
 }
 
 }  // namespace
@@ -140,10 +140,11 @@ Variable scatter(const Variable& x, std::int64_t axis, const Tensor& index,
                 [axis, index, uv, reduce](const Tensor& g, const Needs& n) {
                   Tensor gx, gu;
                   if (n[0]) {
-                    gx = reduce == ScatterReduce::Add
-                             ? g
-                             : scatter(g, axis, index,
-                                       zeros(uv.shape(), g.dtype()));
+                    gx =
+                        reduce == ScatterReduce::Add
+                            ? g
+                            : scatter(g, axis, index,
+                                      zeros(uv.shape(), g.dtype(), g.device()));
                   }
                   if (n[1]) gu = gather_elements(g, index, axis).to(uv.dtype());
                   return std::vector<Tensor>{gx, gu};
@@ -160,7 +161,7 @@ Variable masked_fill(const Variable& x, const Tensor& mask, Scalar value) {
   return record("masked_fill", masked_fill(xv, mask, value), {x},
                 [xv, mask](const Tensor& g, const Needs&) {
                   return one_grad(autograd::grad_for(
-                      where(mask, zeros({}, g.dtype()), g), xv));
+                      where(mask, zeros({}, g.dtype(), g.device()), g), xv));
                 });
 }
 
@@ -192,9 +193,10 @@ Variable pad(const Variable& x,
       Tensor source;
       if (mode == PadMode::Constant) {
         // Padding positions come from nowhere: mark them -1 and drop them.
-        source = pad(arange(n, DType::I64), {pads[d]}, PadMode::Constant, -1);
+        source = pad(arange(n, DType::I64).to(g.device()), {pads[d]},
+                     PadMode::Constant, -1);
       } else {
-        source = pad(arange(n, DType::I64), {pads[d]}, mode);
+        source = pad(arange(n, DType::I64).to(g.device()), {pads[d]}, mode);
       }
       Shape view(static_cast<std::size_t>(cur.rank()), 1);
       view[d] = source.numel();
@@ -204,8 +206,9 @@ Variable pad(const Variable& x,
                              .expand(cur.shape());
       Shape target = cur.shape();
       target[d] = n;
-      cur = scatter_add(zeros(target, g.dtype()), axis, idx.contiguous(),
-                        where(keep, cur, zeros({}, g.dtype())));
+      cur = scatter_add(zeros(target, g.dtype(), g.device()), axis,
+                        idx.contiguous(),
+                        where(keep, cur, zeros({}, g.dtype(), g.device())));
     }
     return one_grad(cur);
   });

@@ -109,8 +109,9 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets,
       [logp, t, s, classes, reduction, count, xv](const Tensor& g,
                                                   const Needs&) {
         // softmax - target distribution, per row weight.
-        Tensor target = scatter(zeros(logp.shape(), logp.dtype()), 1, t.index,
-                                full(t.index.shape(), 1 - s, logp.dtype()));
+        Tensor target = scatter(
+            zeros(logp.shape(), logp.dtype(), logp.device()), 1, t.index,
+            full(t.index.shape(), 1 - s, logp.dtype(), logp.device()));
         if (s > 0) target = add(target, s / static_cast<double>(classes));
         const Tensor w =
             row_weight(g.to(logp.dtype()), reduction, count, t.valid);

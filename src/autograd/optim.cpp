@@ -29,7 +29,8 @@ void Optimizer::zero_grad() {
 Tensor& Optimizer::buffer(std::size_t i, const std::string& name) {
   auto& slot = buffers_[i][name];
   if (!slot.defined())
-    slot = zeros(parameters_[i].shape(), parameters_[i].dtype());
+    slot = zeros(parameters_[i].shape(), parameters_[i].dtype(),
+                 parameters_[i].value().device());
   return slot;
 }
 

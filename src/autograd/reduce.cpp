@@ -82,7 +82,7 @@ Variable mean(const Variable& x, Axes axes, bool keepdims) {
   const double n = static_cast<double>(reduced_count(x.shape(), axes));
   return reduction("mean", x, mean(x.value(), axes, keepdims), axes, keepdims,
                    [n](const Tensor& xv, const Tensor&) {
-                     return full({}, 1.0 / n, xv.dtype());
+                     return full({}, 1.0 / n, xv.dtype(), xv.device());
                    });
 }
 
@@ -167,20 +167,21 @@ Variable std(const Variable& x, Axes axes, double correction, bool keepdims) {
 }
 
 Variable norm(const Variable& x, double ord, Axes axes, bool keepdims) {
-  return reduction(
-      "norm", x, norm(x.value(), ord, axes, keepdims), axes, keepdims,
-      [ord, axes](const Tensor& xv, const Tensor& yx) {
-        if (ord == 1.0) return sign(xv);
-        if (std::isinf(ord)) {
-          // The largest (or smallest) |x|, shared at ties.
-          const Tensor hit = eq(abs(xv), yx).to(xv.dtype());
-          return div(mul(hit, sign(xv)), sum(hit, axes, true));
-        }
-        // L2: x / ||x||, 0 where the norm is 0 (the Tensor op
-        // refuses other orders).
-        const Tensor safe = where(eq(yx, 0), ones({}, yx.dtype()), yx);
-        return where(eq(yx, 0), zeros({}, xv.dtype()), div(xv, safe));
-      });
+  return reduction("norm", x, norm(x.value(), ord, axes, keepdims), axes,
+                   keepdims, [ord, axes](const Tensor& xv, const Tensor& yx) {
+                     if (ord == 1.0) return sign(xv);
+                     if (std::isinf(ord)) {
+                       // The largest (or smallest) |x|, shared at ties.
+                       const Tensor hit = eq(abs(xv), yx).to(xv.dtype());
+                       return div(mul(hit, sign(xv)), sum(hit, axes, true));
+                     }
+                     // L2: x / ||x||, 0 where the norm is 0 (the Tensor op
+                     // refuses other orders).
+                     const Tensor safe = where(
+                         eq(yx, 0), ones({}, yx.dtype(), yx.device()), yx);
+                     return where(eq(yx, 0), zeros({}, xv.dtype(), xv.device()),
+                                  div(xv, safe));
+                   });
 }
 
 Variable sum_squares(const Variable& x, Axes axes, bool keepdims) {
@@ -215,7 +216,7 @@ Variable cumprod(const Variable& x, std::int64_t axis) {
       [xv, axis](const Tensor& g, const Needs&) {
         const std::int64_t a = axis < 0 ? axis + xv.rank() : axis;
         const std::int64_t n = xv.shape()[a];
-        Tensor s = empty(xv.shape(), g.dtype());
+        Tensor s = empty(xv.shape(), g.dtype(), g.device());
         for (std::int64_t k = n - 1; k >= 0; --k) {
           Tensor sk = g.select(a, k);
           if (k + 1 < n)

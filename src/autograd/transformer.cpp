@@ -25,7 +25,7 @@ Variable embedding(const Variable& weight, const Tensor& ids) {
         const std::int64_t dim = wv.shape()[1], count = ids.numel();
         const Tensor idx =
             ids.to(DType::I64).reshape({count, 1}).expand({count, dim});
-        return one_grad(scatter_add(zeros(wv.shape(), g.dtype()), 0,
+        return one_grad(scatter_add(zeros(wv.shape(), g.dtype(), g.device()), 0,
                                     idx.contiguous(), g.reshape({count, dim}))
                             .to(wv.dtype()));
       });
@@ -122,8 +122,10 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k,
           mask = o.mask.dtype() == DType::Bool ? o.mask : o.mask.to(compute);
           mask = mask.expand({batch, hq, sq, sk});
         }
-        Tensor gq = empty(qv.shape(), compute), gk = empty(kv.shape(), compute),
-               gv = empty(vv.shape(), compute);
+        const Device device = qv.device();
+        Tensor gq = empty(qv.shape(), compute, device),
+               gk = empty(kv.shape(), compute, device),
+               gv = empty(vv.shape(), compute, device);
         // Batch entries in chunks whose weights (chunk, Hq, Sq, Sk) stay
         // within about 4M elements: few large ops for small sequences, and
         // bounded memory for long ones.

@@ -49,7 +49,7 @@ Variable Variable::slice(std::int64_t dim, std::int64_t start,
   // view of the same slice of a fresh tensor.
   return record("slice", out, {*this},
                 [v, dim, start, stop, step](const Tensor& g, const Needs&) {
-                  Tensor full = zeros(v.shape(), g.dtype());
+                  Tensor full = zeros(v.shape(), g.dtype(), g.device());
                   full.slice(dim, start, stop, step).copy_(g);
                   return std::vector<Tensor>{full};
                 });
@@ -59,7 +59,7 @@ Variable Variable::select(std::int64_t dim, std::int64_t index) const {
   const Tensor v = value();
   return record("select", v.select(dim, index), {*this},
                 [v, dim, index](const Tensor& g, const Needs&) {
-                  Tensor full = zeros(v.shape(), g.dtype());
+                  Tensor full = zeros(v.shape(), g.dtype(), g.device());
                   full.select(dim, index).copy_(g);
                   return std::vector<Tensor>{full};
                 });

@@ -7,13 +7,15 @@
 //
 // An input is a KernelInput (read-only pointer), an output a KernelOutput
 // (writable pointer): the constness is in the type, so a kernel never
-// casts it away to write. Strides are in elements, as the Tensor's are:
+// casts it away to write. Shape and strides are borrowed from the tensor
+// (no copies per call). Strides are in elements, as the Tensor's are:
 // packed 4-bit types have no whole-byte stride, and byte_strides() gives
 // the byte form for the byte-addressable dtypes that every strided loop
 // walks.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <type_traits>
 
 #include "tessel/core/dtype.hpp"
@@ -26,19 +28,24 @@ template <bool Writable>
 class KernelView {
  public:
   using Byte = std::conditional_t<Writable, char, const char>;
+  using Extents = std::span<const std::int64_t>;
 
   KernelView() = default;
   // `base` is the start of the operand's buffer (null for meta tensors),
-  // `offset` the first element's position in it, in elements.
-  KernelView(Byte* base, std::int64_t offset, Shape shape, Strides strides,
-             DType dtype)
+  // `offset` the first element's position in it, in elements. The shape
+  // and strides are borrowed, not copied (a view is made per kernel call,
+  // and copying them cost small ops a sixth of their time): the tensor
+  // they come from must outlive the view, so build views in the call that
+  // uses them.
+  KernelView(Byte* base, std::int64_t offset, Extents shape, Extents strides,
+             DType dtype, std::int64_t numel, bool contiguous)
       : base_(base),
         offset_(offset),
-        shape_(std::move(shape)),
-        strides_(std::move(strides)),
+        shape_(shape),
+        strides_(strides),
         dtype_(dtype),
-        numel_(shape_numel(shape_)),
-        contiguous_(::tessel::is_contiguous(shape_, strides_)),
+        numel_(numel),
+        contiguous_(contiguous),
         defined_(true) {}
 
   // An output may be read back (a kernel that accumulates into it, a
@@ -47,13 +54,13 @@ class KernelView {
   template <bool W = Writable, class = std::enable_if_t<W>>
   operator KernelView<false>() const {  // NOLINT: implicit, as T* -> const T*
     if (!defined_) return {};
-    return {base_, offset_, shape_, strides_, dtype_};
+    return {base_, offset_, shape_, strides_, dtype_, numel_, contiguous_};
   }
 
   // An optional operand that was not given (a bias, saved statistics).
   bool defined() const { return defined_; }
-  const Shape& shape() const { return shape_; }
-  const Strides& strides() const { return strides_; }
+  Extents shape() const { return shape_; }
+  Extents strides() const { return strides_; }
   std::int64_t size(std::size_t dim) const { return shape_[dim]; }
   std::int64_t rank() const { return static_cast<std::int64_t>(shape_.size()); }
   std::int64_t numel() const { return numel_; }
@@ -89,23 +96,17 @@ class KernelView {
   }
   // Strides in bytes, for byte-addressable dtypes.
   Strides byte_strides() const {
-    Strides s = strides_;
+    Strides s(strides_.begin(), strides_.end());
     const int size = element_size(dtype_);
     for (auto& v : s) v *= size;
     return s;
   }
 
  private:
-  static std::int64_t shape_numel(const Shape& shape) {
-    std::int64_t n = 1;
-    for (auto e : shape) n *= e;
-    return n;
-  }
-
   Byte* base_ = nullptr;
   std::int64_t offset_ = 0;
-  Shape shape_;
-  Strides strides_;
+  Extents shape_;
+  Extents strides_;
   DType dtype_ = DType::F32;
   std::int64_t numel_ = 0;
   bool contiguous_ = true;
@@ -119,16 +120,26 @@ using KernelOutput = KernelView<true>;
 // view.
 inline KernelInput input_view(const Tensor& t) {
   if (!t.defined()) return {};
-  return {static_cast<const char*>(t.storage().data()), t.storage_offset(),
-          t.shape(), t.strides(), t.dtype()};
+  return {static_cast<const char*>(t.storage().data()),
+          t.storage_offset(),
+          t.shape(),
+          t.strides(),
+          t.dtype(),
+          t.numel(),
+          t.is_contiguous()};
 }
 
 // The writable view of an output. Storage hands out a writable address
 // (it owns the buffer); the op layer refused read-only outputs already.
 inline KernelOutput output_view(const Tensor& t) {
   if (!t.defined()) return {};
-  return {static_cast<char*>(t.storage().data()), t.storage_offset(), t.shape(),
-          t.strides(), t.dtype()};
+  return {static_cast<char*>(t.storage().data()),
+          t.storage_offset(),
+          t.shape(),
+          t.strides(),
+          t.dtype(),
+          t.numel(),
+          t.is_contiguous()};
 }
 
 }  // namespace tessel

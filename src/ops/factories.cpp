@@ -57,6 +57,10 @@ Tensor ones(Shape shape, DType dtype) {
   return full(std::move(shape), 1, dtype);
 }
 
+Tensor ones(Shape shape, DType dtype, Device device) {
+  return full(std::move(shape), 1, dtype, device);
+}
+
 Tensor full(Shape shape, Scalar value, std::optional<DType> dtype) {
   return full(std::move(shape), value, dtype.value_or(value.default_dtype()),
               current_device());

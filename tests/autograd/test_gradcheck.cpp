@@ -466,6 +466,23 @@ TEST(GradcheckTable, EveryDifferentiableElementwiseRowHasACase) {
   for (int i = 0; i < kBinaryOpCount; ++i) check(kBinaryOps[i]);
 }
 
+// The constant rows of the unary table have Variable overloads too
+// (generated from the table): they compute the value and record nothing.
+TEST(GradcheckTable, ConstantUnaryRowsGiveConstants) {
+  const Variable x(from_vector(std::vector<float>{-1.5f, 0.0f, 2.5f}), true);
+  const Variable xi(from_vector(std::vector<std::int32_t>{1, 2, 3}), false);
+  for (const Variable& y :
+       {sign(x), floor(x), ceil(x), round(x), trunc(x), isnan(x), isinf(x),
+        isfinite(x), logical_not(x), bitwise_not(xi)}) {
+    EXPECT_FALSE(y.requires_grad()) << y.op();
+    EXPECT_TRUE(y.is_leaf());
+  }
+  EXPECT_TRUE(allclose(floor(x).value(),
+                       from_vector(std::vector<float>{-2.0f, 0.0f, 2.0f})));
+  EXPECT_TRUE(exp(x).requires_grad());
+  EXPECT_STREQ(exp(x).op(), "exp");
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryOp, Gradcheck,
                          ::testing::Range<std::size_t>(0, cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& p) {

@@ -157,6 +157,9 @@ TEST(Meta, EveryOtherOp) {
                   mean(x, {0, 2}),
                   max(x, {-1}),
                   prod(m({3, 4}, DType::I32), {0}),
+                  min(x, {0}, true),
+                  all(m({3, 4}, DType::Bool)),
+                  sum_squares(x, {1}),
                   any(m({3, 4}, DType::Bool), {1}),
                   var(x, {1}),
                   std(x, {1}),
@@ -218,9 +221,15 @@ TEST(Meta, EveryOtherOp) {
          const Tensor x = m({2, 3, 8}, DType::F32);
          const NormResult ln =
              layer_norm_with_stats(x, m({8}, DType::F32), m({8}, DType::F32));
-         return V{ln.y, ln.mean, ln.rstd,
+         return V{ln.y,
+                  ln.mean,
+                  ln.rstd,
                   rms_norm(x.to(DType::BF16), m({8}, DType::F32)),
-                  group_norm(m({2, 4, 3, 3}, DType::F32), 2)};
+                  group_norm(m({2, 4, 3, 3}, DType::F32), 2),
+                  instance_norm(m({2, 4, 3, 3}, DType::F32)),
+                  batch_norm(m({2, 4, 3, 3}, DType::F32), m({4}, DType::F32),
+                             m({4}, DType::F32), m({4}, DType::F32),
+                             m({4}, DType::F32))};
        }},
       // ---- model ops ----
       {"embedding / rope",
@@ -251,8 +260,13 @@ TEST(Meta, EveryOtherOp) {
        [](const Make& m) {
          const Tensor a = m({2, 3}, DType::F32);
          const std::vector<Tensor> parts = split(m({6, 3}, DType::F32), {2, 4});
-         return V{concat({a, m({4, 3}, DType::F16)}, 0), stack({a, a}, 1),
-                  parts[0], parts[1]};
+         const std::vector<Tensor> chunks = chunk(m({5, 3}, DType::F32), 2);
+         return V{concat({a, m({4, 3}, DType::F16)}, 0),
+                  stack({a, a}, 1),
+                  parts[0],
+                  parts[1],
+                  chunks[0],
+                  chunks[1]};
        }},
       {"gathers and scatters",
        [](const Make& m) {
@@ -262,6 +276,7 @@ TEST(Meta, EveryOtherOp) {
              gather(x, m({2, 3}, DType::I64), 1),
              index_select(x, 0, m({6}, DType::I32)),
              gather_elements(x, idx, 0),
+             take_along_axis(x, idx, 0),
              gather_nd(x, m({3, 2}, DType::I64)),
              scatter(x, 0, idx, m({3, 5}, DType::F32)),
              scatter_add(x, 1, m({4, 2}, DType::I64), m({4, 2}, DType::F32)),
@@ -311,6 +326,36 @@ TEST(Meta, AModelOfAnySizeCostsNoMemory) {
   EXPECT_EQ(logits.nbytes(), std::int64_t{4} * 2048 * 32768 * 4);
   EXPECT_EQ(logits.storage().nbytes(), logits.nbytes());
   EXPECT_EQ(logits.storage().data(), nullptr);
+}
+
+TEST(Meta, GradientsStayOnTheOperandsDevice) {
+  // No DeviceGuard: every tensor a backward rule makes must follow its
+  // operands to meta, or the step fails with mixed devices.
+  const Variable x(empty({3, 4}, DType::F32, Device::meta()), true);
+  const Variable w(empty({5, 4}, DType::F32, Device::meta()), true);
+  const Variable terms[] = {
+      sum(selu(x)),
+      sum(leaky_relu(x)),
+      sum(elu(x)),
+      sum(softplus(x)),
+      sum(clip(x, Scalar(0.0), Scalar(1.0))),
+      sum(prod(x, {1})),
+      sum(max(x, {0})),
+      sum(mean(x)),
+      sum(pad(x, {{1, 1}, {0, 2}})),
+      sum(masked_fill(x, empty({3, 4}, DType::Bool, Device::meta()), 0.0)),
+      sum(softmax(linear(x, w), -1)),
+      sum(layer_norm(x)),
+      cross_entropy(linear(x, w), empty({3}, DType::I64, Device::meta())),
+  };
+  Variable total = terms[0];
+  for (std::size_t i = 1; i < std::size(terms); ++i) total = total + terms[i];
+  total.backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().device(), Device::meta());
+  EXPECT_EQ(x.grad().shape(), x.shape());
+  EXPECT_EQ(w.grad().device(), Device::meta());
+  EXPECT_EQ(w.grad().shape(), w.shape());
 }
 
 TEST(Meta, TheAllocatorCountsWhatItWouldHaveAllocated) {

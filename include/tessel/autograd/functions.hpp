@@ -21,24 +21,25 @@
 namespace tessel {
 
 // ---- element-wise ----------------------------------------------------------
-Variable neg(const Variable& x);
-Variable abs(const Variable& x);
-Variable sqrt(const Variable& x);
-Variable rsqrt(const Variable& x);
-Variable reciprocal(const Variable& x);
-Variable exp(const Variable& x);
-Variable expm1(const Variable& x);
-Variable log(const Variable& x);
-Variable log1p(const Variable& x);
-Variable log2(const Variable& x);
-Variable sin(const Variable& x);
-Variable cos(const Variable& x);
-Variable tanh(const Variable& x);
-Variable sigmoid(const Variable& x);
-Variable relu(const Variable& x);
-Variable selu(const Variable& x);
-Variable silu(const Variable& x);
-Variable erf(const Variable& x);
+// One overload per Plain row of TESSEL_FOR_EACH_UNARY_OP (op_list.hpp),
+// generated from the table: neg abs sign sqrt rsqrt reciprocal exp expm1
+// log log1p log2 sin cos tanh sigmoid relu selu silu erf floor ceil round
+// trunc isnan isinf isfinite logical_not bitwise_not. Each row's gradient
+// rule is its TESSEL_UNARY_GRADIENT in src/autograd/elementwise.cpp (a row
+// without one does not compile). Piecewise-constant rows (sign, floor,
+// ceil, round, trunc) and rows with bool results or integer inputs give
+// constants: no gradient flows through them, as in PyTorch.
+#define TESSEL_DECLARE_VARIABLE_UNARY(e, name, result, inputs, kind, kernel) \
+  TESSEL_DECLARE_VARIABLE_UNARY_##kind(name)
+#define TESSEL_DECLARE_VARIABLE_UNARY_Plain(name) \
+  Variable name(const Variable& x);
+#define TESSEL_DECLARE_VARIABLE_UNARY_Param(name)
+TESSEL_FOR_EACH_UNARY_OP(TESSEL_DECLARE_VARIABLE_UNARY)
+#undef TESSEL_DECLARE_VARIABLE_UNARY_Param
+#undef TESSEL_DECLARE_VARIABLE_UNARY_Plain
+#undef TESSEL_DECLARE_VARIABLE_UNARY
+// The rows with parameters, declared with their named arguments (as the
+// Tensor forms in elementwise.hpp).
 Variable leaky_relu(const Variable& x, double negative_slope = 0.01);
 Variable elu(const Variable& x, double alpha = 1.0);
 Variable gelu(const Variable& x,
@@ -49,12 +50,6 @@ Variable softplus(const Variable& x, double beta = 1.0,
 // The gradient passes where min <= x <= max (PyTorch).
 Variable clip(const Variable& x, std::optional<Scalar> min,
               std::optional<Scalar> max);
-// Piecewise constant: the result is a constant (zero gradient everywhere).
-Variable sign(const Variable& x);
-Variable floor(const Variable& x);
-Variable ceil(const Variable& x);
-Variable round(const Variable& x);
-Variable trunc(const Variable& x);
 
 Variable add(const Variable& a, const Variable& b);
 Variable sub(const Variable& a, const Variable& b);

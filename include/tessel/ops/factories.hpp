@@ -31,6 +31,7 @@ Tensor pin_memory(const Tensor& t, bool fall_back_to_pageable = false);
 Tensor zeros(Shape shape, DType dtype = DType::F32);
 Tensor zeros(Shape shape, DType dtype, Device device);
 Tensor ones(Shape shape, DType dtype = DType::F32);
+Tensor ones(Shape shape, DType dtype, Device device);
 // The dtype defaults to the value's (bool, i64 or f32).
 Tensor full(Shape shape, Scalar value,
             std::optional<DType> dtype = std::nullopt);
