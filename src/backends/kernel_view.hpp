@@ -116,11 +116,16 @@ class KernelView {
 using KernelInput = KernelView<false>;
 using KernelOutput = KernelView<true>;
 
-// The view of a tensor's elements; an undefined tensor gives an undefined
-// view.
-inline KernelInput input_view(const Tensor& t) {
+namespace detail {
+
+// An undefined tensor gives an undefined view. Storage hands out a
+// writable address (it owns the buffer); the op layer refused read-only
+// outputs already.
+template <bool Writable>
+KernelView<Writable> view_of(const Tensor& t) {
   if (!t.defined()) return {};
-  return {static_cast<const char*>(t.storage().data()),
+  using Byte = typename KernelView<Writable>::Byte;
+  return {static_cast<Byte*>(t.storage().data()),
           t.storage_offset(),
           t.shape(),
           t.strides(),
@@ -129,17 +134,16 @@ inline KernelInput input_view(const Tensor& t) {
           t.is_contiguous()};
 }
 
-// The writable view of an output. Storage hands out a writable address
-// (it owns the buffer); the op layer refused read-only outputs already.
+}  // namespace detail
+
+// The read-only view of an input's elements.
+inline KernelInput input_view(const Tensor& t) {
+  return detail::view_of<false>(t);
+}
+
+// The writable view of an output's elements.
 inline KernelOutput output_view(const Tensor& t) {
-  if (!t.defined()) return {};
-  return {static_cast<char*>(t.storage().data()),
-          t.storage_offset(),
-          t.shape(),
-          t.strides(),
-          t.dtype(),
-          t.numel(),
-          t.is_contiguous()};
+  return detail::view_of<true>(t);
 }
 
 }  // namespace tessel
