@@ -326,6 +326,8 @@ std::string to_string(const Tensor& t, const PrintOptions& options) {
                        traits.name, traits.block_size);
   } else if (t.numel() == 0) {
     body = "[]";
+  } else if (t.device().is_meta()) {
+    body = "...";  // no values to show (PyTorch prints the same)
   } else {
     ArrayFormatter f(t, options, options.line_width - 1,
                      std::string(prefix.size() + 1, ' '));

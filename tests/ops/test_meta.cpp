@@ -381,6 +381,12 @@ TEST(Meta, ValuesAreNeverReadAndTheirAbsenceIsE2501) {
                       "E2501", "meta");
 }
 
+TEST(Meta, PrintsItsLayoutWithoutValues) {
+  const Tensor m = empty({2, 3}, DType::BF16, Device::meta());
+  EXPECT_EQ(to_string(m),
+            "tensor(..., shape=(2, 3), dtype=bf16, device='meta')");
+}
+
 TEST(Meta, ToMetaKeepsShapeAndDtypeAndDropsTheData) {
   const Tensor cpu = arange(6, DType::I32).reshape({2, 3});
   const Tensor meta = cpu.to(Device::meta());
