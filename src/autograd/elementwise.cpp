@@ -196,141 +196,157 @@ Variable clip(const Variable& x, std::optional<Scalar> lo,
 // ---- binary
 // -------------------------------------------------------------------
 
-Variable add(const Variable& a, const Variable& b) {
-  const Tensor av = a.value(), bv = b.value();
-  return record("add", add(av, bv), {a, b},
-                [av, bv](const Tensor& g, const Needs& n) {
-                  return std::vector<Tensor>{n[0] ? grad_for(g, av) : Tensor(),
-                                             n[1] ? grad_for(g, bv) : Tensor()};
-                });
-}
-Variable sub(const Variable& a, const Variable& b) {
-  const Tensor av = a.value(), bv = b.value();
-  return record(
-      "sub", sub(av, bv), {a, b}, [av, bv](const Tensor& g, const Needs& n) {
-        return std::vector<Tensor>{n[0] ? grad_for(g, av) : Tensor(),
-                                   n[1] ? grad_for(neg(g), bv) : Tensor()};
-      });
-}
-Variable mul(const Variable& a, const Variable& b) {
-  const Tensor av = a.value(), bv = b.value();
-  return record(
-      "mul", mul(av, bv), {a, b}, [av, bv](const Tensor& g, const Needs& n) {
-        return std::vector<Tensor>{n[0] ? grad_for(mul(g, bv), av) : Tensor(),
-                                   n[1] ? grad_for(mul(g, av), bv) : Tensor()};
-      });
-}
-Variable div(const Variable& a, const Variable& b) {
-  const Tensor av = a.value(), bv = b.value();
-  const Tensor y = div(av, bv);
-  return record("div", y, {a, b}, [av, bv, y](const Tensor& g, const Needs& n) {
-    return std::vector<Tensor>{
-        n[0] ? grad_for(div(g, bv), av) : Tensor(),
-        n[1] ? grad_for(neg(div(mul(g, y), bv)), bv) : Tensor()};
-  });
-}
-Variable pow(const Variable& a, const Variable& b) {
-  const Tensor av = a.value(), bv = b.value();
-  const Tensor y = pow(av, bv);
-  return record("pow", y, {a, b}, [av, bv, y](const Tensor& g, const Needs& n) {
-    Tensor ga, gb;
-    if (n[0]) ga = grad_for(mul(g, mul(bv, pow(av, sub(bv, 1)))), av);
-    if (n[1]) gb = grad_for(mul(g, mul(y, log(av))), bv);
-    return std::vector<Tensor>{ga, gb};
-  });
-}
+// ---- the binary rows, from the op table ----
+//
+// Each row has either TESSEL_BINARY_GRADIENT: the contributions
+// {dL/da, dL/db} from the upstream gradient g, the operands a and b and
+// the result y, before they are summed back over broadcast axes (only
+// those n asks for need computing), or TESSEL_BINARY_CONSTANT.
 
 namespace {
 
+using Partials = std::pair<Tensor, Tensor>;
+
+template <BinaryOp op>
+struct BinaryGradient;
+
+// Rows whose rule reads the result y: only these keep it alive in the
+// graph (the others would hold every output until backward for nothing;
+// a rule that reads y without the mark sees an undefined tensor and its
+// gradcheck case fails).
+template <BinaryOp op>
+constexpr bool kReadsResult = false;
+template <>
+constexpr bool kReadsResult<BinaryOp::Div> = true;
+template <>
+constexpr bool kReadsResult<BinaryOp::Pow> = true;
+
+#define TESSEL_BINARY_GRADIENT(e)                                         \
+  template <>                                                             \
+  struct BinaryGradient<BinaryOp::e> {                                    \
+    static Partials partials(const Tensor& g, const Tensor& a,            \
+                             const Tensor& b, const Tensor& y,            \
+                             const Needs& n);                             \
+  };                                                                      \
+  Partials BinaryGradient<BinaryOp::e>::partials(                         \
+      [[maybe_unused]] const Tensor& g, [[maybe_unused]] const Tensor& a, \
+      [[maybe_unused]] const Tensor& b, [[maybe_unused]] const Tensor& y, \
+      [[maybe_unused]] const Needs& n)
+#define TESSEL_BINARY_CONSTANT(e)           \
+  template <>                               \
+  struct BinaryGradient<BinaryOp::e> {      \
+    static constexpr bool kConstant = true; \
+  }
+
 // maximum/minimum: the gradient goes to the chosen operand, halved at ties.
-Variable extremum(const char* op, const Variable& a, const Variable& b,
-                  bool is_max) {
-  const Tensor av = a.value(), bv = b.value();
-  const Tensor y = is_max ? maximum(av, bv) : minimum(av, bv);
-  return record(
-      op, y, {a, b}, [av, bv, is_max](const Tensor& g, const Needs& n) {
-        const Tensor a_wins = is_max ? gt(av, bv) : lt(av, bv);
-        const Tensor tie = eq(av, bv);
-        const Tensor half = mul(g, 0.5);
-        const Tensor zero = zeros({}, g.dtype(), g.device());
-        Tensor ga, gb;
-        if (n[0]) ga = grad_for(where(a_wins, g, where(tie, half, zero)), av);
-        if (n[1])
-          gb = grad_for(
-              where(logical_or(a_wins, tie), where(tie, half, zero), g), bv);
-        return std::vector<Tensor>{ga, gb};
-      });
+Partials extremum(const Tensor& g, const Tensor& a, const Tensor& b,
+                  const Needs& n, bool is_max) {
+  const Tensor a_wins = is_max ? gt(a, b) : lt(a, b);
+  const Tensor tie = eq(a, b);
+  const Tensor half = mul(g, 0.5);
+  const Tensor zero = zeros({}, g.dtype(), g.device());
+  Tensor ga, gb;
+  if (n[0]) ga = where(a_wins, g, where(tie, half, zero));
+  if (n[1]) gb = where(logical_or(a_wins, tie), where(tie, half, zero), g);
+  return {ga, gb};
+}
+
+TESSEL_BINARY_GRADIENT(Add) { return {g, g}; }
+TESSEL_BINARY_GRADIENT(Sub) { return {g, n[1] ? neg(g) : Tensor()}; }
+TESSEL_BINARY_GRADIENT(Mul) {
+  return {n[0] ? mul(g, b) : Tensor(), n[1] ? mul(g, a) : Tensor()};
+}
+TESSEL_BINARY_GRADIENT(Div) {
+  return {n[0] ? div(g, b) : Tensor(),
+          n[1] ? neg(div(mul(g, y), b)) : Tensor()};
+}
+TESSEL_BINARY_GRADIENT(Pow) {
+  return {n[0] ? mul(g, mul(b, pow(a, sub(b, 1)))) : Tensor(),
+          n[1] ? mul(g, mul(y, log(a))) : Tensor()};
+}
+// a - floor(a / b) * b, as PyTorch differentiates it.
+TESSEL_BINARY_GRADIENT(Remainder) {
+  return {g, n[1] ? mul(g, neg(floor(div(a, b)))) : Tensor()};
+}
+TESSEL_BINARY_GRADIENT(Maximum) { return extremum(g, a, b, n, true); }
+TESSEL_BINARY_GRADIENT(Minimum) { return extremum(g, a, b, n, false); }
+// silu(gate) * up.
+TESSEL_BINARY_GRADIENT(Swiglu) {
+  const Tensor s = sigmoid(a);
+  Tensor gg, gu;
+  if (n[0]) gg = mul(mul(g, b), mul(s, add(mul(a, sub(1, s)), 1)));
+  if (n[1]) gu = mul(g, mul(a, s));
+  return {gg, gu};
+}
+// Integer-valued: zero gradient almost everywhere (PyTorch has none).
+TESSEL_BINARY_CONSTANT(FloorDivide);
+// Bool results and integer operands.
+TESSEL_BINARY_CONSTANT(Eq);
+TESSEL_BINARY_CONSTANT(Ne);
+TESSEL_BINARY_CONSTANT(Lt);
+TESSEL_BINARY_CONSTANT(Le);
+TESSEL_BINARY_CONSTANT(Gt);
+TESSEL_BINARY_CONSTANT(Ge);
+TESSEL_BINARY_CONSTANT(LogicalAnd);
+TESSEL_BINARY_CONSTANT(LogicalOr);
+TESSEL_BINARY_CONSTANT(LogicalXor);
+TESSEL_BINARY_CONSTANT(BitwiseAnd);
+TESSEL_BINARY_CONSTANT(BitwiseOr);
+TESSEL_BINARY_CONSTANT(BitwiseXor);
+
+#undef TESSEL_BINARY_CONSTANT
+#undef TESSEL_BINARY_GRADIENT
+
+// Records y = op(a, b). A constant operand (a Tensor or a number, wrapped
+// as a Variable without requires_grad) gets no gradient computed.
+template <BinaryOp op>
+Variable binary_row(const Variable& a, const Variable& b, const Tensor& y) {
+  if constexpr (requires { BinaryGradient<op>::kConstant; }) {
+    return constant(y);
+  } else {
+    const Tensor av = a.value(), bv = b.value();
+    const Tensor saved = kReadsResult<op> ? y : Tensor();
+    return record(op_info(op).name, y, {a, b},
+                  [av, bv, saved](const Tensor& g, const Needs& n) {
+                    const auto [ga, gb] =
+                        BinaryGradient<op>::partials(g, av, bv, saved, n);
+                    return std::vector<Tensor>{
+                        n[0] ? grad_for(ga, av) : Tensor(),
+                        n[1] ? grad_for(gb, bv) : Tensor()};
+                  });
+  }
+}
+
+// A number operand as the 0-d tensor the Tensor op computes with (the
+// dtype scalar_result_type gives), so the gradient rounds as the forward.
+Variable number(const Scalar& s, const Tensor& other) {
+  return constant(
+      full({}, s, scalar_result_type(other.dtype(), s), other.device()));
 }
 
 }  // namespace
 
-Variable maximum(const Variable& a, const Variable& b) {
-  return extremum("maximum", a, b, true);
-}
-Variable minimum(const Variable& a, const Variable& b) {
-  return extremum("minimum", a, b, false);
-}
+#define TESSEL_DEFINE_VARIABLE_BINARY(e, name, result, inputs, kind, kernel) \
+  Variable name(const Variable& a, const Variable& b) {                      \
+    return binary_row<BinaryOp::e>(a, b, name(a.value(), b.value()));        \
+  }                                                                          \
+  Variable name(const Variable& a, const Tensor& b) {                        \
+    return name(a, constant(b));                                             \
+  }                                                                          \
+  Variable name(const Tensor& a, const Variable& b) {                        \
+    return name(constant(a), b);                                             \
+  }                                                                          \
+  Variable name(const Variable& a, Scalar b) {                               \
+    return binary_row<BinaryOp::e>(a, number(b, a.value()),                  \
+                                   name(a.value(), b));                      \
+  }                                                                          \
+  Variable name(Scalar a, const Variable& b) {                               \
+    return binary_row<BinaryOp::e>(number(a, b.value()), b,                  \
+                                   name(a, b.value()));                      \
+  }
+TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_VARIABLE_BINARY)
+#undef TESSEL_DEFINE_VARIABLE_BINARY
 
-Variable swiglu(const Variable& gate, const Variable& up) {
-  const Tensor gv = gate.value(), uv = up.value();
-  return record("swiglu", swiglu(gv, uv), {gate, up},
-                [gv, uv](const Tensor& g, const Needs& n) {
-                  const Tensor s = sigmoid(gv);
-                  Tensor gg, gu;
-                  if (n[0]) {
-                    const Tensor dsilu = mul(s, add(mul(gv, sub(1, s)), 1));
-                    gg = grad_for(mul(mul(g, uv), dsilu), gv);
-                  }
-                  if (n[1]) gu = grad_for(mul(g, mul(gv, s)), uv);
-                  return std::vector<Tensor>{gg, gu};
-                });
-}
-
-Variable add(const Variable& a, Scalar b) {
-  return record(
-      "add", add(a.value(), b), {a},
-      [](const Tensor& g, const Needs&) { return autograd::one_grad(g); });
-}
-Variable sub(const Variable& a, Scalar b) {
-  return record(
-      "sub", sub(a.value(), b), {a},
-      [](const Tensor& g, const Needs&) { return autograd::one_grad(g); });
-}
-Variable sub(Scalar a, const Variable& b) {
-  return record(
-      "sub", sub(a, b.value()), {b},
-      [](const Tensor& g, const Needs&) { return autograd::one_grad(neg(g)); });
-}
-Variable mul(const Variable& a, Scalar b) {
-  const DType d = a.dtype();
-  return record("mul", mul(a.value(), b), {a},
-                [b, d](const Tensor& g, const Needs&) {
-                  return autograd::one_grad(mul(g, b).to(d));
-                });
-}
-Variable div(const Variable& a, Scalar b) {
-  const DType d = a.dtype();
-  return record("div", div(a.value(), b), {a},
-                [b, d](const Tensor& g, const Needs&) {
-                  return autograd::one_grad(div(g, b).to(d));
-                });
-}
-Variable div(Scalar a, const Variable& b) {
-  const Tensor bv = b.value();
-  const Tensor y = div(a, bv);
-  return record("div", y, {b}, [bv, y](const Tensor& g, const Needs&) {
-    return autograd::one_grad(neg(div(mul(g, y), bv)).to(bv.dtype()));
-  });
-}
-Variable pow(const Variable& a, Scalar exponent) {
-  const Tensor av = a.value();
-  return record("pow", pow(av, exponent), {a},
-                [av, exponent](const Tensor& g, const Needs&) {
-                  const double e = exponent.to<double>();
-                  return autograd::one_grad(
-                      mul(g, mul(pow(av, e - 1), e)).to(av.dtype()));
-                });
-}
 Variable where(const Tensor& condition, const Variable& a, const Variable& b) {
   const Tensor av = a.value(), bv = b.value();
   return record("where", where(condition, av, bv), {a, b},
@@ -343,21 +359,6 @@ Variable where(const Tensor& condition, const Variable& a, const Variable& b) {
                 });
 }
 
-#define TESSEL_MIXED_BINARY(name)                     \
-  Variable name(const Variable& a, const Tensor& b) { \
-    return name(a, Variable(b));                      \
-  }                                                   \
-  Variable name(const Tensor& a, const Variable& b) { \
-    return name(Variable(a), b);                      \
-  }
-TESSEL_MIXED_BINARY(add)
-TESSEL_MIXED_BINARY(sub)
-TESSEL_MIXED_BINARY(mul)
-TESSEL_MIXED_BINARY(div)
-TESSEL_MIXED_BINARY(pow)
-TESSEL_MIXED_BINARY(maximum)
-TESSEL_MIXED_BINARY(minimum)
-#undef TESSEL_MIXED_BINARY
 Variable operator+(const Variable& a, const Tensor& b) { return add(a, b); }
 Variable operator+(const Tensor& a, const Variable& b) { return add(a, b); }
 Variable operator-(const Variable& a, const Tensor& b) { return sub(a, b); }

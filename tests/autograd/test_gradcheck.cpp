@@ -105,8 +105,19 @@ std::vector<Case> cases() {
   c.push_back({"minimum",
                {distinct({2, 3}, 38), distinct({2, 3}, 39)},
                [](const auto& v) { return minimum(v[0], v[1]); }});
+  // Away from the jumps at a = k b (distinct values, positive divisors).
+  c.push_back({"remainder",
+               {distinct({2, 3}, 45), pos({2, 3}, 46)},
+               [](const auto& v) { return remainder(v[0], v[1]); }});
   c.push_back({"swiglu", {rnd({2, 3}, 40), rnd({2, 3}, 41)}, [](const auto& v) {
                  return swiglu(v[0], v[1]);
+               }});
+  // Number operands on either side of every differentiable row (the
+  // overloads generated from the op table).
+  c.push_back({"number_operands", {pos({2, 3}, 47)}, [](const auto& v) {
+                 return pow(2.0, v[0]) + mul(3.0, v[0]) + add(1.0, v[0]) +
+                        maximum(v[0], 1.2) + minimum(0.9, v[0]) +
+                        remainder(v[0], 0.7) + swiglu(v[0], 1.5);
                }});
   c.push_back({"scalar_ops", {pos({2, 3}, 42)}, [](const auto& v) {
                  return div(2.0, sub(3.0, v[0] * 0.5) + 1.0) / 4.0;
@@ -450,9 +461,9 @@ TEST(GradcheckTable, EveryDifferentiableElementwiseRowHasACase) {
   std::set<std::string> names;
   for (const Case& c : cases()) names.insert(c.name);
   // Derivative zero almost everywhere (their Variable overloads return
-  // constants), or integer-valued results with no gradient.
+  // constants).
   const std::set<std::string> piecewise_constant = {
-      "sign", "floor", "ceil", "round", "trunc", "floor_divide", "remainder"};
+      "sign", "floor", "ceil", "round", "trunc", "floor_divide"};
   auto check = [&](const OpInfo& info) {
     if (info.result == ResultKind::Bool || info.inputs == InputKind::Integral ||
         piecewise_constant.count(info.name) > 0) {
@@ -466,14 +477,15 @@ TEST(GradcheckTable, EveryDifferentiableElementwiseRowHasACase) {
   for (int i = 0; i < kBinaryOpCount; ++i) check(kBinaryOps[i]);
 }
 
-// The constant rows of the unary table have Variable overloads too
-// (generated from the table): they compute the value and record nothing.
-TEST(GradcheckTable, ConstantUnaryRowsGiveConstants) {
+// The constant rows of the tables have Variable overloads too (generated
+// from the tables): they compute the value and record nothing.
+TEST(GradcheckTable, ConstantRowsGiveConstants) {
   const Variable x(from_vector(std::vector<float>{-1.5f, 0.0f, 2.5f}), true);
   const Variable xi(from_vector(std::vector<std::int32_t>{1, 2, 3}), false);
   for (const Variable& y :
        {sign(x), floor(x), ceil(x), round(x), trunc(x), isnan(x), isinf(x),
-        isfinite(x), logical_not(x), bitwise_not(xi)}) {
+        isfinite(x), logical_not(x), bitwise_not(xi), eq(x, 0.0), lt(x, x),
+        logical_and(x, x), floor_divide(x, 2.0), bitwise_xor(xi, 3)}) {
     EXPECT_FALSE(y.requires_grad()) << y.op();
     EXPECT_TRUE(y.is_leaf());
   }

@@ -51,37 +51,30 @@ Variable softplus(const Variable& x, double beta = 1.0,
 Variable clip(const Variable& x, std::optional<Scalar> min,
               std::optional<Scalar> max);
 
-Variable add(const Variable& a, const Variable& b);
-Variable sub(const Variable& a, const Variable& b);
-Variable mul(const Variable& a, const Variable& b);
-Variable div(const Variable& a, const Variable& b);
-Variable pow(const Variable& a, const Variable& b);
-// At ties the gradient is split evenly between a and b (PyTorch).
-Variable maximum(const Variable& a, const Variable& b);
-Variable minimum(const Variable& a, const Variable& b);
-Variable swiglu(const Variable& gate, const Variable& up);
-Variable add(const Variable& a, Scalar b);
-Variable sub(const Variable& a, Scalar b);
-Variable sub(Scalar a, const Variable& b);
-Variable mul(const Variable& a, Scalar b);
-Variable div(const Variable& a, Scalar b);
-Variable div(Scalar a, const Variable& b);
-Variable pow(const Variable& a, Scalar exponent);
+// Every row of TESSEL_FOR_EACH_BINARY_OP (op_list.hpp), generated from
+// the table with all operand mixes: two Variables, a Variable and a Tensor
+// or a Python-style number (constants: no gradient flows to them). Each
+// row's gradient is its TESSEL_BINARY_GRADIENT in src/autograd/
+// elementwise.cpp (a row without one does not compile). maximum/minimum
+// split the gradient evenly at ties (PyTorch); remainder's gradient is
+// PyTorch's (1 for a, -floor(a / b) for b); comparisons, logical and
+// bitwise ops and floor_divide give constants.
+#define TESSEL_DECLARE_VARIABLE_BINARY(e, name, result, inputs, kind, kernel) \
+  Variable name(const Variable& a, const Variable& b);                        \
+  Variable name(const Variable& a, const Tensor& b);                          \
+  Variable name(const Tensor& a, const Variable& b);                          \
+  Variable name(const Variable& a, Scalar b);                                 \
+  Variable name(Scalar a, const Variable& b);
+TESSEL_FOR_EACH_BINARY_OP(TESSEL_DECLARE_VARIABLE_BINARY)
+#undef TESSEL_DECLARE_VARIABLE_BINARY
 Variable where(const Tensor& condition, const Variable& a, const Variable& b);
 Variable where(const Tensor& condition, const Variable& a, const Tensor& b);
 Variable where(const Tensor& condition, const Tensor& a, const Variable& b);
 
-// Mixed operands: the Tensor is a constant.
+// Operators with a Tensor operand: the Tensor is a constant.
 #define TESSEL_MIXED_BINARY(name)                    \
   Variable name(const Variable& a, const Tensor& b); \
   Variable name(const Tensor& a, const Variable& b);
-TESSEL_MIXED_BINARY(add)
-TESSEL_MIXED_BINARY(sub)
-TESSEL_MIXED_BINARY(mul)
-TESSEL_MIXED_BINARY(div)
-TESSEL_MIXED_BINARY(pow)
-TESSEL_MIXED_BINARY(maximum)
-TESSEL_MIXED_BINARY(minimum)
 TESSEL_MIXED_BINARY(operator+)
 TESSEL_MIXED_BINARY(operator-)
 TESSEL_MIXED_BINARY(operator*)
