@@ -38,8 +38,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
                op, "ids must be integers, got {}", dtype_name(ids.dtype()));
   const std::int64_t vocab = weight.shape()[0];
   const Tensor flat = ids.to(DType::I64).contiguous();
-  // Ids on a device without data (meta) cannot be checked; gather would
-  // read them there.
+  // Ids on a device without data (meta) have no values to check.
   const std::int64_t* p = ops::backend_of(flat).has_data()
                               ? flat.const_data<std::int64_t>()
                               : nullptr;
