@@ -65,9 +65,9 @@ void binary_run(std::array<char*, 3>& ptr, const std::array<std::int64_t, 3>& s,
 
 void binary(BinaryOp op, const KernelOutput& out, const KernelInput& a,
             const KernelInput& b) {
-  const Strides os = byte_strides(out);
-  const Strides as = byte_strides(a);
-  const Strides bs = byte_strides(b);
+  const Strides os = out.byte_strides();
+  const Strides as = a.byte_strides();
+  const Strides bs = b.byte_strides();
   const std::array<std::span<const std::int64_t>, 3> strides{
       std::span<const std::int64_t>(os), std::span<const std::int64_t>(as),
       std::span<const std::int64_t>(bs)};

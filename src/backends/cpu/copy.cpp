@@ -114,8 +114,8 @@ bool try_blocked_transpose(const std::array<char*, 2>& base,
 }  // namespace
 
 void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate) {
-  const Strides ds = byte_strides(dst);
-  const Strides ss = byte_strides(src);
+  const Strides ds = dst.byte_strides();
+  const Strides ss = src.byte_strides();
   std::array<char*, 2> base{base_pointer(dst), base_pointer(src)};
   const std::array<std::span<const std::int64_t>, 2> strides{
       std::span<const std::int64_t>(ds), std::span<const std::int64_t>(ss)};
@@ -155,7 +155,7 @@ void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate) {
 void fill(const KernelOutput& dst, const Scalar& value) {
   detail::dispatch_element_type(dst.dtype(), "fill", [&]<class T>() {
     const T v = value.to<T>();
-    const Strides ds = byte_strides(dst);
+    const Strides ds = dst.byte_strides();
     const std::array<std::span<const std::int64_t>, 1> strides{
         std::span<const std::int64_t>(ds)};
     std::array<char*, 1> base{base_pointer(dst)};

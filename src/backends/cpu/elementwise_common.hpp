@@ -38,9 +38,6 @@ inline simd::FloatStorage float_storage(DType dtype) {
                                 : simd::FloatStorage::F16;
 }
 
-inline Strides byte_strides(const KernelInput& t) { return t.byte_strides(); }
-inline Strides byte_strides(const KernelOutput& t) { return t.byte_strides(); }
-
 // Operand addresses for the strided loop, which walks every operand as a
 // char* (operand 0 is written, the rest only read, as in PyTorch's
 // TensorIterator). The one place an input's address loses its const.

@@ -12,10 +12,10 @@ namespace {
 template <class F>
 void for_each_4(const KernelOutput& out, const KernelInput& x,
                 const KernelInput& y, const KernelInput& z, F&& loop) {
-  const Strides s0 = byte_strides(out);
-  const Strides s1 = byte_strides(x);
-  const Strides s2 = byte_strides(y);
-  const Strides s3 = byte_strides(z);
+  const Strides s0 = out.byte_strides();
+  const Strides s1 = x.byte_strides();
+  const Strides s2 = y.byte_strides();
+  const Strides s3 = z.byte_strides();
   const std::array<std::span<const std::int64_t>, 4> strides{
       std::span<const std::int64_t>(s0), std::span<const std::int64_t>(s1),
       std::span<const std::int64_t>(s2), std::span<const std::int64_t>(s3)};

@@ -50,8 +50,8 @@ void unary_run(const UnaryParams& p, std::array<char*, 2>& ptr,
 
 void unary(UnaryOp op, const UnaryParams& params, const KernelOutput& out,
            const KernelInput& in) {
-  const Strides os = byte_strides(out);
-  const Strides is = byte_strides(in);
+  const Strides os = out.byte_strides();
+  const Strides is = in.byte_strides();
   const std::array<std::span<const std::int64_t>, 2> strides{
       std::span<const std::int64_t>(os), std::span<const std::int64_t>(is)};
   const std::array<char*, 2> base{base_pointer(out), base_pointer(in)};
