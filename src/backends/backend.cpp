@@ -129,6 +129,12 @@ void Backend::attention(const AttentionShape&, const Tensor&, const Tensor&,
                         const Tensor&, const Tensor&, const Tensor&) const {
   missing("attention");
 }
+void Backend::attention_backward(const AttentionShape&, const Tensor&,
+                                 const Tensor&, const Tensor&, const Tensor&,
+                                 const Tensor&, const Tensor&, const Tensor&,
+                                 const Tensor&, const Tensor&) const {
+  missing("attention_backward");
+}
 void Backend::spmm_csr(const Tensor&, const Tensor&, const Tensor&,
                        const Tensor&, const Tensor&) const {
   missing("spmm_csr");

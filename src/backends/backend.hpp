@@ -144,6 +144,14 @@ class Backend {
   virtual void attention(const AttentionShape& s, const Tensor& q,
                          const Tensor& k, const Tensor& v, const Tensor& mask,
                          const Tensor& out) const;
+  // The gradients of attention(s, q, k, v, mask) -> out from dout (B, Hq,
+  // Sq, Dv): dq, dk, dv shaped as q, k, v; out, dout and the gradients
+  // contiguous f32.
+  virtual void attention_backward(const AttentionShape& s, const Tensor& q,
+                                  const Tensor& k, const Tensor& v,
+                                  const Tensor& mask, const Tensor& out,
+                                  const Tensor& dout, const Tensor& dq,
+                                  const Tensor& dk, const Tensor& dv) const;
   virtual void spmm_csr(const Tensor& crow, const Tensor& col,
                         const Tensor& values, const Tensor& dense,
                         const Tensor& out) const;

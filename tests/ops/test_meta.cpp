@@ -248,12 +248,24 @@ TEST(Meta, EveryOtherOp) {
          const Tensor q = m({1, 4, 5, 8}, DType::F32);
          const Tensor k = m({1, 2, 7, 8}, DType::F32);
          const Tensor v = m({1, 2, 7, 6}, DType::F32);
+         const Tensor y = scaled_dot_product_attention(q, k, v, causal);
+         const Tensor dy = m({1, 4, 5, 6}, DType::F32);
+         const AttentionGradients g =
+             scaled_dot_product_attention_backward(dy, q, k, v, y, masked);
+         const AttentionGradients g64 = scaled_dot_product_attention_backward(
+             dy, q.to(DType::F64), k, v, y, causal);
          return V{
              scaled_dot_product_attention(q, k, v),
-             scaled_dot_product_attention(q, k, v, causal),
+             y,
              scaled_dot_product_attention(q, k, v, masked),
              scaled_dot_product_attention(q.to(DType::F64), k.to(DType::F64),
-                                          v.to(DType::F64), causal)};
+                                          v.to(DType::F64), causal),
+             g.q,
+             g.k,
+             g.v,
+             g64.q,
+             g64.k,
+             g64.v};
        }},
       // ---- indexing and layout ----
       {"joins",

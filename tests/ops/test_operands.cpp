@@ -74,6 +74,8 @@ void expect_mixed_devices_refused(
       {"embedding", [&] { embedding(em, zeros({2}, DType::I64)); }},
       {"scaled_dot_product_attention",
        [&] { scaled_dot_product_attention(q, eq, q); }},
+      {"scaled_dot_product_attention_backward",
+       [&] { scaled_dot_product_attention_backward(q, q, q, q, eq); }},
       {"conv2d", [&] { conv2d(img, eimg); }},
       {"conv2d bias",
        [&] {

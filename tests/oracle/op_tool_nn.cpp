@@ -49,6 +49,17 @@ Tensor optional(const std::vector<Tensor>& in, std::size_t i) {
   return i < in.size() ? in[i] : Tensor();
 }
 
+AttentionOptions attention_options(const Tensor& mask, const Json& a) {
+  AttentionOptions o;
+  o.mask = mask;
+  o.causal = a.value("causal", false);
+  if (a.contains("causal_offset"))
+    o.causal_offset = a["causal_offset"].get<std::int64_t>();
+  if (a.contains("scale")) o.scale = a["scale"].get<double>();
+  o.softcap = a.value("softcap", 0.0);
+  return o;
+}
+
 }  // namespace
 
 void add_nn_ops(std::map<std::string, Op>& m) {
@@ -83,14 +94,17 @@ void add_nn_ops(std::map<std::string, Op>& m) {
                           a.value("eps", 1e-5)));
   };
   m["attention"] = [](const auto& in, const Json& a) {
-    AttentionOptions o;
-    o.mask = optional(in, 3);
-    o.causal = a.value("causal", false);
-    if (a.contains("causal_offset"))
-      o.causal_offset = a["causal_offset"].get<std::int64_t>();
-    if (a.contains("scale")) o.scale = a["scale"].get<double>();
-    o.softcap = a.value("softcap", 0.0);
-    return one(scaled_dot_product_attention(in[0], in[1], in[2], o));
+    return one(scaled_dot_product_attention(
+        in[0], in[1], in[2], attention_options(optional(in, 3), a)));
+  };
+  // q, k, v, the gradient of the output, then the optional mask: the three
+  // gradients of attention (the backward pass autograd runs).
+  m["attention_grad"] = [](const auto& in, const Json& a) {
+    const AttentionOptions o = attention_options(optional(in, 4), a);
+    const Tensor out = scaled_dot_product_attention(in[0], in[1], in[2], o);
+    const AttentionGradients g = scaled_dot_product_attention_backward(
+        in[3], in[0], in[1], in[2], out, o);
+    return std::vector<Tensor>{g.q, g.k, g.v};
   };
   m["rope"] = [](const auto& in, const Json& a) {
     RopeOptions o;

@@ -36,4 +36,18 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k,
                                     const Tensor& v,
                                     const AttentionOptions& options = {});
 
+struct AttentionGradients {
+  Tensor q, k, v;  // shaped and typed as the operands
+};
+
+// The gradients of out = scaled_dot_product_attention(q, k, v, options)
+// with respect to q, k and v, given grad_out (the gradient of `out`, shaped
+// as it): what tessel's autograd runs, exposed for code that writes its own
+// backward pass. `out` must be that forward's result: f32, bf16 and f16
+// recompute the weights tile by tile (nothing of size (Sq, Sk) is held) and
+// take rowsum(grad_out * out) from it; f64 runs the unfused form.
+AttentionGradients scaled_dot_product_attention_backward(
+    const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+    const Tensor& out, const AttentionOptions& options = {});
+
 }  // namespace tessel

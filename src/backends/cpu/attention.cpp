@@ -10,16 +10,15 @@
 #include "backends/cpu/attention_kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/attention_simd.hpp"
+#include "backends/cpu/simd/tile_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel::cpu {
 
 namespace {
 
-// Tile sizes: a 64 x 256 f32 score tile (64 KiB) with its 64 x head_dim
-// accumulator stays in L2 beside the K and V tiles it reads.
-constexpr std::int64_t kQueryBlock = 64;
-constexpr std::int64_t kKeyBlock = 256;
+constexpr std::int64_t kQueryBlock = kAttentionQueryBlock;
+constexpr std::int64_t kKeyBlock = kAttentionKeyBlock;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Scratch {
@@ -32,16 +31,60 @@ struct Scratch {
         corr(kQueryBlock) {}
 };
 
-// Adds the mask and the causal limit to a rows x cols score tile whose
-// first element is (query i0, key j0).
-void mask_tile(const AttentionProblem& p, float* s, std::int64_t b,
-               std::int64_t h, std::int64_t i0, std::int64_t rows,
-               std::int64_t j0, std::int64_t cols) {
+void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
+                 std::int64_t h, std::int64_t i0) {
+  const std::int64_t rows = std::min(kQueryBlock, p.q_len - i0);
+  const std::int64_t kv = h / (p.q_heads / p.kv_heads);
+  const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
+                   i0 * p.q.row_stride;
+  const float* k = p.k.data + b * p.k.batch_stride + kv * p.k.head_stride;
+  const float* v = p.v.data + b * p.v.batch_stride + kv * p.v.head_stride;
+  float* out = p.out + ((b * p.q_heads + h) * p.q_len + i0) * p.value_dim;
+  const std::int64_t dv = p.value_dim;
+
+  const std::int64_t end = attended_key_end(p, i0, rows);
+  std::fill_n(w.m.begin(), rows, kNegInf);
+  std::fill_n(w.l.begin(), rows, 0.0f);
+  std::fill_n(w.acc.begin(), rows * dv, 0.0f);
+  float* s = w.scores.data();
+  for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
+    const std::int64_t cols = std::min(kKeyBlock, end - j0);
+    tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
+              k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s, kKeyBlock);
+    if (p.softcap > 0.0f)
+      simd::softcap_tile(s, rows, cols, kKeyBlock, p.softcap);
+    mask_score_tile(p, s, kKeyBlock, b, h, i0, rows, j0, cols);
+    simd::online_softmax_tile(s, rows, cols, kKeyBlock, w.m.data(), w.l.data(),
+                              w.corr.data());
+    if (j0 > 0) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float c = w.corr[r];
+        if (c == 1.0f) continue;
+        float* a = w.acc.data() + r * dv;
+        for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
+      }
+    }
+    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kKeyBlock,
+              v + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(), dv);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
+    const float* a = w.acc.data() + r * dv;
+    float* o = out + r * dv;
+    for (std::int64_t e = 0; e < dv; ++e) o[e] = a[e] * inv;
+  }
+}
+
+}  // namespace
+
+void mask_score_tile(const AttentionProblem& p, float* s, std::int64_t ld,
+                     std::int64_t b, std::int64_t h, std::int64_t i0,
+                     std::int64_t rows, std::int64_t j0, std::int64_t cols) {
   const std::int64_t* ms = p.mask_strides;
   if (p.mask_add != nullptr || p.mask_keep != nullptr) {
     const std::int64_t base = b * ms[0] + h * ms[1] + j0 * ms[3];
     for (std::int64_t r = 0; r < rows; ++r) {
-      float* row = s + r * kKeyBlock;
+      float* row = s + r * ld;
       const std::int64_t at = base + (i0 + r) * ms[2];
       if (p.mask_add != nullptr) {
         const float* mrow = p.mask_add + at;
@@ -62,7 +105,7 @@ void mask_tile(const AttentionProblem& p, float* s, std::int64_t b,
     for (std::int64_t r = 0; r < rows; ++r) {
       // Keys after i + offset are hidden.
       const std::int64_t first_hidden = i0 + r + p.causal_offset + 1 - j0;
-      float* row = s + r * kKeyBlock;
+      float* row = s + r * ld;
       for (std::int64_t c = std::max<std::int64_t>(first_hidden, 0); c < cols;
            ++c) {
         row[c] = kNegInf;
@@ -71,56 +114,26 @@ void mask_tile(const AttentionProblem& p, float* s, std::int64_t b,
   }
 }
 
-void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
-                 std::int64_t h, std::int64_t i0) {
-  const std::int64_t rows = std::min(kQueryBlock, p.q_len - i0);
-  const std::int64_t kv = h / (p.q_heads / p.kv_heads);
-  const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
-                   i0 * p.q.row_stride;
-  const float* k = p.k.data + b * p.k.batch_stride + kv * p.k.head_stride;
-  const float* v = p.v.data + b * p.v.batch_stride + kv * p.v.head_stride;
-  float* out = p.out + ((b * p.q_heads + h) * p.q_len + i0) * p.value_dim;
-  const std::int64_t dv = p.value_dim;
-
-  // Keys past the last row's causal limit are never needed.
-  std::int64_t end = p.kv_len;
-  if (p.causal)
-    end = std::clamp<std::int64_t>(i0 + rows + p.causal_offset, 0, p.kv_len);
-  std::fill_n(w.m.begin(), rows, kNegInf);
-  std::fill_n(w.l.begin(), rows, 0.0f);
-  std::fill_n(w.acc.begin(), rows * dv, 0.0f);
-  float* s = w.scores.data();
-  for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
-    const std::int64_t cols = std::min(kKeyBlock, end - j0);
-    onednn::sgemm(false, true, rows, cols, p.head_dim, p.scale, q,
-                  p.q.row_stride, k + j0 * p.k.row_stride, p.k.row_stride, 0.0f,
-                  s, kKeyBlock);
-    if (p.softcap > 0.0f)
-      simd::softcap_tile(s, rows, cols, kKeyBlock, p.softcap);
-    mask_tile(p, s, b, h, i0, rows, j0, cols);
-    simd::online_softmax_tile(s, rows, cols, kKeyBlock, w.m.data(), w.l.data(),
-                              w.corr.data());
-    if (j0 > 0) {
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const float c = w.corr[r];
-        if (c == 1.0f) continue;
-        float* a = w.acc.data() + r * dv;
-        for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
-      }
-    }
-    onednn::sgemm(false, false, rows, dv, cols, 1.0f, s, kKeyBlock,
-                  v + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(),
-                  dv);
-  }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
-    const float* a = w.acc.data() + r * dv;
-    float* o = out + r * dv;
-    for (std::int64_t e = 0; e < dv; ++e) o[e] = a[e] * inv;
+void tile_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+               std::int64_t k, float alpha, const float* a, std::int64_t lda,
+               const float* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc) {
+  constexpr std::int64_t kSmallTileProducts = 65536;
+  if (m * n * k <= kSmallTileProducts) {
+    simd::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                     ldc);
+  } else {
+    onednn::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                  ldc);
   }
 }
 
-}  // namespace
+std::int64_t attended_key_end(const AttentionProblem& p, std::int64_t i0,
+                              std::int64_t rows) {
+  // Keys past the last row's causal limit are never needed.
+  if (!p.causal) return p.kv_len;
+  return std::clamp<std::int64_t>(i0 + rows + p.causal_offset, 0, p.kv_len);
+}
 
 void attention_forward(const AttentionProblem& p) {
   const std::int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;

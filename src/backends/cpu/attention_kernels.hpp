@@ -32,4 +32,41 @@ struct AttentionProblem {
 // kv_len) matrix. Rows with no key to attend to give zeros.
 void attention_forward(const AttentionProblem& p);
 
+// Where the gradients of attention_forward read and write (p.out unused).
+struct AttentionGradients {
+  const float* out = nullptr;   // the forward result, (B, Hq, Sq, Dv)
+  const float* dout = nullptr;  // its gradient, (B, Hq, Sq, Dv)
+  float* dq = nullptr;          // (B, Hq, Sq, D)
+  float* dk = nullptr;          // (B, Hkv, Sk, D)
+  float* dv = nullptr;          // (B, Hkv, Sk, Dv)
+};                              // all contiguous
+
+// dq, dk and dv of attention_forward(p) from dout, recomputing the weights
+// tile by tile as the forward does (no (Sq, Sk) matrix is held).
+void attention_backward(const AttentionProblem& p, const AttentionGradients& g);
+
+// Tile sizes shared by both directions: a 64 x 256 f32 score tile (64 KiB)
+// with its 64 x head_dim accumulator stays in L2 beside the K and V tiles
+// it reads.
+constexpr std::int64_t kAttentionQueryBlock = 64;
+constexpr std::int64_t kAttentionKeyBlock = 256;
+
+// Adds the mask and the causal limit to a rows x cols score tile (row
+// stride ld) whose first element is (query i0, key j0) of head (b, h).
+void mask_score_tile(const AttentionProblem& p, float* s, std::int64_t ld,
+                     std::int64_t b, std::int64_t h, std::int64_t i0,
+                     std::int64_t rows, std::int64_t j0, std::int64_t cols);
+
+// c = alpha * op(a) op(b) + beta * c for the tiles (sgemm's conventions):
+// simd::small_gemm for small tiles, where a oneDNN call costs more than
+// the arithmetic, oneDNN's sgemm above kSmallTileProducts multiply-adds.
+void tile_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+               std::int64_t k, float alpha, const float* a, std::int64_t lda,
+               const float* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc);
+
+// The keys a block of `rows` queries from i0 can see: [0, end).
+std::int64_t attended_key_end(const AttentionProblem& p, std::int64_t i0,
+                              std::int64_t rows);
+
 }  // namespace tessel::cpu

@@ -182,9 +182,12 @@ void CpuBackend::rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                       const Tensor& cos, const Tensor& sin) const {
   cpu::rope(p, in(x), out(y), in(cos), in(sin));
 }
-void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
-                           const Tensor& k, const Tensor& v, const Tensor& mask,
-                           const Tensor& y) const {
+namespace {
+
+// The kernel's description of attention(s, q, k, v, mask).
+cpu::AttentionProblem attention_problem(const AttentionShape& s,
+                                        const Tensor& q, const Tensor& k,
+                                        const Tensor& v, const Tensor& mask) {
   cpu::AttentionProblem p;
   p.batch = s.batch;
   p.q_heads = s.q_heads;
@@ -200,7 +203,6 @@ void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
   p.q = heads(in(q));
   p.k = heads(in(k));
   p.v = heads(in(v));
-  p.out = out(y).data<float>();
   if (mask.defined()) {
     const KernelInput m = in(mask);
     if (m.dtype() == DType::Bool) {
@@ -210,7 +212,30 @@ void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
     }
     for (int i = 0; i < 4; ++i) p.mask_strides[i] = m.strides()[i];
   }
+  return p;
+}
+
+}  // namespace
+
+void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
+                           const Tensor& k, const Tensor& v, const Tensor& mask,
+                           const Tensor& y) const {
+  cpu::AttentionProblem p = attention_problem(s, q, k, v, mask);
+  p.out = out(y).data<float>();
   cpu::attention_forward(p);
+}
+void CpuBackend::attention_backward(const AttentionShape& s, const Tensor& q,
+                                    const Tensor& k, const Tensor& v,
+                                    const Tensor& mask, const Tensor& y,
+                                    const Tensor& dy, const Tensor& dq,
+                                    const Tensor& dk, const Tensor& dv) const {
+  cpu::AttentionGradients g;
+  g.out = in(y).data<float>();
+  g.dout = in(dy).data<float>();
+  g.dq = out(dq).data<float>();
+  g.dk = out(dk).data<float>();
+  g.dv = out(dv).data<float>();
+  cpu::attention_backward(attention_problem(s, q, k, v, mask), g);
 }
 void CpuBackend::spmm_csr(const Tensor& crow, const Tensor& col,
                           const Tensor& values, const Tensor& dense,

@@ -81,6 +81,11 @@ class CpuBackend final : public Backend {
   void attention(const AttentionShape& s, const Tensor& q, const Tensor& k,
                  const Tensor& v, const Tensor& mask,
                  const Tensor& out) const override;
+  void attention_backward(const AttentionShape& s, const Tensor& q,
+                          const Tensor& k, const Tensor& v, const Tensor& mask,
+                          const Tensor& out, const Tensor& dout,
+                          const Tensor& dq, const Tensor& dk,
+                          const Tensor& dv) const override;
   void spmm_csr(const Tensor& crow, const Tensor& col, const Tensor& values,
                 const Tensor& dense, const Tensor& out) const override;
 };

@@ -76,6 +76,10 @@ class MetaBackend final : public Backend {
             const Tensor&) const override {}
   void attention(const AttentionShape&, const Tensor&, const Tensor&,
                  const Tensor&, const Tensor&, const Tensor&) const override {}
+  void attention_backward(const AttentionShape&, const Tensor&, const Tensor&,
+                          const Tensor&, const Tensor&, const Tensor&,
+                          const Tensor&, const Tensor&, const Tensor&,
+                          const Tensor&) const override {}
   void spmm_csr(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                 const Tensor&) const override {}
 };

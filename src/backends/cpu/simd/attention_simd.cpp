@@ -40,12 +40,14 @@ static void OnlineSoftmaxTileImpl(float* s, std::int64_t rows,
       vmax = hn::Max(vmax, x);
       nan = hn::Or(nan, hn::IsNaN(x));
     }
-    float tile_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
-    bool saw_nan = !hn::AllFalse(d, nan);
-    for (; j < cols; ++j) {
-      tile_max = std::max(tile_max, row[j]);
-      saw_nan = saw_nan || std::isnan(row[j]);
+    if (j < cols) {
+      const V x =
+          load_partial(d, row + j, static_cast<std::size_t>(cols - j), kNegInf);
+      vmax = hn::Max(vmax, x);
+      nan = hn::Or(nan, hn::IsNaN(x));
     }
+    const float tile_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    const bool saw_nan = !hn::AllFalse(d, nan);
     if (saw_nan || std::isnan(m[r])) {
       // A NaN score poisons its row, as in softmax: the output becomes NaN.
       const float q = std::numeric_limits<float>::quiet_NaN();
@@ -83,24 +85,80 @@ static void OnlineSoftmaxTileImpl(float* s, std::int64_t rows,
   }
 }
 
-static void SoftcapTileImpl(float* s, std::int64_t rows, std::int64_t cols,
-                            std::int64_t ld, float cap) {
+// Applies body(row offset, column, lane count or 0 for a full vector) over
+// a rows x cols tile of row stride ld.
+template <class Body>
+HWY_INLINE void each_tile_vector(std::int64_t rows, std::int64_t cols,
+                                 std::int64_t ld, Body body) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t j = 0;
+    for (; j + N <= cols; j += N) body(r, r * ld + j, std::size_t{0});
+    if (j < cols) body(r, r * ld + j, static_cast<std::size_t>(cols - j));
+  }
+}
+
+HWY_INLINE V load_lanes(D d, const float* p, std::size_t count) {
+  return count == 0 ? hn::LoadU(d, p) : load_partial(d, p, count, 0.0f);
+}
+
+HWY_INLINE void store_lanes(D d, V v, float* p, std::size_t count) {
+  if (count == 0) {
+    hn::StoreU(v, d, p);
+  } else {
+    store_partial(d, v, p, count);
+  }
+}
+
+static void SoftcapTileImpl(float* s, std::int64_t rows, std::int64_t cols,
+                            std::int64_t ld, float cap, float* tanh_out) {
+  const D d;
   const V vcap = hn::Set(d, cap);
   const V inv = hn::Set(d, 1.0f / cap);
-  auto f = [&](V x) { return hn::Mul(vcap, hn::Tanh(d, hn::Mul(x, inv))); };
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* row = s + r * ld;
-    std::int64_t j = 0;
-    for (; j + N <= cols; j += N)
-      hn::StoreU(f(hn::LoadU(d, row + j)), d, row + j);
-    if (j < cols) {
-      const auto count = static_cast<std::size_t>(cols - j);
-      store_partial(d, f(load_partial(d, row + j, count, 0.0f)), row + j,
-                    count);
-    }
-  }
+  each_tile_vector(
+      rows, cols, ld, [&](std::int64_t, std::int64_t at, std::size_t count) {
+        const V t = hn::Tanh(d, hn::Mul(load_lanes(d, s + at, count), inv));
+        if (tanh_out != nullptr) store_lanes(d, t, tanh_out + at, count);
+        store_lanes(d, hn::Mul(vcap, t), s + at, count);
+      });
+}
+
+static void SoftmaxWeightsTileImpl(float* s, std::int64_t rows,
+                                   std::int64_t cols, std::int64_t ld,
+                                   const float* m, const float* l) {
+  const D d;
+  each_tile_vector(
+      rows, cols, ld, [&](std::int64_t r, std::int64_t at, std::size_t count) {
+        if (l[r] == 0.0f) {
+          store_lanes(d, hn::Zero(d), s + at, count);
+          return;
+        }
+        // A NaN row (m = l = NaN) stays NaN: exp(x - NaN) is NaN.
+        const V x = count == 0 ? hn::LoadU(d, s + at)
+                               : load_partial(d, s + at, count, kNegInf);
+        const V e = std::isnan(m[r]) ? hn::Set(d, m[r])
+                                     : shifted_exp(d, x, hn::Set(d, m[r]));
+        store_lanes(d, hn::Mul(e, hn::Set(d, 1.0f / l[r])), s + at, count);
+      });
+}
+
+static void ScoreGradientTileImpl(const float* p, float* ds, const float* t,
+                                  std::int64_t rows, std::int64_t cols,
+                                  std::int64_t ld, const float* delta) {
+  const D d;
+  const V one = hn::Set(d, 1.0f);
+  each_tile_vector(
+      rows, cols, ld, [&](std::int64_t r, std::int64_t at, std::size_t count) {
+        V g = hn::Mul(
+            load_lanes(d, p + at, count),
+            hn::Sub(load_lanes(d, ds + at, count), hn::Set(d, delta[r])));
+        if (t != nullptr) {
+          const V tv = load_lanes(d, t + at, count);
+          g = hn::Mul(g, hn::NegMulAdd(tv, tv, one));
+        }
+        store_lanes(d, g, ds + at, count);
+      });
 }
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
@@ -111,6 +169,8 @@ namespace tessel::cpu::simd {
 
 HWY_EXPORT(OnlineSoftmaxTileImpl);
 HWY_EXPORT(SoftcapTileImpl);
+HWY_EXPORT(SoftmaxWeightsTileImpl);
+HWY_EXPORT(ScoreGradientTileImpl);
 
 void online_softmax_tile(float* s, std::int64_t rows, std::int64_t cols,
                          std::int64_t ld, float* m, float* l, float* corr) {
@@ -118,8 +178,19 @@ void online_softmax_tile(float* s, std::int64_t rows, std::int64_t cols,
 }
 
 void softcap_tile(float* s, std::int64_t rows, std::int64_t cols,
-                  std::int64_t ld, float cap) {
-  HWY_DYNAMIC_DISPATCH(SoftcapTileImpl)(s, rows, cols, ld, cap);
+                  std::int64_t ld, float cap, float* tanh_out) {
+  HWY_DYNAMIC_DISPATCH(SoftcapTileImpl)(s, rows, cols, ld, cap, tanh_out);
+}
+
+void softmax_weights_tile(float* s, std::int64_t rows, std::int64_t cols,
+                          std::int64_t ld, const float* m, const float* l) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxWeightsTileImpl)(s, rows, cols, ld, m, l);
+}
+
+void score_gradient_tile(const float* p, float* ds, const float* t,
+                         std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                         const float* delta) {
+  HWY_DYNAMIC_DISPATCH(ScoreGradientTileImpl)(p, ds, t, rows, cols, ld, delta);
 }
 
 }  // namespace tessel::cpu::simd

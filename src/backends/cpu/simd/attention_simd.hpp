@@ -15,8 +15,23 @@ namespace tessel::cpu::simd {
 void online_softmax_tile(float* s, std::int64_t rows, std::int64_t cols,
                          std::int64_t ld, float* m, float* l, float* corr);
 
-// s := cap * tanh(s / cap) over the tile (Gemma-style logit soft-capping).
+// s := cap * tanh(s / cap) over the tile (Gemma-style logit soft-capping);
+// when `tanh_out` is given (same layout) it receives tanh(s / cap), which
+// the backward pass needs for the cap's derivative 1 - tanh^2.
 void softcap_tile(float* s, std::int64_t rows, std::int64_t cols,
-                  std::int64_t ld, float cap);
+                  std::int64_t ld, float cap, float* tanh_out = nullptr);
+
+// s := exp(s - m[r]) / l[r]: the softmax weights of a tile, given the
+// row statistics online_softmax_tile reached over all of the row's tiles.
+// -Inf scores give 0; rows with l = 0 (nothing attended) give 0.
+void softmax_weights_tile(float* s, std::int64_t rows, std::int64_t cols,
+                          std::int64_t ld, const float* m, const float* l);
+
+// ds := p * (ds - delta[r]), times (1 - t^2) when t is given: the
+// gradient of the scores from the gradient of the weights ds (softmax's
+// Jacobian with delta = rowsum(dout * out)), through the soft cap.
+void score_gradient_tile(const float* p, float* ds, const float* t,
+                         std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                         const float* delta);
 
 }  // namespace tessel::cpu::simd

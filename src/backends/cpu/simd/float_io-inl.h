@@ -41,8 +41,8 @@ HWY_INLINE void store(D, V v, hwy::bfloat16_t* p) {
   const auto bits = hn::BitCast(du, v);
   const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
   const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
-  const auto nan = hn::Or(hn::And(bits, hn::Set(du, 0x80000000u)),
-                          hn::Set(du, 0x7fc00000u));
+  const auto nan =
+      hn::Or(hn::And(bits, hn::Set(du, 0x80000000u)), hn::Set(du, 0x7fc00000u));
   const auto chosen =
       hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
   const hn::Rebind<std::uint16_t, D> d16;
@@ -82,6 +82,23 @@ HWY_INLINE void store_partial(D d, V v, T* p, std::size_t count) {
   store(d, v, tmp);
   std::memcpy(p, tmp, count * sizeof(T));
 }
+
+// f32 partial vectors without the bounce buffer where the target's masked
+// loads and stores never touch masked-off lanes: AVX-512 and later
+// (HWY_MEM_OPS_MIGHT_FAULT 0), and AVX2, whose f32 forms are vmaskmovps
+// (Highway 1.0 marks AVX2 as "might fault" for its 8/16-bit blends only).
+// Short rows (the tiles of attention at short sequences, 12 columns) spend
+// most of their time in partial vectors.
+#if !HWY_MEM_OPS_MIGHT_FAULT || HWY_TARGET == HWY_AVX2
+HWY_INLINE V load_partial(D d, const float* p, std::size_t count, float fill) {
+  const auto m = hn::FirstN(d, count);
+  return hn::IfThenElse(m, hn::MaskedLoad(m, d, p), hn::Set(d, fill));
+}
+
+HWY_INLINE void store_partial(D d, V v, float* p, std::size_t count) {
+  hn::BlendedStore(v, hn::FirstN(d, count), d, p);
+}
+#endif
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
