@@ -270,13 +270,24 @@ TESSEL_BINARY_GRADIENT(Remainder) {
 }
 TESSEL_BINARY_GRADIENT(Maximum) { return extremum(g, a, b, n, true); }
 TESSEL_BINARY_GRADIENT(Minimum) { return extremum(g, a, b, n, false); }
-// silu(gate) * up.
+// silu(gate) * up: d/dgate = g * up * silu'(gate), d/dup = g * silu(gate),
+// three passes (the fused rows compute silu and its slope in place).
 TESSEL_BINARY_GRADIENT(Swiglu) {
-  const Tensor s = sigmoid(a);
-  Tensor gg, gu;
-  if (n[0]) gg = mul(mul(g, b), mul(s, add(mul(a, sub(1, s)), 1)));
-  if (n[1]) gu = mul(g, mul(a, s));
-  return {gg, gu};
+  return {n[0] ? silu_backward(mul(g, b), a) : Tensor(),
+          n[1] ? swiglu(a, g) : Tensor()};
+}
+// g * silu'(x) with a = g, b = x: d/da = silu'(x), d/dx = a * silu''(x),
+// silu''(x) = s (1 - s) (2 + x (1 - 2 s)) with s = sigmoid(x).
+TESSEL_BINARY_GRADIENT(SiluBackward) {
+  Tensor ga, gb;
+  if (n[0]) ga = silu_backward(g, b);
+  if (n[1]) {
+    const Tensor s = sigmoid(b);
+    const Tensor second =
+        mul(mul(s, sub(1, s)), add(mul(b, sub(1, mul(s, 2))), 2));
+    gb = mul(mul(g, a), second);
+  }
+  return {ga, gb};
 }
 // Integer-valued: zero gradient almost everywhere (PyTorch has none).
 TESSEL_BINARY_CONSTANT(FloorDivide);

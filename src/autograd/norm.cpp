@@ -35,33 +35,14 @@ Variable trailing_norm(const char* op, bool centred, const Variable& x,
   return record(
       op, r.y, inputs,
       [xv, wv, bv, r, centred, axis](const Tensor& g, const Needs& n) {
-        const DType stats = r.rstd.dtype();
-        const std::int64_t a = axis < 0 ? axis + xv.rank() : axis;
-        std::int64_t rows = 1;
-        for (std::int64_t d = 0; d < a; ++d) rows *= xv.shape()[d];
-        const Tensor x2 = xv.to(stats).reshape({rows, -1});
-        const Tensor rstd = r.rstd.reshape({rows, 1});
-        const Tensor xhat = centred
-                                ? mul(sub(x2, r.mean.reshape({rows, 1})), rstd)
-                                : mul(x2, rstd);
-        const Tensor g2 = g.to(stats).reshape({rows, -1});
-        Shape norm_shape(xv.shape().begin() + a, xv.shape().end());
+        const NormGradients d =
+            centred
+                ? layer_norm_backward(g, xv, r, wv, n[2] ? bv : Tensor(), axis)
+                : rms_norm_backward(g, xv, r, wv, axis);
         std::vector<Tensor> grads(3);
-        if (n[0]) {
-          const Tensor gh =
-              wv.defined()
-                  ? mul(g2, wv.to(stats).expand(norm_shape).reshape({1, -1}))
-                  : g2;
-          grads[0] = normalized_input_grad(gh, xhat, rstd, centred)
-                         .reshape(xv.shape())
-                         .to(xv.dtype());
-        }
-        if (n[1]) {
-          const Tensor gw = sum(mul(g2, xhat), {0}).reshape(norm_shape);
-          grads[1] = autograd::grad_for(gw, wv);
-        }
-        if (n[2])
-          grads[2] = autograd::grad_for(sum(g2, {0}).reshape(norm_shape), bv);
+        if (n[0]) grads[0] = d.x;
+        if (n[1]) grads[1] = autograd::grad_for(d.weight, wv);
+        if (n[2]) grads[2] = autograd::grad_for(d.bias, bv);
         return grads;
       });
 }

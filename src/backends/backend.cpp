@@ -121,6 +121,13 @@ void Backend::normalize_rows(const NormRows&, const Tensor&, const Tensor&,
                              const Tensor&) const {
   missing("normalize_rows");
 }
+void Backend::normalize_rows_backward(const NormRows&, const Tensor&,
+                                      const Tensor&, const Tensor&,
+                                      const Tensor&, const Tensor&,
+                                      const Tensor&, const Tensor&,
+                                      const Tensor&) const {
+  missing("normalize_rows_backward");
+}
 void Backend::rope(const RopeProblem&, const Tensor&, const Tensor&,
                    const Tensor&, const Tensor&) const {
   missing("rope");

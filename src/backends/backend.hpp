@@ -136,6 +136,16 @@ class Backend {
                               const Tensor& y, const Tensor& weight,
                               const Tensor& bias, const Tensor& mean,
                               const Tensor& rstd) const;
+  // The gradients of normalize_rows for trailing-axis layer and RMS norms
+  // (p.segment 1, p.weight_period 1), everything contiguous f32 (or all
+  // f64): dx from
+  // dy and the saved mean (undefined for RMS) and rstd; dweight and dbias
+  // ([n], may be undefined) summed over the rows.
+  virtual void normalize_rows_backward(const NormRows& p, const Tensor& x,
+                                       const Tensor& weight, const Tensor& mean,
+                                       const Tensor& rstd, const Tensor& dy,
+                                       const Tensor& dx, const Tensor& dweight,
+                                       const Tensor& dbias) const;
   virtual void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                     const Tensor& cos, const Tensor& sin) const;
   // f32 q, k, v (B, H, S, D) with unit inner stride; mask (may be

@@ -97,7 +97,69 @@ NormResult trailing_norm(NormKind kind, const Tensor& x, const Tensor& weight,
              kind == NormKind::Layer);
 }
 
+NormGradients trailing_norm_backward(NormKind kind, const Tensor& grad_out,
+                                     const Tensor& x, const NormResult& stats,
+                                     const Tensor& weight, const Tensor& bias,
+                                     std::int64_t axis, const char* op) {
+  const bool centred = kind == NormKind::Layer;
+  ops::check_operands(op, {&grad_out, &x, &stats.rstd});
+  TESSEL_CHECK(grad_out.shape() == x.shape(), BadShape, op,
+               "grad_out {} must have the input's shape {}",
+               shape_string(grad_out.shape()), shape_string(x.shape()));
+  TESSEL_CHECK(is_floating_point(grad_out.dtype()), BadDType, op,
+               "needs a float grad_out, got {}", dtype_name(grad_out.dtype()));
+  const DType compute = stats_dtype(kernel_dtype(x, op));
+  const std::int64_t a = normalize_axis(axis, x.rank(), op);
+  const std::span<const std::int64_t> shape(x.shape().data(), x.shape().size());
+  const Shape normalised(shape.begin() + a, shape.end());
+  NormRows rows;
+  rows.kind = kind;
+  rows.rows = product(shape.first(static_cast<std::size_t>(a)));
+  rows.n = product(shape.subspan(static_cast<std::size_t>(a)));
+  TESSEL_CHECK(stats.rstd.numel() == rows.rows &&
+                   (!centred ||
+                    (stats.mean.defined() && stats.mean.numel() == rows.rows)),
+               BadShape, op,
+               "the statistics must hold one value per row ({} rows); got "
+               "rstd {}{}",
+               rows.rows, shape_string(stats.rstd.shape()),
+               centred ? "" : " (RMS norm needs no mean)");
+  const Device device = x.device();
+  auto stat = [&](const Tensor& t) { return t.to(compute).contiguous(); };
+  NormGradients g;
+  g.x = empty(x.shape(), compute, device);
+  if (weight.defined()) g.weight = empty(normalised, compute, device);
+  if (bias.defined()) g.bias = empty(normalised, compute, device);
+  if (rows.rows > 0 && rows.n > 0) {
+    ops::backend_of(g.x).normalize_rows_backward(
+        rows, x.to(compute).contiguous(),
+        affine_param(weight, normalised, compute, device, "weight", op),
+        centred ? stat(stats.mean) : Tensor(), stat(stats.rstd),
+        grad_out.to(compute).contiguous(), g.x, g.weight, g.bias);
+  } else {
+    // No rows: the sums are zero. Empty rows: no elements to differentiate.
+    if (g.weight.defined()) g.weight.fill_(0);
+    if (g.bias.defined()) g.bias.fill_(0);
+  }
+  g.x = g.x.to(x.dtype());
+  return g;
+}
+
 }  // namespace
+
+NormGradients layer_norm_backward(const Tensor& grad_out, const Tensor& x,
+                                  const NormResult& stats, const Tensor& weight,
+                                  const Tensor& bias, std::int64_t axis) {
+  return trailing_norm_backward(NormKind::Layer, grad_out, x, stats, weight,
+                                bias, axis, "layer_norm_backward");
+}
+
+NormGradients rms_norm_backward(const Tensor& grad_out, const Tensor& x,
+                                const NormResult& stats, const Tensor& weight,
+                                std::int64_t axis) {
+  return trailing_norm_backward(NormKind::Rms, grad_out, x, stats, weight,
+                                Tensor(), axis, "rms_norm_backward");
+}
 
 NormResult layer_norm_with_stats(const Tensor& x, const Tensor& weight,
                                  const Tensor& bias, double eps,

@@ -221,9 +221,20 @@ TEST(Meta, EveryOtherOp) {
          const Tensor x = m({2, 3, 8}, DType::F32);
          const NormResult ln =
              layer_norm_with_stats(x, m({8}, DType::F32), m({8}, DType::F32));
+         const Tensor dy = m({2, 3, 8}, DType::F32);
+         const NormGradients lg = layer_norm_backward(
+             dy, x, ln, m({8}, DType::F32), m({8}, DType::F32));
+         const Tensor x64 = x.to(DType::F64);
+         const NormGradients rg = rms_norm_backward(
+             dy, x64, rms_norm_with_stats(x64), m({8}, DType::F64));
          return V{ln.y,
                   ln.mean,
                   ln.rstd,
+                  lg.x,
+                  lg.weight,
+                  lg.bias,
+                  rg.x,
+                  rg.weight,
                   rms_norm(x.to(DType::BF16), m({8}, DType::F32)),
                   group_norm(m({2, 4, 3, 3}, DType::F32), 2),
                   instance_norm(m({2, 4, 3, 3}, DType::F32)),

@@ -87,6 +87,10 @@ void expect_mixed_devices_refused(
          gather_nd(m, other({2, 1}, DType::I64));
        }},
       {"layer_norm", [&] { layer_norm(m, ev); }},
+      {"layer_norm_backward",
+       [&] { layer_norm_backward(em, m, layer_norm_with_stats(m)); }},
+      {"rms_norm_backward",
+       [&] { rms_norm_backward(m, m, rms_norm_with_stats(m), ev); }},
       {"rope",
        [&] {
          rope_with_tables(q, other({3, 2}, DType::F32), zeros({3, 2}));

@@ -84,6 +84,19 @@ void add_nn_ops(std::map<std::string, Op>& m) {
     return one(rms_norm(in[0], optional(in, 1), a.value("eps", 1e-6),
                         a.value("axis", -1)));
   };
+  // x, weight, bias, then the gradient of the output: the gradients of x,
+  // weight and bias (the backward pass autograd runs).
+  m["layer_norm_grad"] = [](const auto& in, const Json& a) {
+    const NormResult r =
+        layer_norm_with_stats(in[0], in[1], in[2], a.value("eps", 1e-5));
+    const NormGradients g = layer_norm_backward(in[3], in[0], r, in[1], in[2]);
+    return std::vector<Tensor>{g.x, g.weight, g.bias};
+  };
+  m["rms_norm_grad"] = [](const auto& in, const Json& a) {
+    const NormResult r = rms_norm_with_stats(in[0], in[1], a.value("eps", 1e-6));
+    const NormGradients g = rms_norm_backward(in[2], in[0], r, in[1]);
+    return std::vector<Tensor>{g.x, g.weight};
+  };
   m["group_norm"] = [](const auto& in, const Json& a) {
     return one(group_norm(in[0], a["groups"].get<std::int64_t>(),
                           optional(in, 1), optional(in, 2),

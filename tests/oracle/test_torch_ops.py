@@ -4,7 +4,9 @@ attention and RoPE against PyTorch (CPU) on random cases: every layout
 convolution; attention with causal masks (bottom-right and explicit
 offsets), additive and boolean masks broadcast over batch and heads,
 grouped-query heads, query length != key length (KV cache) and softcap;
-RoPE in both styles with large positions and partial rotary dims; the
+RoPE in both styles with large positions and partial rotary dims; swiglu
+and silu_backward (aten's) element-wise; the fused backward passes of
+layer and RMS norm and the
 gradients of every f32 attention case against PyTorch's autograd. Fixed
 seed; one op_tool process runs every case.
 
@@ -161,6 +163,20 @@ def attention_grad_ref(q, k, v, dout, mask, attrs):
     return [(q.grad.numpy(), None), (k.grad.numpy(), None), (v.grad.numpy(), None)]
 
 
+def norm_grad_ref(x, w, b, dy, centred):
+    """PyTorch autograd's gradients of layer norm (centred) or RMS norm over
+    the last axis, in f64: x's, the weight's and (layer norm) the bias's."""
+    x, w = t64(x).requires_grad_(), t64(w).requires_grad_()
+    if centred:
+        b = t64(b).requires_grad_()
+        y = F.layer_norm(x, [x.shape[-1]], w, b, 1e-5)
+    else:
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    y.backward(t64(dy))
+    grads = [x.grad, w.grad] + ([b.grad] if centred else [])
+    return [(g.numpy(), None) for g in grads]
+
+
 def rope_ref(x, pos, attrs):
     x = t64(x)
     d = x.shape[-1]
@@ -280,6 +296,14 @@ def main():
         batch.add("rms_norm", {"eps": 1e-6}, [x, w],
                   lambda xx, ww: [((t64(xx) * torch.rsqrt(t64(xx).pow(2).mean(-1, keepdim=True) + 1e-6) * t64(ww)).numpy(), None)],
                   "close")
+        # Their backward passes (fused, f32) against autograd in f64, on
+        # wider rows too (the SIMD body's full vectors and its tail).
+        xw = normal(ri(1, 40), [5, 64, 200][case % 3]) * 3 + 1
+        ww, bw, dy = normal(xw.shape[-1]), normal(xw.shape[-1]), normal(*xw.shape)
+        batch.add("layer_norm_grad", {"eps": 1e-5}, [xw, ww, bw, dy],
+                  lambda xx, ww_, bb, gg: norm_grad_ref(xx, ww_, bb, gg, True), "close", outputs=3)
+        batch.add("rms_norm_grad", {"eps": 1e-6}, [xw, ww, dy],
+                  lambda xx, ww_, gg: norm_grad_ref(xx, ww_, None, gg, False), "close", outputs=2)
         groups = [1, 2, 3][case % 3]
         xg = normal(ri(1, 3), groups * ri(1, 3), ri(1, 5), ri(1, 5))
         wg, bg = normal(xg.shape[1]), normal(xg.shape[1])
@@ -334,6 +358,18 @@ def main():
                       lambda qq, kk, vv, gg, *mm, a=attrs:
                           attention_grad_ref(qq, kk, vv, gg, mm[0] if mm else None, a),
                       "close", outputs=3)
+
+    # ---- the MLP's fused element-wise rows: swiglu and silu's gradient ----
+    for case in range(6):
+        shape = [(7,), (3, 33), (2, 5, 64), (1000,), (4, 9), (2, 130)][case]
+        x, g = normal(*shape) * 6, normal(*shape)
+        narrow = "bf16" if case >= 4 else None
+        kind = "close_bf16" if narrow else "close"
+        batch.add("swiglu", {}, [x, g],
+                  lambda xx, gg: [((F.silu(t64(xx)) * t64(gg)).numpy(), None)], kind, narrow)
+        batch.add("silu_backward", {}, [g, x],
+                  lambda gg, xx: [(torch.ops.aten.silu_backward(t64(gg), t64(xx)).numpy(), None)],
+                  kind, narrow)
 
     # ---- RoPE: both styles, large positions, partial rotary dims ----
     for case in range(16):

@@ -35,6 +35,25 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6,
 NormResult rms_norm_with_stats(const Tensor& x, const Tensor& weight = {},
                                double eps = 1e-6, std::int64_t axis = -1);
 
+// The gradients of layer_norm_with_stats / rms_norm_with_stats (the same
+// x, weight and axis; `stats` is what they returned) from grad_out: x's
+// (shaped and typed as x) always, the weight's and the bias's where those
+// are defined, summed over the rows into the normalised shape x.shape[axis:]
+// in the statistics dtype (f32, f64 for f64 input): a weight that
+// broadcast is summed further by the caller. One fused pass over the rows.
+struct NormGradients {
+  Tensor x, weight, bias;
+};
+NormGradients layer_norm_backward(const Tensor& grad_out, const Tensor& x,
+                                  const NormResult& stats,
+                                  const Tensor& weight = {},
+                                  const Tensor& bias = {},
+                                  std::int64_t axis = -1);
+NormGradients rms_norm_backward(const Tensor& grad_out, const Tensor& x,
+                                const NormResult& stats,
+                                const Tensor& weight = {},
+                                std::int64_t axis = -1);
+
 // x (N, C, spatial...) in `groups` groups of channels; weight and bias
 // have one value per channel (C).
 Tensor group_norm(const Tensor& x, std::int64_t groups,

@@ -178,6 +178,15 @@ void CpuBackend::normalize_rows(const NormRows& p, const Tensor& x,
   cpu::normalize_rows(p, in(x), out(y), in(weight), in(bias), out(mean),
                       out(rstd));
 }
+void CpuBackend::normalize_rows_backward(const NormRows& p, const Tensor& x,
+                                         const Tensor& weight,
+                                         const Tensor& mean, const Tensor& rstd,
+                                         const Tensor& dy, const Tensor& dx,
+                                         const Tensor& dweight,
+                                         const Tensor& dbias) const {
+  cpu::normalize_rows_backward(p, in(x), in(weight), in(mean), in(rstd), in(dy),
+                               out(dx), out(dweight), out(dbias));
+}
 void CpuBackend::rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                       const Tensor& cos, const Tensor& sin) const {
   cpu::rope(p, in(x), out(y), in(cos), in(sin));

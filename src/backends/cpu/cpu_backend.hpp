@@ -76,6 +76,11 @@ class CpuBackend final : public Backend {
   void normalize_rows(const NormRows& p, const Tensor& x, const Tensor& y,
                       const Tensor& weight, const Tensor& bias,
                       const Tensor& mean, const Tensor& rstd) const override;
+  void normalize_rows_backward(const NormRows& p, const Tensor& x,
+                               const Tensor& weight, const Tensor& mean,
+                               const Tensor& rstd, const Tensor& dy,
+                               const Tensor& dx, const Tensor& dweight,
+                               const Tensor& dbias) const override;
   void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
             const Tensor& cos, const Tensor& sin) const override;
   void attention(const AttentionShape& s, const Tensor& q, const Tensor& k,

@@ -18,4 +18,15 @@ void normalize_rows(const NormRows& p, const KernelInput& x,
                     const KernelInput& bias, const KernelOutput& mean,
                     const KernelOutput& rstd);
 
+// The gradients of a layer or RMS norm over trailing axes (p.segment 1,
+// p.weight_period 1), all operands contiguous f32 (or all f64): dx (rows * n)
+// from dy and the saved statistics (mean undefined for RMS); dweight and dbias
+// ([n], each may be undefined) summed over the rows.
+void normalize_rows_backward(const NormRows& p, const KernelInput& x,
+                             const KernelInput& weight, const KernelInput& mean,
+                             const KernelInput& rstd, const KernelInput& dy,
+                             const KernelOutput& dx,
+                             const KernelOutput& dweight,
+                             const KernelOutput& dbias);
+
 }  // namespace tessel::cpu

@@ -295,6 +295,14 @@ C scalar_binary(BinaryOp op, C a, C b) {
           return a / (C(1) + std::exp(-a)) * b;
         else
           return a;  // not reached: integers compute in f32
+      case BinaryOp::SiluBackward:
+        // a * silu'(b): a is the incoming gradient, b the input of silu.
+        if constexpr (is_float_v<C>) {
+          const C sig = C(1) / (C(1) + std::exp(-b));
+          return a * sig * (C(1) + b * (C(1) - sig));
+        } else {
+          return a;  // not reached: integers compute in f32
+        }
     }
     return a;
   }

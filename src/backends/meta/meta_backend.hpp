@@ -72,6 +72,10 @@ class MetaBackend final : public Backend {
   void normalize_rows(const NormRows&, const Tensor&, const Tensor&,
                       const Tensor&, const Tensor&, const Tensor&,
                       const Tensor&) const override {}
+  void normalize_rows_backward(const NormRows&, const Tensor&, const Tensor&,
+                               const Tensor&, const Tensor&, const Tensor&,
+                               const Tensor&, const Tensor&,
+                               const Tensor&) const override {}
   void rope(const RopeProblem&, const Tensor&, const Tensor&, const Tensor&,
             const Tensor&) const override {}
   void attention(const AttentionShape&, const Tensor&, const Tensor&,

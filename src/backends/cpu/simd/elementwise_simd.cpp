@@ -330,6 +330,12 @@ TESSEL_SIMD_BINARY(Swiglu) {
   return hn::Mul(hn::Div(a, hn::Add(one, safe_exp(d, hn::Neg(a)))), b);
 }
 
+TESSEL_SIMD_BINARY(SiluBackward) {
+  const V one = hn::Set(d, 1.0f);
+  const V sig = hn::Div(one, hn::Add(one, safe_exp(d, hn::Neg(b))));
+  return hn::Mul(hn::Mul(a, sig), hn::MulAdd(b, hn::Sub(one, sig), one));
+}
+
 #undef TESSEL_SIMD_BINARY
 
 template <BinaryOp OP, class T>

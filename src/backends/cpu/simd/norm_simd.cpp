@@ -129,6 +129,63 @@ static RowStats NormalizeRowImpl(int kind, int storage, const void* x, void* y,
   return {};
 }
 
+static void NormalizeRowBackwardImpl(int kind, const float* x,
+                                     const float* dy, const float* weight,
+                                     std::int64_t n, float mean, float rstd,
+                                     float* dx, float* dw, float* db) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  const V vm = hn::Set(d, mean), vr = hn::Set(d, rstd);
+  // Lanes i.. of xhat, dy and gh; count 0 for a whole vector.
+  auto lanes = [&](std::int64_t i, std::size_t count, V& xhat, V& g, V& gh) {
+    const V xv = count == 0 ? hn::LoadU(d, x + i)
+                            : load_partial(d, x + i, count, 0.0f);
+    g = count == 0 ? hn::LoadU(d, dy + i) : load_partial(d, dy + i, count, 0.0f);
+    xhat = hn::Mul(hn::Sub(xv, vm), vr);
+    gh = g;
+    if (weight != nullptr) {
+      gh = hn::Mul(g, count == 0 ? hn::LoadU(d, weight + i)
+                                 : load_partial(d, weight + i, count, 0.0f));
+    }
+  };
+  V dot = hn::Zero(d), total = hn::Zero(d);
+  std::int64_t i = 0;
+  for (; i < n; i += N) {
+    const auto count = static_cast<std::size_t>(i + N <= n ? 0 : n - i);
+    V xhat, g, gh;
+    lanes(i, count, xhat, g, gh);
+    dot = hn::MulAdd(gh, xhat, dot);  // zero lanes past n add nothing
+    total = hn::Add(total, gh);
+  }
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const V c1 = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, dot)) * inv_n);
+  const V c2 =
+      hn::Set(d, kind == static_cast<int>(NormKind::Layer)
+                     ? hn::GetLane(hn::SumOfLanes(d, total)) * inv_n
+                     : 0.0f);
+  for (i = 0; i < n; i += N) {
+    const auto count = static_cast<std::size_t>(i + N <= n ? 0 : n - i);
+    V xhat, g, gh;
+    lanes(i, count, xhat, g, gh);
+    const V dxv = hn::Mul(vr, hn::Sub(hn::NegMulAdd(xhat, c1, gh), c2));
+    auto accumulate = [&](float* to, V v) {
+      if (count == 0) {
+        hn::StoreU(hn::Add(hn::LoadU(d, to + i), v), d, to + i);
+      } else {
+        store_partial(d, hn::Add(load_partial(d, to + i, count, 0.0f), v),
+                      to + i, count);
+      }
+    };
+    if (count == 0) {
+      hn::StoreU(dxv, d, dx + i);
+    } else {
+      store_partial(d, dxv, dx + i, count);
+    }
+    if (dw != nullptr) accumulate(dw, hn::Mul(g, xhat));
+    if (db != nullptr) accumulate(db, g);
+  }
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -136,6 +193,14 @@ HWY_AFTER_NAMESPACE();
 namespace tessel::cpu::simd {
 
 HWY_EXPORT(NormalizeRowImpl);
+HWY_EXPORT(NormalizeRowBackwardImpl);
+
+void normalize_row_backward(NormKind kind, const float* x, const float* dy,
+                            const float* weight, std::int64_t n, float mean,
+                            float rstd, float* dx, float* dw, float* db) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRowBackwardImpl)
+  (static_cast<int>(kind), x, dy, weight, n, mean, rstd, dx, dw, db);
+}
 
 RowStats normalize_row(NormKind kind, FloatStorage storage, const void* x,
                        void* y, std::int64_t n, float eps,

@@ -29,4 +29,13 @@ RowStats normalize_row(NormKind kind, FloatStorage storage, const void* x,
                        void* y, std::int64_t n, float eps,
                        const NormAffine& affine);
 
+// The gradient of one f32 row of a layer or RMS norm (per-element weights
+// or none) with its saved statistics, xhat = (x - mean) * rstd:
+//   dx = rstd * (gh - xhat * mean(gh * xhat) - mean(gh)),  gh = dy * w,
+// the mean(gh) term for layer norm only; and dw += dy * xhat, db += dy
+// (each may be null).
+void normalize_row_backward(NormKind kind, const float* x, const float* dy,
+                            const float* weight, std::int64_t n, float mean,
+                            float rstd, float* dx, float* dw, float* db);
+
 }  // namespace tessel::cpu::simd
