@@ -109,7 +109,8 @@ std::vector<Case> cases() {
   c.push_back({"remainder",
                {distinct({2, 3}, 45), pos({2, 3}, 46)},
                [](const auto& v) { return remainder(v[0], v[1]); }});
-  c.push_back({"silu_backward", {rnd({2, 3}, 42), rnd({2, 3}, 43)},
+  c.push_back({"silu_backward",
+               {rnd({2, 3}, 42), rnd({2, 3}, 43)},
                [](const auto& v) { return silu_backward(v[0], v[1]); }});
   c.push_back({"swiglu", {rnd({2, 3}, 40), rnd({2, 3}, 41)}, [](const auto& v) {
                  return swiglu(v[0], v[1]);

@@ -93,7 +93,8 @@ void add_nn_ops(std::map<std::string, Op>& m) {
     return std::vector<Tensor>{g.x, g.weight, g.bias};
   };
   m["rms_norm_grad"] = [](const auto& in, const Json& a) {
-    const NormResult r = rms_norm_with_stats(in[0], in[1], a.value("eps", 1e-6));
+    const NormResult r =
+        rms_norm_with_stats(in[0], in[1], a.value("eps", 1e-6));
     const NormGradients g = rms_norm_backward(in[2], in[0], r, in[1]);
     return std::vector<Tensor>{g.x, g.weight};
   };

@@ -89,7 +89,7 @@ enum class InputKind : std::uint8_t {
   X(BitwiseAnd, bitwise_and, Same, Integral, Plain, Scalar)  \
   X(BitwiseOr, bitwise_or, Same, Integral, Plain, Scalar)    \
   X(BitwiseXor, bitwise_xor, Same, Integral, Plain, Scalar)  \
-  X(Swiglu, swiglu, Float, Any, Plain, Simd)                \
+  X(Swiglu, swiglu, Float, Any, Plain, Simd)                 \
   X(SiluBackward, silu_backward, Float, Any, Plain, Simd)
 
 enum class UnaryOp : std::uint8_t {

@@ -129,18 +129,19 @@ static RowStats NormalizeRowImpl(int kind, int storage, const void* x, void* y,
   return {};
 }
 
-static void NormalizeRowBackwardImpl(int kind, const float* x,
-                                     const float* dy, const float* weight,
-                                     std::int64_t n, float mean, float rstd,
-                                     float* dx, float* dw, float* db) {
+static void NormalizeRowBackwardImpl(int kind, const float* x, const float* dy,
+                                     const float* weight, std::int64_t n,
+                                     float mean, float rstd, float* dx,
+                                     float* dw, float* db) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   const V vm = hn::Set(d, mean), vr = hn::Set(d, rstd);
   // Lanes i.. of xhat, dy and gh; count 0 for a whole vector.
   auto lanes = [&](std::int64_t i, std::size_t count, V& xhat, V& g, V& gh) {
-    const V xv = count == 0 ? hn::LoadU(d, x + i)
-                            : load_partial(d, x + i, count, 0.0f);
-    g = count == 0 ? hn::LoadU(d, dy + i) : load_partial(d, dy + i, count, 0.0f);
+    const V xv =
+        count == 0 ? hn::LoadU(d, x + i) : load_partial(d, x + i, count, 0.0f);
+    g = count == 0 ? hn::LoadU(d, dy + i)
+                   : load_partial(d, dy + i, count, 0.0f);
     xhat = hn::Mul(hn::Sub(xv, vm), vr);
     gh = g;
     if (weight != nullptr) {
@@ -159,10 +160,9 @@ static void NormalizeRowBackwardImpl(int kind, const float* x,
   }
   const float inv_n = 1.0f / static_cast<float>(n);
   const V c1 = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, dot)) * inv_n);
-  const V c2 =
-      hn::Set(d, kind == static_cast<int>(NormKind::Layer)
-                     ? hn::GetLane(hn::SumOfLanes(d, total)) * inv_n
-                     : 0.0f);
+  const V c2 = hn::Set(d, kind == static_cast<int>(NormKind::Layer)
+                              ? hn::GetLane(hn::SumOfLanes(d, total)) * inv_n
+                              : 0.0f);
   for (i = 0; i < n; i += N) {
     const auto count = static_cast<std::size_t>(i + N <= n ? 0 : n - i);
     V xhat, g, gh;
