@@ -7,6 +7,7 @@
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/optimizer_update.hpp"
 #include "tessel/ops/reduce.hpp"
 
 namespace tessel {
@@ -116,30 +117,19 @@ void Adam::step() { adam_step(false); }
 void Adam::adam_step(bool decoupled) {
   NoGradGuard no_grad;
   ++step_;
-  const double c1 = 1 - std::pow(o_.beta1, static_cast<double>(step_));
-  const double c2 = 1 - std::pow(o_.beta2, static_cast<double>(step_));
-  const double step_size = lr_ / c1;
-  const double c2_root = std::sqrt(c2);
+  AdamUpdate u;
+  u.lr = lr_;
+  u.beta1 = o_.beta1;
+  u.beta2 = o_.beta2;
+  u.eps = o_.eps;
+  u.weight_decay = o_.weight_decay;
+  u.decoupled = decoupled;
+  u.step = step_;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& p = parameters_[i];
     if (!p.grad().defined()) continue;
-    const Tensor& value = p.value();
-    Tensor g = p.grad();
-    if (o_.weight_decay != 0) {
-      if (decoupled) {
-        mul_(value, 1 - lr_ * o_.weight_decay);
-      } else {
-        g = add(g, mul(value, o_.weight_decay));
-      }
-    }
-    Tensor& m = buffer(i, "exp_avg");
-    Tensor& v = buffer(i, "exp_avg_sq");
-    // m = b1 m + (1 - b1) g ; v = b2 v + (1 - b2) g^2, as torch's lerp_ and
-    // addcmul_ compute them.
-    m.copy_(add(m, mul(sub(g, m), 1 - o_.beta1)));
-    v.copy_(add(mul(v, o_.beta2), mul(mul(g, g), 1 - o_.beta2)));
-    const Tensor denom = add(div(sqrt(v), c2_root), o_.eps);
-    sub_(value, mul(div(m, denom), step_size));
+    adam_update_(p.value(), p.grad(), buffer(i, "exp_avg"),
+                 buffer(i, "exp_avg_sq"), u);
   }
   check_updated(decoupled ? "adamw" : "adam");
 }
@@ -167,8 +157,12 @@ double clip_grad_norm(const std::vector<Variable>& parameters,
   NoGradGuard no_grad;
   double total = 0.0;
   for (const auto& p : parameters) {
-    if (p.grad().defined())
-      total += sum_squares(p.grad().to(DType::F64)).item<double>();
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    // f32 and f64 reduce in place (f32 sums with f64 block totals); 16-bit
+    // and 8-bit gradients widen first so that their squares do not round.
+    const bool wide = g.dtype() == DType::F32 || g.dtype() == DType::F64;
+    total += sum_squares(wide ? g : g.to(DType::F32)).item<double>();
   }
   total = std::sqrt(total);
   const double scale = max_norm / (total + 1e-6);

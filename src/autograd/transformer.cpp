@@ -18,17 +18,11 @@ using autograd::record;
 Variable embedding(const Variable& weight, const Tensor& ids) {
   const Tensor wv = weight.value();
   const Tensor y = embedding(wv, ids);
-  return record(
-      "embedding", y, {weight}, [wv, ids](const Tensor& g, const Needs&) {
-        // Rows of the table receive the gradients of the positions that read
-        // them (summed for repeated ids).
-        const std::int64_t dim = wv.shape()[1], count = ids.numel();
-        const Tensor idx =
-            ids.to(DType::I64).reshape({count, 1}).expand({count, dim});
-        return one_grad(scatter_add(zeros(wv.shape(), g.dtype(), g.device()), 0,
-                                    idx.contiguous(), g.reshape({count, dim}))
-                            .to(wv.dtype()));
-      });
+  return record("embedding", y, {weight},
+                [wv, ids](const Tensor& g, const Needs&) {
+                  return one_grad(
+                      embedding_backward(g, ids, wv.shape()[0]).to(wv.dtype()));
+                });
 }
 
 Variable rope_with_tables(const Variable& x, const Tensor& cos_table,

@@ -128,6 +128,14 @@ void Backend::normalize_rows_backward(const NormRows&, const Tensor&,
                                       const Tensor&) const {
   missing("normalize_rows_backward");
 }
+void Backend::adam_update(const AdamStep&, const Tensor&, const Tensor&,
+                          const Tensor&, const Tensor&) const {
+  missing("adam_update");
+}
+void Backend::scatter_add_rows(const Tensor&, const Tensor&,
+                               const Tensor&) const {
+  missing("scatter_add_rows");
+}
 void Backend::rope(const RopeProblem&, const Tensor&, const Tensor&,
                    const Tensor&, const Tensor&) const {
   missing("rope");

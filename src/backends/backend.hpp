@@ -98,6 +98,10 @@ class Backend {
   // out (A, I, B) = src (A, N, B) at the normalised i64 `index` (I values).
   virtual void gather_blocks(const Tensor& src, const Tensor& index,
                              const Tensor& out, const ReduceShape& shape) const;
+  // out (rows, dim) += src (count, dim) row by row at rows index[count]
+  // (i64 in range); out and src contiguous, both f32 or both f64.
+  virtual void scatter_add_rows(const Tensor& out, const Tensor& index,
+                                const Tensor& src) const;
   virtual void gather_elements(const Tensor& x, const Tensor& index,
                                std::int64_t axis, const Tensor& out) const;
   virtual void scatter_elements(const Tensor& out, const Tensor& index,
@@ -129,6 +133,11 @@ class Backend {
                         const PoolGeometry& g) const;
   virtual void avg_pool_backward(const Tensor& dy, const Tensor& dx,
                                  const PoolGeometry& g) const;
+
+  // In place on contiguous f32 param, exp_avg, exp_avg_sq of grad's shape.
+  virtual void adam_update(const AdamStep& s, const Tensor& param,
+                           const Tensor& grad, const Tensor& exp_avg,
+                           const Tensor& exp_avg_sq) const;
 
   // ---- fused model ops: ops/norm.cpp, ops/embedding.cpp,
   //      ops/attention.cpp, ops/sparse.cpp ----

@@ -109,6 +109,23 @@ struct RopeProblem {
   std::vector<std::int64_t> table_strides;
 };
 
+// ---- optimiser updates (ops/optimizer_update.cpp) ----
+
+// One Adam/AdamW step with its scalars computed in double and rounded
+// once, as the op-by-op form rounds its scalar operands: p = p * shrink;
+// g += p * l2; m += (g - m) * keep1; v = v * beta2 + g * g * keep2;
+// p -= m / (sqrt(v) / c2_root + eps) * step_size.
+struct AdamStep {
+  float shrink = 1.0f;  // 1 - lr * weight_decay (AdamW), else 1
+  float l2 = 0.0f;      // weight_decay (Adam), else 0
+  float keep1 = 0.1f;   // 1 - beta1
+  float beta2 = 0.999f;
+  float keep2 = 0.001f;  // 1 - beta2
+  float eps = 1e-8f;
+  float step_size = 1e-3f;  // lr / (1 - beta1^t)
+  float c2_root = 1.0f;     // sqrt(1 - beta2^t)
+};
+
 // ---- attention (ops/attention.cpp) ----
 
 struct AttentionShape {

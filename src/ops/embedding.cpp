@@ -2,7 +2,10 @@
 // the rotation kernel in backends/cpu/rope.cpp.
 #include "tessel/ops/embedding.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
@@ -26,6 +29,26 @@ std::string position_of(std::int64_t flat, const Shape& shape) {
   return shape_string(idx);
 }
 
+// `ids` as contiguous i64, every one checked to lie in [0, rows) (E2302
+// naming it and where it is) when the device holds values.
+Tensor checked_ids(const Tensor& ids, std::int64_t rows, const char* what,
+                   const char* op) {
+  TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
+               op, "ids must be integers, got {}", dtype_name(ids.dtype()));
+  const Tensor flat = ids.to(DType::I64).contiguous();
+  // Ids on a device without data (meta) have no values to check.
+  const std::int64_t* p = ops::backend_of(flat).has_data()
+                              ? flat.const_data<std::int64_t>()
+                              : nullptr;
+  for (std::int64_t i = 0; p != nullptr && i < flat.numel(); ++i) {
+    TESSEL_CHECK(p[i] >= 0 && p[i] < rows, OutOfRange, op,
+                 "id {} at {} of ids {} is outside the {} rows of {}", p[i],
+                 position_of(i, ids.shape()), shape_string(ids.shape()), rows,
+                 what);
+  }
+  return flat;
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& ids) {
@@ -34,21 +57,37 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   ops::check_defined(op, ids, "ids");
   ops::check_operands(op, {&weight, &ids});
   rules::embedding(weight.shape(), ids.shape(), op);
-  TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
-               op, "ids must be integers, got {}", dtype_name(ids.dtype()));
-  const std::int64_t vocab = weight.shape()[0];
-  const Tensor flat = ids.to(DType::I64).contiguous();
-  // Ids on a device without data (meta) have no values to check.
-  const std::int64_t* p = ops::backend_of(flat).has_data()
-                              ? flat.const_data<std::int64_t>()
-                              : nullptr;
-  for (std::int64_t i = 0; p != nullptr && i < flat.numel(); ++i) {
-    TESSEL_CHECK(p[i] >= 0 && p[i] < vocab, OutOfRange, op,
-                 "id {} at {} of ids {} is outside the {} rows of weight {}",
-                 p[i], position_of(i, ids.shape()), shape_string(ids.shape()),
-                 vocab, shape_string(weight.shape()));
-  }
+  const Tensor flat = checked_ids(
+      ids, weight.shape()[0],
+      fmt::format("weight {}", shape_string(weight.shape())).c_str(), op);
   return gather(weight, flat, 0);
+}
+
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& ids,
+                          std::int64_t num_embeddings) {
+  const char* op = "embedding_backward";
+  ops::check_defined(op, grad_out, "grad_out");
+  ops::check_defined(op, ids, "ids");
+  ops::check_operands(op, {&grad_out, &ids});
+  TESSEL_CHECK(num_embeddings >= 0, BadShape, op,
+               "num_embeddings must be non-negative, got {}", num_embeddings);
+  const bool fits = grad_out.rank() == ids.rank() + 1 &&
+                    std::equal(ids.shape().begin(), ids.shape().end(),
+                               grad_out.shape().begin());
+  TESSEL_CHECK(fits, BadShape, op,
+               "grad_out {} must be the ids' shape {} plus one axis",
+               shape_string(grad_out.shape()), shape_string(ids.shape()));
+  TESSEL_CHECK(is_floating_point(grad_out.dtype()), BadDType, op,
+               "needs a float grad_out, got {}", dtype_name(grad_out.dtype()));
+  const Tensor flat = checked_ids(ids, num_embeddings, "the gradient", op);
+  const std::int64_t dim = grad_out.shape().back(), count = flat.numel();
+  const DType acc = grad_out.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  Tensor out = zeros({num_embeddings, dim}, acc, grad_out.device());
+  if (count > 0 && dim > 0) {
+    ops::backend_of(out).scatter_add_rows(
+        out, flat, grad_out.to(acc).reshape({count, dim}).contiguous());
+  }
+  return acc == grad_out.dtype() ? out : out.to(grad_out.dtype());
 }
 
 RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,

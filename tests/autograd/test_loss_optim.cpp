@@ -115,6 +115,44 @@ TEST(Optim, AdamFirstStepIsLrTimesSign) {
   EXPECT_EQ(adamw.steps_taken(), 1);
 }
 
+TEST(Optim, FusedAdamUpdateMatchesTheOpByOpFormBitForBit) {
+  // Contiguous f32 takes the fused pass; a strided view of the same values
+  // takes the op-by-op form. Both round every operation once, in the same
+  // order, so they agree exactly (37 elements: whole vectors and a tail).
+  Generator gen(7);
+  for (const bool decoupled : {false, true}) {
+    const Tensor fused_p = randn({37}, gen), grad = randn({37}, gen);
+    const Tensor wide = zeros({37, 2});
+    Tensor view_p = wide.select(1, 0);
+    view_p.copy_(fused_p);
+    const Tensor before = fused_p.clone();
+    ASSERT_FALSE(view_p.is_contiguous());
+    const Tensor m1 = zeros({37}), v1 = zeros({37});
+    const Tensor m2 = zeros({37, 2}).select(1, 1),
+                 v2 = zeros({37, 2}).select(1, 1);
+    AdamUpdate u{.lr = 0.01,
+                 .beta1 = 0.8,
+                 .beta2 = 0.95,
+                 .eps = 1e-6,
+                 .weight_decay = 0.1,
+                 .decoupled = decoupled};
+    for (u.step = 1; u.step <= 3; ++u.step) {
+      const Tensor g = mul(grad, static_cast<double>(u.step));
+      adam_update_(fused_p, g, m1, v1, u);
+      adam_update_(view_p, g, m2, v2, u);
+    }
+    EXPECT_TRUE(equal(fused_p, view_p.contiguous())) << decoupled;
+    EXPECT_TRUE(equal(m1, m2.contiguous()));
+    EXPECT_TRUE(equal(v1, v2.contiguous()));
+    EXPECT_FALSE(equal(fused_p, before));  // it did move
+  }
+  EXPECT_THROW(adam_update_(zeros({3}), zeros({4}), zeros({3}), zeros({3}), {}),
+               Error);
+  EXPECT_THROW(adam_update_(zeros({3}), zeros({3}), zeros({3}, DType::F64),
+                            zeros({3}), {}),
+               Error);
+}
+
 TEST(Optim, StateRoundTripResumesExactly) {
   Generator g(5);
   const Tensor start = randn({3, 2}, g);

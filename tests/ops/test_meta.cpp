@@ -146,7 +146,14 @@ TEST(Meta, EveryOtherOp) {
          x.copy_(m({3}, DType::I32));
          Tensor y = m({2, 3}, DType::I4);
          y.fill_(3);
-         return V{x, y};
+         // The optimiser step in place: fused (contiguous f32) and op by op.
+         const Tensor p = m({2, 3}, DType::F32), s1 = m({2, 3}, DType::F32),
+                      s2 = m({2, 3}, DType::F32);
+         adam_update_(p, m({2, 3}, DType::F32), s1, s2, {});
+         const Tensor q = m({3, 2}, DType::F64).transpose(0, 1);
+         adam_update_(q, m({2, 3}, DType::F32), m({2, 3}, DType::F64),
+                      m({2, 3}, DType::F64), {.decoupled = true});
+         return V{x, y, p, s1, s2, q};
        }},
       // ---- reductions ----
       {"reductions",
@@ -248,6 +255,8 @@ TEST(Meta, EveryOtherOp) {
          const Tensor positions = m({5}, DType::I64);
          const Tensor x = m({1, 2, 5, 8}, DType::F32);
          return V{embedding(m({10, 8}, DType::F32), m({2, 5}, DType::I64)),
+                  embedding_backward(m({2, 5, 8}, DType::BF16),
+                                     m({2, 5}, DType::I64), 10),
                   rope(x, positions), rope_tables(positions, 8, 1e4).cos};
        }},
       {"attention",

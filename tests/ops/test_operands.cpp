@@ -72,6 +72,8 @@ void expect_mixed_devices_refused(
          masked_fill(m, other({4, 4}, DType::Bool), 1);
        }},
       {"embedding", [&] { embedding(em, zeros({2}, DType::I64)); }},
+      {"embedding_backward",
+       [&] { embedding_backward(em, zeros({4}, DType::I64), 4); }},
       {"scaled_dot_product_attention",
        [&] { scaled_dot_product_attention(q, eq, q); }},
       {"scaled_dot_product_attention_backward",
@@ -87,6 +89,7 @@ void expect_mixed_devices_refused(
          gather_nd(m, other({2, 1}, DType::I64));
        }},
       {"layer_norm", [&] { layer_norm(m, ev); }},
+      {"adam_update_", [&] { adam_update_(m, m, em, m, {}); }},
       {"layer_norm_backward",
        [&] { layer_norm_backward(em, m, layer_norm_with_stats(m)); }},
       {"rms_norm_backward",

@@ -238,5 +238,26 @@ TEST(Embedding, LooksUpRows) {
   EXPECT_TESSEL_ERROR(embedding(w, zeros({2})), "E2201", "integers");
 }
 
+TEST(Embedding, BackwardSumsTheRowsOfRepeatedIds) {
+  // Gradients of 4 positions (ids 3, 0, 0, 2) into 5 rows of width 3: row
+  // 0 gets positions 1 and 2, row 1 and row 4 nothing.
+  const Tensor ids = from_vector<std::int32_t>({3, 0, 0, 2}, {2, 2});
+  const Tensor g = arange(12, DType::F32).reshape({2, 2, 3});
+  const Tensor d = embedding_backward(g, ids, 5);
+  EXPECT_EQ(d.shape(), (Shape{5, 3}));
+  EXPECT_EQ(values<float>(d),
+            (std::vector<float>{3 + 6, 4 + 7, 5 + 8, 0, 0, 0, 9, 10, 11, 0, 1,
+                                2, 0, 0, 0}));
+  // 16-bit gradients accumulate in f32 and come back in their dtype.
+  const Tensor h = embedding_backward(g.to(DType::BF16), ids, 5);
+  EXPECT_EQ(h.dtype(), DType::BF16);
+  EXPECT_TRUE(equal(h.to(DType::F32), d));
+  EXPECT_TESSEL_ERROR(embedding_backward(g, ids, 3), "E2302", "id 3", "3 rows");
+  EXPECT_TESSEL_ERROR(embedding_backward(g.reshape({4, 3}), ids, 5), "E2102",
+                      "plus one axis");
+  EXPECT_TESSEL_ERROR(embedding_backward(zeros({2, 2, 3}, DType::I32), ids, 5),
+                      "E2201", "float");
+}
+
 }  // namespace
 }  // namespace tessel

@@ -12,6 +12,14 @@ namespace tessel {
 // (ids..., dim). An id outside [0, vocab) is E2302 naming it and where it is.
 Tensor embedding(const Tensor& weight, const Tensor& ids);
 
+// The gradient of embedding(weight, ids) with respect to a weight of
+// `num_embeddings` rows, from grad_out (ids..., dim): row r sums the
+// gradients of the positions whose id is r (PyTorch's
+// embedding_dense_backward). Float grad_out; f32, f64, or f32 accumulation
+// rounded once for 16-bit and 8-bit floats. Ids must lie in [0, rows).
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& ids,
+                          std::int64_t num_embeddings);
+
 // How the rotated pairs are laid out along the head dimension.
 enum class RopeStyle {
   NeoX,  // (i, i + rotary_dim/2): GPT-NeoX, HF Llama/Qwen, llama.cpp NEOX

@@ -187,6 +187,16 @@ void CpuBackend::normalize_rows_backward(const NormRows& p, const Tensor& x,
   cpu::normalize_rows_backward(p, in(x), in(weight), in(mean), in(rstd), in(dy),
                                out(dx), out(dweight), out(dbias));
 }
+void CpuBackend::adam_update(const AdamStep& s, const Tensor& param,
+                             const Tensor& grad, const Tensor& exp_avg,
+                             const Tensor& exp_avg_sq) const {
+  cpu::adam_update(s, out(param), in(grad), out(exp_avg), out(exp_avg_sq));
+}
+void CpuBackend::scatter_add_rows(const Tensor& dst, const Tensor& index,
+                                  const Tensor& src) const {
+  cpu::scatter_add_rows(out(dst), in(index).data<std::int64_t>(), index.numel(),
+                        in(src));
+}
 void CpuBackend::rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                       const Tensor& cos, const Tensor& sin) const {
   cpu::rope(p, in(x), out(y), in(cos), in(sin));

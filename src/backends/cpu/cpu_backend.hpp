@@ -81,6 +81,11 @@ class CpuBackend final : public Backend {
                                const Tensor& rstd, const Tensor& dy,
                                const Tensor& dx, const Tensor& dweight,
                                const Tensor& dbias) const override;
+  void adam_update(const AdamStep& s, const Tensor& param, const Tensor& grad,
+                   const Tensor& exp_avg,
+                   const Tensor& exp_avg_sq) const override;
+  void scatter_add_rows(const Tensor& out, const Tensor& index,
+                        const Tensor& src) const override;
   void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
             const Tensor& cos, const Tensor& sin) const override;
   void attention(const AttentionShape& s, const Tensor& q, const Tensor& k,

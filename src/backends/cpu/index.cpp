@@ -36,6 +36,33 @@ void gather_blocks(const KernelInput& src, const std::int64_t* index,
 
 namespace {
 
+template <class T>
+void add_rows(T* out, const std::int64_t* index, std::int64_t count,
+              const T* src, std::int64_t width) {
+  // At least 16 columns a chunk: a cache line of f32 per row and chunk.
+  parallel_for(0, width, 16, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      T* to = out + index[i] * width;
+      const T* from = src + i * width;
+      for (std::int64_t c = lo; c < hi; ++c) to[c] += from[c];
+    }
+  });
+}
+
+}  // namespace
+
+void scatter_add_rows(const KernelOutput& out, const std::int64_t* index,
+                      std::int64_t count, const KernelInput& src) {
+  const std::int64_t width = out.shape().back();
+  if (out.dtype() == DType::F64) {
+    add_rows(out.data<double>(), index, count, src.data<double>(), width);
+  } else {
+    add_rows(out.data<float>(), index, count, src.data<float>(), width);
+  }
+}
+
+namespace {
+
 // Visits every element of `shape` in row-major order, passing its linear
 // index and multi-index.
 template <class F>

@@ -12,6 +12,12 @@ namespace tessel::cpu {
 
 // out[a, i, b] = src[a, index[i], b] for contiguous (A, N, B) src and
 // (A, I, B) out of one byte-addressable dtype.
+// out[index[i], :] += src[i, :] for i < count: contiguous f32 or f64 rows
+// of one width, index in range. Threads split the columns, so repeated
+// rows add up in index order without atomics.
+void scatter_add_rows(const KernelOutput& out, const std::int64_t* index,
+                      std::int64_t count, const KernelInput& src);
+
 void gather_blocks(const KernelInput& src, const std::int64_t* index,
                    std::int64_t count, const KernelOutput& out,
                    const ReduceShape& shape);

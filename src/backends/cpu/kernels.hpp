@@ -13,6 +13,11 @@ namespace tessel::cpu {
 // (broadcast by stride 0 where needed).
 void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate);
 
+// One Adam/AdamW step in place; all four contiguous f32 of one size.
+void adam_update(const AdamStep& s, const KernelOutput& param,
+                 const KernelInput& grad, const KernelOutput& exp_avg,
+                 const KernelOutput& exp_avg_sq);
+
 // Every element of the byte-addressable `dst` becomes `value`.
 void fill(const KernelOutput& dst, const Scalar& value);
 

@@ -76,6 +76,10 @@ class MetaBackend final : public Backend {
                                const Tensor&, const Tensor&, const Tensor&,
                                const Tensor&, const Tensor&,
                                const Tensor&) const override {}
+  void adam_update(const AdamStep&, const Tensor&, const Tensor&, const Tensor&,
+                   const Tensor&) const override {}
+  void scatter_add_rows(const Tensor&, const Tensor&,
+                        const Tensor&) const override {}
   void rope(const RopeProblem&, const Tensor&, const Tensor&, const Tensor&,
             const Tensor&) const override {}
   void attention(const AttentionShape&, const Tensor&, const Tensor&,
