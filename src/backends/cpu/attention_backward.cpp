@@ -53,7 +53,7 @@ void score_tile(const AttentionProblem& p, Scratch& w, const float* q,
 
 // Query rows [i0, i0 + rows) of head h: their dq, and their share of the
 // dk and dv of the head's key/value head (dk_head, dv_head, accumulated).
-void query_block(const AttentionProblem& p, const AttentionGradients& g,
+void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
                  Scratch& w, std::int64_t b, std::int64_t h, std::int64_t i0,
                  float* dk_head, float* dv_head) {
   const std::int64_t rows = std::min(kQueryBlock, p.q_len - i0);
@@ -87,13 +87,25 @@ void query_block(const AttentionProblem& p, const AttentionGradients& g,
     w.delta[r] = acc;
   }
 
-  // Pass 2: the weights again, then every gradient the tile feeds.
+  // Pass 2: the weights again, then every gradient the tile feeds. With a
+  // single tile, pass 1 left exp(s - m) with the final m in place (and the
+  // cap's tanh): only the division by l remains.
   const float* t = p.softcap > 0.0f ? w.t.data() : nullptr;
+  const bool one_tile = end <= kKeyBlock;
   for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
     const std::int64_t cols = std::min(kKeyBlock, end - j0);
-    score_tile(p, w, q, k, b, h, i0, rows, j0, cols);
-    simd::softmax_weights_tile(w.p.data(), rows, cols, kKeyBlock, w.m.data(),
-                               w.l.data());
+    if (one_tile) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        // l = 0: nothing attended, the row is already 0; NaN rows stay NaN.
+        const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
+        float* row = w.p.data() + r * kKeyBlock;
+        for (std::int64_t c = 0; c < cols; ++c) row[c] *= inv;
+      }
+    } else {
+      score_tile(p, w, q, k, b, h, i0, rows, j0, cols);
+      simd::softmax_weights_tile(w.p.data(), rows, cols, kKeyBlock, w.m.data(),
+                                 w.l.data());
+    }
     // dV[j0:] += P^T dO and dP = dO V^T.
     tile_gemm(true, false, cols, dv, rows, 1.0f, w.p.data(), kKeyBlock, dout,
               dv, 1.0f, dv_head + j0 * dv, dv);
@@ -113,7 +125,7 @@ void query_block(const AttentionProblem& p, const AttentionGradients& g,
 }  // namespace
 
 void attention_backward(const AttentionProblem& p,
-                        const AttentionGradients& g) {
+                        const AttentionGradientBuffers& g) {
   const std::int64_t group = p.q_heads / p.kv_heads;
   const std::int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;
   parallel_for(

@@ -33,7 +33,7 @@ struct AttentionProblem {
 void attention_forward(const AttentionProblem& p);
 
 // Where the gradients of attention_forward read and write (p.out unused).
-struct AttentionGradients {
+struct AttentionGradientBuffers {
   const float* out = nullptr;   // the forward result, (B, Hq, Sq, Dv)
   const float* dout = nullptr;  // its gradient, (B, Hq, Sq, Dv)
   float* dq = nullptr;          // (B, Hq, Sq, D)
@@ -43,7 +43,8 @@ struct AttentionGradients {
 
 // dq, dk and dv of attention_forward(p) from dout, recomputing the weights
 // tile by tile as the forward does (no (Sq, Sk) matrix is held).
-void attention_backward(const AttentionProblem& p, const AttentionGradients& g);
+void attention_backward(const AttentionProblem& p,
+                        const AttentionGradientBuffers& g);
 
 // Tile sizes shared by both directions: a 64 x 256 f32 score tile (64 KiB)
 // with its 64 x head_dim accumulator stays in L2 beside the K and V tiles

@@ -248,7 +248,7 @@ void CpuBackend::attention_backward(const AttentionShape& s, const Tensor& q,
                                     const Tensor& mask, const Tensor& y,
                                     const Tensor& dy, const Tensor& dq,
                                     const Tensor& dk, const Tensor& dv) const {
-  cpu::AttentionGradients g;
+  cpu::AttentionGradientBuffers g;
   g.out = in(y).data<float>();
   g.dout = in(dy).data<float>();
   g.dq = out(dq).data<float>();
