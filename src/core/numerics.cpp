@@ -1,12 +1,15 @@
 #include "tessel/core/numerics.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/check.hpp"
 #include "core/dispatch.hpp"
+#include "tessel/core/parallel.hpp"
 
 namespace tessel {
 
@@ -22,6 +25,42 @@ std::atomic<bool>& flag() {
   return enabled;
 }
 
+// Whether any of n IEEE values of `Bits` (their exponent field `mask`) is
+// Inf or NaN: all exponent bits set. Branch-free over the bits, so the
+// compiler vectorises it; the scan runs on every output of a checked op,
+// so it must cost a fraction of the op.
+template <class Bits>
+bool any_nonfinite_bits(const void* data, std::int64_t n, Bits mask) {
+  const auto* bits = static_cast<const Bits*>(data);
+  constexpr std::int64_t kChunk = 1 << 16;
+  std::atomic<bool> found{false};
+  parallel_for(0, (n + kChunk - 1) / kChunk, 1,
+               [&](std::int64_t lo, std::int64_t hi) {
+                 unsigned any = 0;
+                 const std::int64_t end = std::min(n, hi * kChunk);
+                 for (std::int64_t i = lo * kChunk; i < end; ++i)
+                   any |= static_cast<unsigned>((bits[i] & mask) == mask);
+                 if (any != 0) found = true;
+               });
+  return found;
+}
+
+// false when the contiguous `t` certainly holds only finite values; true
+// when it may not (the element-wise search then finds where).
+bool may_hold_nonfinite(const Tensor& t) {
+  const void* p = t.raw_data();
+  const std::int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DType::F32:
+      return any_nonfinite_bits<std::uint32_t>(p, n, 0x7f800000u);
+    case DType::F64:
+      return any_nonfinite_bits<std::uint64_t>(p, n, 0x7ff0000000000000ull);
+    case DType::BF16: return any_nonfinite_bits<std::uint16_t>(p, n, 0x7f80u);
+    case DType::F16: return any_nonfinite_bits<std::uint16_t>(p, n, 0x7c00u);
+    default: return true;  // 8-bit floats: the element-wise search
+  }
+}
+
 }  // namespace
 
 void set_check_numerics(bool enabled) { flag() = enabled; }
@@ -34,9 +73,11 @@ void check_finite(const Tensor& t, const char* op) {
     return;
   }
   const Tensor c = t.contiguous();
+  if (!may_hold_nonfinite(c)) return;
   detail::dispatch_float_type(c.dtype(), op, [&]<class T>() {
     const T* data = c.const_data<T>();
-    for (std::int64_t i = 0; i < c.numel(); ++i) {
+    const std::int64_t n = c.numel();
+    for (std::int64_t i = 0; i < n; ++i) {
       const double v = static_cast<double>(data[i]);
       if (std::isfinite(v)) continue;
       // The first bad element as a multi-index.
