@@ -1,3 +1,5 @@
+#include <vector>
+
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/rope_kernels.hpp"
 #include "core/dispatch.hpp"
@@ -37,16 +39,26 @@ void rope(const RopeProblem& p, const KernelInput& x, const KernelOutput& y,
     const std::size_t rank = p.row_shape.size();
     parallel_for(0, rows, std::max<std::int64_t>(1, 4096 / p.head_dim),
                  [&](std::int64_t lo, std::int64_t hi) {
+                   // The table row of row r is its index along each row axis
+                   // times the table's stride there: found once for lo, then
+                   // advanced like an odometer (a division per axis and row
+                   // cost more than rotating a 16-wide head).
+                   std::vector<std::int64_t> index(rank);
+                   std::int64_t rest = lo, offset = 0;
+                   for (std::size_t d = rank; d-- > 0;) {
+                     index[d] = rest % p.row_shape[d];
+                     rest /= p.row_shape[d];
+                     offset += index[d] * p.table_strides[d];
+                   }
                    for (std::int64_t r = lo; r < hi; ++r) {
-                     // The table row of row r: its index along each row
-                     // axis times the table's stride there.
-                     std::int64_t rest = r, offset = 0;
-                     for (std::size_t d = rank; d-- > 0;) {
-                       offset += (rest % p.row_shape[d]) * p.table_strides[d];
-                       rest /= p.row_shape[d];
-                     }
                      rope_row<T, C>(p, xs + r * p.head_dim, ys + r * p.head_dim,
                                     cs + offset, ss + offset);
+                     for (std::size_t d = rank; d-- > 0;) {
+                       offset += p.table_strides[d];
+                       if (++index[d] < p.row_shape[d]) break;
+                       offset -= index[d] * p.table_strides[d];
+                       index[d] = 0;
+                     }
                    }
                  });
   });
