@@ -4,9 +4,13 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "nn/value_kind.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/io/safetensors.hpp"
+#include "tessel/ops/attention.hpp"
+#include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/linalg.hpp"
 
 namespace tessel {
 
@@ -70,36 +74,59 @@ Attention::Attention(const DecoderConfig& c, Generator& g)
   }
 }
 
-Variable Attention::forward(const Variable& x, const Tensor& cos,
-                            const Tensor& sin, KVCache* cache,
-                            std::int64_t layer) const {
+namespace {
+
+template <class T>
+T attention_forward(const Attention& a, const T& x, const Tensor& cos,
+                    const Tensor& sin, KVCache* cache, std::int64_t layer) {
   const std::int64_t batch = x.size(0);
   const std::int64_t seq = x.size(1);
   // Projections stay (B, S, heads, head_dim); RoPE tables (S, 1, D/2)
   // broadcast over the heads, and the transposes to (B, heads, S, D) are
   // views the attention kernel reads in place.
-  Variable q = q_proj.forward(x).reshape({batch, seq, heads, head_dim});
-  Variable k = k_proj.forward(x).reshape({batch, seq, kv_heads, head_dim});
-  Variable v = v_proj.forward(x).reshape({batch, seq, kv_heads, head_dim});
-  if (q_norm) {
-    q = q_norm->forward(q);
-    k = k_norm->forward(k);
+  T q = a.q_proj.forward(x).reshape({batch, seq, a.heads, a.head_dim});
+  T k = a.k_proj.forward(x).reshape({batch, seq, a.kv_heads, a.head_dim});
+  T v = a.v_proj.forward(x).reshape({batch, seq, a.kv_heads, a.head_dim});
+  if (a.q_norm) {
+    q = a.q_norm->forward(q);
+    k = a.k_norm->forward(k);
   }
   q = rope_with_tables(q, cos, sin).transpose(1, 2);
   k = rope_with_tables(k, cos, sin).transpose(1, 2);
   v = v.transpose(1, 2);
   AttentionOptions options;
   options.causal = true;
-  Variable out;
+  T out;
   if (cache != nullptr) {
-    auto [keys, values] = cache->append(layer, k.value(), v.value());
-    out = scaled_dot_product_attention(q, Variable(keys), Variable(values),
-                                       options);
+    auto [keys, values] =
+        cache->append(layer, detail::tensor_of(k), detail::tensor_of(v));
+    out = scaled_dot_product_attention(q, detail::as<T>(keys),
+                                       detail::as<T>(values), options);
   } else {
     out = scaled_dot_product_attention(q, k, v, options);
   }
-  return o_proj.forward(
-      out.transpose(1, 2).reshape({batch, seq, heads * head_dim}));
+  return a.o_proj.forward(
+      out.transpose(1, 2).reshape({batch, seq, a.heads * a.head_dim}));
+}
+
+template <class T>
+T layer_forward(const DecoderLayer& l, const T& x, const Tensor& cos,
+                const Tensor& sin, KVCache* cache, std::int64_t layer) {
+  const T h = x + l.self_attn.forward(l.input_layernorm.forward(x), cos, sin,
+                                      cache, layer);
+  return h + l.mlp.forward(l.post_attention_layernorm.forward(h));
+}
+
+}  // namespace
+
+Variable Attention::forward(const Variable& x, const Tensor& cos,
+                            const Tensor& sin, KVCache* cache,
+                            std::int64_t layer) const {
+  return attention_forward(*this, x, cos, sin, cache, layer);
+}
+Tensor Attention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                          KVCache* cache, std::int64_t layer) const {
+  return attention_forward(*this, x, cos, sin, cache, layer);
 }
 
 DecoderLayer::DecoderLayer(const DecoderConfig& c, Generator& g)
@@ -116,9 +143,12 @@ DecoderLayer::DecoderLayer(const DecoderConfig& c, Generator& g)
 Variable DecoderLayer::forward(const Variable& x, const Tensor& cos,
                                const Tensor& sin, KVCache* cache,
                                std::int64_t layer) const {
-  const Variable h =
-      x + self_attn.forward(input_layernorm.forward(x), cos, sin, cache, layer);
-  return h + mlp.forward(post_attention_layernorm.forward(h));
+  return layer_forward(*this, x, cos, sin, cache, layer);
+}
+Tensor DecoderLayer::forward(const Tensor& x, const Tensor& cos,
+                             const Tensor& sin, KVCache* cache,
+                             std::int64_t layer) const {
+  return layer_forward(*this, x, cos, sin, cache, layer);
 }
 
 DecoderModel::DecoderModel(const DecoderConfig& c, Generator g)
@@ -166,6 +196,15 @@ CausalLM::CausalLM(const DecoderConfig& config, std::uint64_t seed)
 }
 
 Variable CausalLM::forward(const Tensor& ids, KVCache* cache) const {
+  return run<Variable>(ids, cache);
+}
+
+Tensor CausalLM::logits(const Tensor& ids, KVCache* cache) const {
+  return run<Tensor>(ids, cache);
+}
+
+template <class T>
+T CausalLM::run(const Tensor& ids, KVCache* cache) const {
   TESSEL_CHECK(ids.rank() == 2, BadShape, "CausalLM",
                "token ids must be (batch, sequence), not shape [{}]",
                fmt::join(ids.shape(), ", "));
@@ -183,13 +222,18 @@ Variable CausalLM::forward(const Tensor& ids, KVCache* cache) const {
       rope_cos_.slice(0, start, start + seq).reshape({seq, 1, half});
   const Tensor sin =
       rope_sin_.slice(0, start, start + seq).reshape({seq, 1, half});
-  Variable h = model.embed_tokens.forward(ids);
+  T h;
+  if constexpr (nn::detail::kRecords<T>) {
+    h = model.embed_tokens.forward(ids);
+  } else {
+    h = model.embed_tokens.lookup(ids);
+  }
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     h = model.layers[i]->forward(h, cos, sin, cache,
                                  static_cast<std::int64_t>(i));
   }
   if (cache != nullptr) cache->advance(seq);
-  return linear(model.norm.forward(h), lm_head);
+  return linear(model.norm.forward(h), nn::detail::use<T>(lm_head));
 }
 
 void CausalLM::save(const std::filesystem::path& dir) const {

@@ -83,7 +83,6 @@ std::vector<std::vector<std::int64_t>> generate(
   const std::int64_t capacity =
       std::min(prompts.size(1) + options.max_new_tokens,
                lm.config().max_position_embeddings);
-  NoGradGuard no_grad;
   KVCache cache(lm.config(), batch, std::max(capacity, prompts.size(1)));
   Sampler sampler(options.sampling);
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(batch));
@@ -94,7 +93,7 @@ std::vector<std::vector<std::int64_t>> generate(
         cache.length() + ids.size(1) > lm.config().max_position_embeddings) {
       break;  // the model has no positions left
     }
-    const Tensor logits = lm.forward(ids, &cache).value();
+    const Tensor logits = lm.logits(ids, &cache);
     const std::int64_t last = logits.size(1) - 1;
     std::vector<std::int64_t> next(static_cast<std::size_t>(batch));
     bool all_done = true;

@@ -1,7 +1,12 @@
 #include "tessel/nn/layers.hpp"
 
+#include "nn/value_kind.hpp"
 #include "tessel/autograd/functions.hpp"
+#include "tessel/ops/elementwise.hpp"
+#include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/linalg.hpp"
+#include "tessel/ops/norm.hpp"
 
 namespace tessel::nn {
 
@@ -23,6 +28,9 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features,
 Variable Linear::forward(const Variable& x) const {
   return linear(x, weight, bias);
 }
+Tensor Linear::forward(const Tensor& x) const {
+  return linear(x, weight.value(), detail::use<Tensor>(bias));
+}
 
 Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim,
                      Generator& generator, double init_std) {
@@ -33,6 +41,9 @@ Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim,
 Variable Embedding::forward(const Tensor& ids) const {
   return embedding(weight, ids);
 }
+Tensor Embedding::lookup(const Tensor& ids) const {
+  return embedding(weight.value(), ids);
+}
 
 RMSNorm::RMSNorm(std::int64_t dim, double eps_) : eps(eps_) {
   weight = register_parameter("weight", ones({dim}));
@@ -40,6 +51,9 @@ RMSNorm::RMSNorm(std::int64_t dim, double eps_) : eps(eps_) {
 
 Variable RMSNorm::forward(const Variable& x) const {
   return rms_norm(x, weight, eps);
+}
+Tensor RMSNorm::forward(const Tensor& x) const {
+  return rms_norm(x, weight.value(), eps);
 }
 
 SwiGLUMLP::SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
@@ -52,8 +66,21 @@ SwiGLUMLP::SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
   register_module("down_proj", down_proj);
 }
 
+namespace {
+
+template <class T>
+T mlp_forward(const SwiGLUMLP& m, const T& x) {
+  return m.down_proj.forward(
+      swiglu(m.gate_proj.forward(x), m.up_proj.forward(x)));
+}
+
+}  // namespace
+
 Variable SwiGLUMLP::forward(const Variable& x) const {
-  return down_proj.forward(swiglu(gate_proj.forward(x), up_proj.forward(x)));
+  return mlp_forward(*this, x);
+}
+Tensor SwiGLUMLP::forward(const Tensor& x) const {
+  return mlp_forward(*this, x);
 }
 
 }  // namespace tessel::nn

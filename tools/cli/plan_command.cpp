@@ -54,10 +54,9 @@ Plan measure(const DecoderConfig& config, std::int64_t batch,
     plan.kv_cache_bytes = meta_memory_stats().live_bytes - before;
   }
   {
-    const NoGradGuard no_grad;
     const std::int64_t before = meta_memory_stats().live_bytes;
     reset_meta_memory_peak();
-    lm.forward(ids);
+    lm.logits(ids);
     plan.inference_peak = meta_memory_stats().peak_bytes - before;
   }
   {

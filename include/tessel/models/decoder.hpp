@@ -56,6 +56,8 @@ class Attention : public Module {
   // x (B, S, hidden) at positions given by the RoPE tables (S, head_dim/2).
   Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
                    KVCache* cache, std::int64_t layer) const;
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 KVCache* cache, std::int64_t layer) const;
 
   std::int64_t heads;
   std::int64_t kv_heads;
@@ -73,6 +75,8 @@ class DecoderLayer : public Module {
   DecoderLayer(const DecoderConfig& config, Generator& generator);
   Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
                    KVCache* cache, std::int64_t layer) const;
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 KVCache* cache, std::int64_t layer) const;
 
   RMSNorm input_layernorm;
   Attention self_attn;
@@ -102,7 +106,11 @@ class CausalLM : public nn::Module {
   // ids (B, S) integer token ids -> logits (B, S, vocab_size). With a
   // cache, the ids continue the cached positions and are appended to it
   // (E2302 past its capacity or max_position_embeddings).
+  // The graph records when grad mode is on (training).
   Variable forward(const Tensor& ids, KVCache* cache = nullptr) const;
+  // The same logits on plain tensors: no graph, nothing recorded
+  // (inference, generation).
+  Tensor logits(const Tensor& ids, KVCache* cache = nullptr) const;
 
   const DecoderConfig& config() const { return config_; }
 
@@ -117,6 +125,10 @@ class CausalLM : public nn::Module {
   Variable lm_head;  // [vocab, hidden]; the embedding matrix when tied
 
  private:
+  // forward (T = Variable) and logits (T = Tensor), written once.
+  template <class T>
+  T run(const Tensor& ids, KVCache* cache) const;
+
   DecoderConfig config_;
   Tensor rope_cos_;  // (max_position_embeddings, head_dim / 2)
   Tensor rope_sin_;

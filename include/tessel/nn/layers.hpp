@@ -1,6 +1,7 @@
 // The layers of a Llama/Qwen-family decoder. Parameter names follow
-// PyTorch/HuggingFace ("weight", "bias"); forward() takes and returns
-// Variables, so the same layer trains and (under NoGradGuard) infers.
+// PyTorch/HuggingFace ("weight", "bias"). forward() comes twice, from one
+// definition: on Variables it records the graph (training), on Tensors it
+// runs plain ops (inference: no graph, nothing recorded).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ class Linear : public Module {
   Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias,
          Generator& generator, double init_std = 0.02);
   Variable forward(const Variable& x) const;
+  Tensor forward(const Tensor& x) const;
 
   std::int64_t in_features() const { return weight.size(1); }
   std::int64_t out_features() const { return weight.size(0); }
@@ -29,6 +31,8 @@ class Embedding : public Module {
   Embedding(std::int64_t num_embeddings, std::int64_t dim, Generator& generator,
             double init_std = 0.02);
   Variable forward(const Tensor& ids) const;
+  // The same rows as a plain tensor, for inference.
+  Tensor lookup(const Tensor& ids) const;
 
   Variable weight;
 };
@@ -38,6 +42,7 @@ class RMSNorm : public Module {
  public:
   explicit RMSNorm(std::int64_t dim, double eps = 1e-6);
   Variable forward(const Variable& x) const;
+  Tensor forward(const Tensor& x) const;
 
   Variable weight;
   double eps;
@@ -49,6 +54,7 @@ class SwiGLUMLP : public Module {
   SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
             Generator& generator, double init_std = 0.02);
   Variable forward(const Variable& x) const;
+  Tensor forward(const Tensor& x) const;
 
   Linear gate_proj;
   Linear up_proj;
