@@ -117,14 +117,8 @@ void Adam::step() { adam_step(false); }
 void Adam::adam_step(bool decoupled) {
   NoGradGuard no_grad;
   ++step_;
-  AdamUpdate u;
-  u.lr = lr_;
-  u.beta1 = o_.beta1;
-  u.beta2 = o_.beta2;
-  u.eps = o_.eps;
-  u.weight_decay = o_.weight_decay;
-  u.decoupled = decoupled;
-  u.step = step_;
+  AdamUpdate u{.options = o_, .decoupled = decoupled, .step = step_};
+  u.options.lr = lr_;  // the schedule's current rate
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& p = parameters_[i];
     if (!p.grad().defined()) continue;

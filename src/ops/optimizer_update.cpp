@@ -13,8 +13,9 @@ namespace tessel {
 
 void adam_update_(const Tensor& param, const Tensor& grad,
                   const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                  const AdamUpdate& u) {
+                  const AdamUpdate& update) {
   constexpr const char* kOp = "adam_update_";
+  const AdamOptions& u = update.options;
   ops::check_operands(kOp, {&param, &grad, &exp_avg, &exp_avg_sq});
   TESSEL_CHECK(grad.shape() == param.shape() &&
                    exp_avg.shape() == param.shape() &&
@@ -33,9 +34,9 @@ void adam_update_(const Tensor& param, const Tensor& grad,
                "param {}, grad {}, exp_avg {}, exp_avg_sq {}",
                dtype_name(param.dtype()), dtype_name(grad.dtype()),
                dtype_name(exp_avg.dtype()), dtype_name(exp_avg_sq.dtype()));
-  TESSEL_CHECK(u.step >= 1, BadShape, kOp, "step counts from 1, got {}",
-               u.step);
-  const double t = static_cast<double>(u.step);
+  TESSEL_CHECK(update.step >= 1, BadShape, kOp, "step counts from 1, got {}",
+               update.step);
+  const double t = static_cast<double>(update.step);
   const double step_size = u.lr / (1 - std::pow(u.beta1, t));
   const double c2_root = std::sqrt(1 - std::pow(u.beta2, t));
   const bool fused = param.dtype() == DType::F32 &&
@@ -44,9 +45,10 @@ void adam_update_(const Tensor& param, const Tensor& grad,
                      exp_avg_sq.is_contiguous();
   if (fused) {
     AdamStep s;
-    s.shrink = static_cast<float>(
-        u.decoupled && u.weight_decay != 0 ? 1 - u.lr * u.weight_decay : 1.0);
-    s.l2 = static_cast<float>(u.decoupled ? 0.0 : u.weight_decay);
+    s.shrink = static_cast<float>(update.decoupled && u.weight_decay != 0
+                                      ? 1 - u.lr * u.weight_decay
+                                      : 1.0);
+    s.l2 = static_cast<float>(update.decoupled ? 0.0 : u.weight_decay);
     s.keep1 = static_cast<float>(1 - u.beta1);
     s.beta2 = static_cast<float>(u.beta2);
     s.keep2 = static_cast<float>(1 - u.beta2);
@@ -60,7 +62,7 @@ void adam_update_(const Tensor& param, const Tensor& grad,
   // The same steps op by op (any float dtype, any layout).
   Tensor g = grad;
   if (u.weight_decay != 0) {
-    if (u.decoupled) {
+    if (update.decoupled) {
       mul_(param, 1 - u.lr * u.weight_decay);
     } else {
       g = add(g, mul(param, u.weight_decay));

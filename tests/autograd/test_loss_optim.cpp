@@ -130,11 +130,11 @@ TEST(Optim, FusedAdamUpdateMatchesTheOpByOpFormBitForBit) {
     const Tensor m1 = zeros({37}), v1 = zeros({37});
     const Tensor m2 = zeros({37, 2}).select(1, 1),
                  v2 = zeros({37, 2}).select(1, 1);
-    AdamUpdate u{.lr = 0.01,
-                 .beta1 = 0.8,
-                 .beta2 = 0.95,
-                 .eps = 1e-6,
-                 .weight_decay = 0.1,
+    AdamUpdate u{.options = {.lr = 0.01,
+                             .beta1 = 0.8,
+                             .beta2 = 0.95,
+                             .eps = 1e-6,
+                             .weight_decay = 0.1},
                  .decoupled = decoupled};
     for (u.step = 1; u.step <= 3; ++u.step) {
       const Tensor g = mul(grad, static_cast<double>(u.step));

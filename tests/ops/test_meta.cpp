@@ -152,7 +152,8 @@ TEST(Meta, EveryOtherOp) {
          adam_update_(p, m({2, 3}, DType::F32), s1, s2, {});
          const Tensor q = m({3, 2}, DType::F64).transpose(0, 1);
          adam_update_(q, m({2, 3}, DType::F32), m({2, 3}, DType::F64),
-                      m({2, 3}, DType::F64), {.decoupled = true});
+                      m({2, 3}, DType::F64),
+                      {.options = {}, .decoupled = true});
          return V{x, y, p, s1, s2, q};
        }},
       // ---- reductions ----

@@ -112,11 +112,11 @@ def conv_ref(x, w, b, attrs, transpose):
     return [(want, absref)]
 
 
-def attention_ref(q, k, v, mask, attrs):
-    q, k, v = t64(q), t64(k), t64(v)
+def attention_scores(q, k, mask, attrs):
+    """The masked, capped scores of q against k (f64 torch tensors, k's
+    heads repeated to q's), as the attention ops define them."""
     hq, hk = q.shape[1], k.shape[1]
     k = k.repeat_interleave(hq // hk, dim=1)
-    v = v.repeat_interleave(hq // hk, dim=1)
     scale = attrs.get("scale", 1 / np.sqrt(q.shape[-1]))
     s = q @ k.transpose(-1, -2) * scale
     if attrs.get("softcap", 0) > 0:
@@ -130,7 +130,13 @@ def attention_ref(q, k, v, mask, attrs):
         offset = attrs.get("causal_offset", sk - sq)
         keep = torch.ones(sq, sk, dtype=torch.bool).tril(diagonal=offset)
         s = s.masked_fill(~keep, float("-inf"))
-    p = torch.softmax(s, -1)
+    return s
+
+
+def attention_ref(q, k, v, mask, attrs):
+    q, k, v = t64(q), t64(k), t64(v)
+    v = v.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+    p = torch.softmax(attention_scores(q, k, mask, attrs), -1)
     p = torch.nan_to_num(p, nan=0.0)  # rows with nothing to attend to
     return [((p @ v).numpy(), None)]
 
@@ -139,27 +145,12 @@ def attention_grad_ref(q, k, v, dout, mask, attrs):
     """PyTorch autograd's gradients of the attention above (f64), with a
     softmax that gives zero rows where nothing may be attended."""
     q, k, v = (t64(a).requires_grad_() for a in (q, k, v))
-    hq, hk = q.shape[1], k.shape[1]
-    kr = k.repeat_interleave(hq // hk, dim=1)
-    vr = v.repeat_interleave(hq // hk, dim=1)
-    scale = attrs.get("scale", 1 / np.sqrt(q.shape[-1]))
-    s = q @ kr.transpose(-1, -2) * scale
-    if attrs.get("softcap", 0) > 0:
-        c = attrs["softcap"]
-        s = c * torch.tanh(s / c)
-    if mask is not None:
-        m = torch.from_numpy(mask)
-        s = s.masked_fill(~m, float("-inf")) if m.dtype == torch.bool else s + m.double()
-    if attrs.get("causal"):
-        sq, sk = s.shape[-2:]
-        offset = attrs.get("causal_offset", sk - sq)
-        keep = torch.ones(sq, sk, dtype=torch.bool).tril(diagonal=offset)
-        s = s.masked_fill(~keep, float("-inf"))
+    s = attention_scores(q, k, mask, attrs)
     top = s.detach().amax(-1, keepdim=True)
     e = torch.exp(s - torch.where(torch.isinf(top), torch.zeros_like(top), top))
     total = e.sum(-1, keepdim=True)
     p = e / torch.where(total == 0, torch.ones_like(total), total)
-    (p @ vr).backward(t64(dout))
+    (p @ v.repeat_interleave(q.shape[1] // k.shape[1], dim=1)).backward(t64(dout))
     return [(q.grad.numpy(), None), (k.grad.numpy(), None), (v.grad.numpy(), None)]
 
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessel/autograd/variable.hpp"
+#include "tessel/ops/optimizer_update.hpp"
 
 namespace tessel {
 
@@ -67,13 +68,8 @@ class SGD : public Optimizer {
   SgdOptions o_;
 };
 
-struct AdamOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.0;
-};
+// AdamOptions (lr, betas, eps, weight_decay) is declared with the update
+// rule itself, tessel/ops/optimizer_update.hpp.
 
 // Adam: weight decay is L2 added to the gradient.
 class Adam : public Optimizer {

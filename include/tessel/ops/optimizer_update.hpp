@@ -9,12 +9,18 @@
 
 namespace tessel {
 
-struct AdamUpdate {
+// The hyperparameters of Adam and AdamW (PyTorch's defaults; AdamW's
+// optimiser class defaults weight_decay to 0.01).
+struct AdamOptions {
   double lr = 1e-3;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+};
+
+struct AdamUpdate {
+  AdamOptions options;
   bool decoupled = false;  // AdamW: decay shrinks the parameter directly
   std::int64_t step = 1;   // the step being taken, from 1 (bias correction)
 };

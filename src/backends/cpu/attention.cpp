@@ -17,23 +17,21 @@ namespace tessel::cpu {
 
 namespace {
 
-constexpr std::int64_t kQueryBlock = kAttentionQueryBlock;
-constexpr std::int64_t kKeyBlock = kAttentionKeyBlock;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Scratch {
   std::vector<float> scores, acc, m, l, corr;
   explicit Scratch(std::int64_t value_dim)
-      : scores(kQueryBlock * kKeyBlock),
-        acc(static_cast<std::size_t>(kQueryBlock * value_dim)),
-        m(kQueryBlock),
-        l(kQueryBlock),
-        corr(kQueryBlock) {}
+      : scores(kAttentionQueryBlock * kAttentionKeyBlock),
+        acc(static_cast<std::size_t>(kAttentionQueryBlock * value_dim)),
+        m(kAttentionQueryBlock),
+        l(kAttentionQueryBlock),
+        corr(kAttentionQueryBlock) {}
 };
 
 void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
                  std::int64_t h, std::int64_t i0) {
-  const std::int64_t rows = std::min(kQueryBlock, p.q_len - i0);
+  const std::int64_t rows = std::min(kAttentionQueryBlock, p.q_len - i0);
   const std::int64_t kv = h / (p.q_heads / p.kv_heads);
   const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
                    i0 * p.q.row_stride;
@@ -47,15 +45,16 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
   std::fill_n(w.l.begin(), rows, 0.0f);
   std::fill_n(w.acc.begin(), rows * dv, 0.0f);
   float* s = w.scores.data();
-  for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
-    const std::int64_t cols = std::min(kKeyBlock, end - j0);
+  for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
+    const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
     tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
-              k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s, kKeyBlock);
+              k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s,
+              kAttentionKeyBlock);
     if (p.softcap > 0.0f)
-      simd::softcap_tile(s, rows, cols, kKeyBlock, p.softcap);
-    mask_score_tile(p, s, kKeyBlock, b, h, i0, rows, j0, cols);
-    simd::online_softmax_tile(s, rows, cols, kKeyBlock, w.m.data(), w.l.data(),
-                              w.corr.data());
+      simd::softcap_tile(s, rows, cols, kAttentionKeyBlock, p.softcap);
+    mask_score_tile(p, s, kAttentionKeyBlock, b, h, i0, rows, j0, cols);
+    simd::online_softmax_tile(s, rows, cols, kAttentionKeyBlock, w.m.data(),
+                              w.l.data(), w.corr.data());
     if (j0 > 0) {
       for (std::int64_t r = 0; r < rows; ++r) {
         const float c = w.corr[r];
@@ -64,7 +63,7 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
         for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
       }
     }
-    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kKeyBlock,
+    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock,
               v + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(), dv);
   }
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -136,14 +135,16 @@ std::int64_t attended_key_end(const AttentionProblem& p, std::int64_t i0,
 }
 
 void attention_forward(const AttentionProblem& p) {
-  const std::int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;
+  const std::int64_t blocks =
+      (p.q_len + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   const std::int64_t items = p.batch * p.q_heads * blocks;
   parallel_for(0, items, 1, [&](std::int64_t lo, std::int64_t hi) {
     Scratch w(p.value_dim);
     for (std::int64_t it = lo; it < hi; ++it) {
       const std::int64_t blk = it % blocks;
       const std::int64_t bh = it / blocks;
-      query_block(p, w, bh / p.q_heads, bh % p.q_heads, blk * kQueryBlock);
+      query_block(p, w, bh / p.q_heads, bh % p.q_heads,
+                  blk * kAttentionQueryBlock);
     }
   });
 }

@@ -21,8 +21,6 @@ namespace tessel::cpu {
 
 namespace {
 
-constexpr std::int64_t kQueryBlock = kAttentionQueryBlock;
-constexpr std::int64_t kKeyBlock = kAttentionKeyBlock;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Scratch {
@@ -30,13 +28,13 @@ struct Scratch {
   // of the capped scores (only with a soft cap).
   std::vector<float> p, ds, t, m, l, corr, delta;
   explicit Scratch(bool softcap)
-      : p(kQueryBlock * kKeyBlock),
-        ds(kQueryBlock * kKeyBlock),
-        t(softcap ? kQueryBlock * kKeyBlock : 0),
-        m(kQueryBlock),
-        l(kQueryBlock),
-        corr(kQueryBlock),
-        delta(kQueryBlock) {}
+      : p(kAttentionQueryBlock * kAttentionKeyBlock),
+        ds(kAttentionQueryBlock * kAttentionKeyBlock),
+        t(softcap ? kAttentionQueryBlock * kAttentionKeyBlock : 0),
+        m(kAttentionQueryBlock),
+        l(kAttentionQueryBlock),
+        corr(kAttentionQueryBlock),
+        delta(kAttentionQueryBlock) {}
 };
 
 // The rows x cols scores of one tile into w.p: scale q k^T, capped, masked.
@@ -45,10 +43,12 @@ void score_tile(const AttentionProblem& p, Scratch& w, const float* q,
                 std::int64_t rows, std::int64_t j0, std::int64_t cols) {
   float* s = w.p.data();
   tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
-            k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s, kKeyBlock);
+            k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s,
+            kAttentionKeyBlock);
   if (p.softcap > 0.0f)
-    simd::softcap_tile(s, rows, cols, kKeyBlock, p.softcap, w.t.data());
-  mask_score_tile(p, s, kKeyBlock, b, h, i0, rows, j0, cols);
+    simd::softcap_tile(s, rows, cols, kAttentionKeyBlock, p.softcap,
+                       w.t.data());
+  mask_score_tile(p, s, kAttentionKeyBlock, b, h, i0, rows, j0, cols);
 }
 
 // Query rows [i0, i0 + rows) of head h: their dq, and their share of the
@@ -56,7 +56,7 @@ void score_tile(const AttentionProblem& p, Scratch& w, const float* q,
 void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
                  Scratch& w, std::int64_t b, std::int64_t h, std::int64_t i0,
                  float* dk_head, float* dv_head) {
-  const std::int64_t rows = std::min(kQueryBlock, p.q_len - i0);
+  const std::int64_t rows = std::min(kAttentionQueryBlock, p.q_len - i0);
   const std::int64_t kv = h / (p.q_heads / p.kv_heads);
   const std::int64_t d = p.head_dim, dv = p.value_dim;
   const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
@@ -73,11 +73,11 @@ void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
   // Pass 1: each row's running max and sum over every attended key.
   std::fill_n(w.m.begin(), rows, kNegInf);
   std::fill_n(w.l.begin(), rows, 0.0f);
-  for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
-    const std::int64_t cols = std::min(kKeyBlock, end - j0);
+  for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
+    const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
     score_tile(p, w, q, k, b, h, i0, rows, j0, cols);
-    simd::online_softmax_tile(w.p.data(), rows, cols, kKeyBlock, w.m.data(),
-                              w.l.data(), w.corr.data());
+    simd::online_softmax_tile(w.p.data(), rows, cols, kAttentionKeyBlock,
+                              w.m.data(), w.l.data(), w.corr.data());
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* o = out + r * dv;
@@ -91,34 +91,35 @@ void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
   // single tile, pass 1 left exp(s - m) with the final m in place (and the
   // cap's tanh): only the division by l remains.
   const float* t = p.softcap > 0.0f ? w.t.data() : nullptr;
-  const bool one_tile = end <= kKeyBlock;
-  for (std::int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
-    const std::int64_t cols = std::min(kKeyBlock, end - j0);
+  const bool one_tile = end <= kAttentionKeyBlock;
+  for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
+    const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
     if (one_tile) {
       for (std::int64_t r = 0; r < rows; ++r) {
         // l = 0: nothing attended, the row is already 0; NaN rows stay NaN.
         const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
-        float* row = w.p.data() + r * kKeyBlock;
+        float* row = w.p.data() + r * kAttentionKeyBlock;
         for (std::int64_t c = 0; c < cols; ++c) row[c] *= inv;
       }
     } else {
       score_tile(p, w, q, k, b, h, i0, rows, j0, cols);
-      simd::softmax_weights_tile(w.p.data(), rows, cols, kKeyBlock, w.m.data(),
-                                 w.l.data());
+      simd::softmax_weights_tile(w.p.data(), rows, cols, kAttentionKeyBlock,
+                                 w.m.data(), w.l.data());
     }
     // dV[j0:] += P^T dO and dP = dO V^T.
-    tile_gemm(true, false, cols, dv, rows, 1.0f, w.p.data(), kKeyBlock, dout,
-              dv, 1.0f, dv_head + j0 * dv, dv);
+    tile_gemm(true, false, cols, dv, rows, 1.0f, w.p.data(), kAttentionKeyBlock,
+              dout, dv, 1.0f, dv_head + j0 * dv, dv);
     tile_gemm(false, true, rows, cols, dv, 1.0f, dout, dv,
               v + j0 * p.v.row_stride, p.v.row_stride, 0.0f, w.ds.data(),
-              kKeyBlock);
-    simd::score_gradient_tile(w.p.data(), w.ds.data(), t, rows, cols, kKeyBlock,
-                              w.delta.data());
+              kAttentionKeyBlock);
+    simd::score_gradient_tile(w.p.data(), w.ds.data(), t, rows, cols,
+                              kAttentionKeyBlock, w.delta.data());
     // dQ += scale dS K[j0:] and dK[j0:] += scale dS^T Q.
-    tile_gemm(false, false, rows, d, cols, p.scale, w.ds.data(), kKeyBlock,
-              k + j0 * p.k.row_stride, p.k.row_stride, 1.0f, dq, d);
-    tile_gemm(true, false, cols, d, rows, p.scale, w.ds.data(), kKeyBlock, q,
-              p.q.row_stride, 1.0f, dk_head + j0 * d, d);
+    tile_gemm(false, false, rows, d, cols, p.scale, w.ds.data(),
+              kAttentionKeyBlock, k + j0 * p.k.row_stride, p.k.row_stride, 1.0f,
+              dq, d);
+    tile_gemm(true, false, cols, d, rows, p.scale, w.ds.data(),
+              kAttentionKeyBlock, q, p.q.row_stride, 1.0f, dk_head + j0 * d, d);
   }
 }
 
@@ -127,7 +128,8 @@ void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
 void attention_backward(const AttentionProblem& p,
                         const AttentionGradientBuffers& g) {
   const std::int64_t group = p.q_heads / p.kv_heads;
-  const std::int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;
+  const std::int64_t blocks =
+      (p.q_len + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   parallel_for(
       0, p.batch * p.kv_heads, 1, [&](std::int64_t lo, std::int64_t hi) {
         Scratch w(p.softcap > 0.0f);
@@ -139,7 +141,8 @@ void attention_backward(const AttentionProblem& p,
           std::fill_n(dv_head, p.kv_len * p.value_dim, 0.0f);
           for (std::int64_t h = kv * group; h < (kv + 1) * group; ++h) {
             for (std::int64_t blk = 0; blk < blocks; ++blk)
-              query_block(p, g, w, b, h, blk * kQueryBlock, dk_head, dv_head);
+              query_block(p, g, w, b, h, blk * kAttentionQueryBlock, dk_head,
+                          dv_head);
           }
         }
       });
