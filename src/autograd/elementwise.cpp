@@ -193,9 +193,6 @@ Variable clip(const Variable& x, std::optional<Scalar> lo,
                });
 }
 
-// ---- binary
-// -------------------------------------------------------------------
-
 // ---- the binary rows, from the op table ----
 //
 // Each row has either TESSEL_BINARY_GRADIENT: the contributions
@@ -328,11 +325,20 @@ Variable binary_row(const Variable& a, const Variable& b, const Tensor& y) {
   }
 }
 
-// A number operand as the 0-d tensor the Tensor op computes with (the
-// dtype scalar_result_type gives), so the gradient rounds as the forward.
-Variable number(const Scalar& s, const Tensor& other) {
-  return constant(
-      full({}, s, scalar_result_type(other.dtype(), s), other.device()));
+// y = op(v, s) (or op(s, v) when number_first). The number becomes the
+// 0-d tensor the Tensor op computes with (the dtype scalar_result_type
+// gives, so the gradient rounds as the forward) only for rows that record.
+template <BinaryOp op>
+Variable number_row(const Variable& v, const Scalar& s, bool number_first,
+                    const Tensor& y) {
+  if constexpr (requires { BinaryGradient<op>::kConstant; }) {
+    return constant(y);
+  } else {
+    const Tensor& t = v.value();
+    const Variable c =
+        constant(full({}, s, scalar_result_type(t.dtype(), s), t.device()));
+    return number_first ? binary_row<op>(c, v, y) : binary_row<op>(v, c, y);
+  }
 }
 
 }  // namespace
@@ -348,12 +354,10 @@ Variable number(const Scalar& s, const Tensor& other) {
     return name(constant(a), b);                                             \
   }                                                                          \
   Variable name(const Variable& a, Scalar b) {                               \
-    return binary_row<BinaryOp::e>(a, number(b, a.value()),                  \
-                                   name(a.value(), b));                      \
+    return number_row<BinaryOp::e>(a, b, false, name(a.value(), b));         \
   }                                                                          \
   Variable name(Scalar a, const Variable& b) {                               \
-    return binary_row<BinaryOp::e>(number(a, b.value()), b,                  \
-                                   name(a, b.value()));                      \
+    return number_row<BinaryOp::e>(b, a, true, name(a, b.value()));          \
   }
 TESSEL_FOR_EACH_BINARY_OP(TESSEL_DEFINE_VARIABLE_BINARY)
 #undef TESSEL_DEFINE_VARIABLE_BINARY

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
@@ -29,10 +27,11 @@ std::string position_of(std::int64_t flat, const Shape& shape) {
   return shape_string(idx);
 }
 
-// `ids` as contiguous i64, every one checked to lie in [0, rows) (E2302
-// naming it and where it is) when the device holds values.
-Tensor checked_ids(const Tensor& ids, std::int64_t rows, const char* what,
+// `ids` as contiguous i64, every one checked to lie in [0, table[0]) (E2302
+// naming it, where it is and the `what` table) when the device holds values.
+Tensor checked_ids(const Tensor& ids, const Shape& table, const char* what,
                    const char* op) {
+  const std::int64_t rows = table[0];
   TESSEL_CHECK(is_integral(ids.dtype()) && ids.dtype() != DType::Bool, BadDType,
                op, "ids must be integers, got {}", dtype_name(ids.dtype()));
   const Tensor flat = ids.to(DType::I64).contiguous();
@@ -42,9 +41,9 @@ Tensor checked_ids(const Tensor& ids, std::int64_t rows, const char* what,
                               : nullptr;
   for (std::int64_t i = 0; p != nullptr && i < flat.numel(); ++i) {
     TESSEL_CHECK(p[i] >= 0 && p[i] < rows, OutOfRange, op,
-                 "id {} at {} of ids {} is outside the {} rows of {}", p[i],
+                 "id {} at {} of ids {} is outside the {} rows of {} {}", p[i],
                  position_of(i, ids.shape()), shape_string(ids.shape()), rows,
-                 what);
+                 what, shape_string(table));
   }
   return flat;
 }
@@ -57,9 +56,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   ops::check_defined(op, ids, "ids");
   ops::check_operands(op, {&weight, &ids});
   rules::embedding(weight.shape(), ids.shape(), op);
-  const Tensor flat = checked_ids(
-      ids, weight.shape()[0],
-      fmt::format("weight {}", shape_string(weight.shape())).c_str(), op);
+  const Tensor flat = checked_ids(ids, weight.shape(), "weight", op);
   return gather(weight, flat, 0);
 }
 
@@ -79,8 +76,10 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& ids,
                shape_string(grad_out.shape()), shape_string(ids.shape()));
   TESSEL_CHECK(is_floating_point(grad_out.dtype()), BadDType, op,
                "needs a float grad_out, got {}", dtype_name(grad_out.dtype()));
-  const Tensor flat = checked_ids(ids, num_embeddings, "the gradient", op);
-  const std::int64_t dim = grad_out.shape().back(), count = flat.numel();
+  const std::int64_t dim = grad_out.shape().back();
+  const Tensor flat =
+      checked_ids(ids, {num_embeddings, dim}, "the gradient", op);
+  const std::int64_t count = flat.numel();
   const DType acc = grad_out.dtype() == DType::F64 ? DType::F64 : DType::F32;
   Tensor out = zeros({num_embeddings, dim}, acc, grad_out.device());
   if (count > 0 && dim > 0) {

@@ -99,18 +99,6 @@ HWY_INLINE void each_tile_vector(std::int64_t rows, std::int64_t cols,
   }
 }
 
-HWY_INLINE V load_lanes(D d, const float* p, std::size_t count) {
-  return count == 0 ? hn::LoadU(d, p) : load_partial(d, p, count, 0.0f);
-}
-
-HWY_INLINE void store_lanes(D d, V v, float* p, std::size_t count) {
-  if (count == 0) {
-    hn::StoreU(v, d, p);
-  } else {
-    store_partial(d, v, p, count);
-  }
-}
-
 static void SoftcapTileImpl(float* s, std::int64_t rows, std::int64_t cols,
                             std::int64_t ld, float cap, float* tanh_out) {
   const D d;

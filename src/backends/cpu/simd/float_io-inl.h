@@ -100,6 +100,20 @@ HWY_INLINE void store_partial(D d, V v, float* p, std::size_t count) {
 }
 #endif
 
+// f32 lanes from p: a whole vector when count is 0, else the first count
+// (the rest 0). The one form of the loops that end in a partial vector.
+HWY_INLINE V load_lanes(D d, const float* p, std::size_t count) {
+  return count == 0 ? hn::LoadU(d, p) : load_partial(d, p, count, 0.0f);
+}
+
+HWY_INLINE void store_lanes(D d, V v, float* p, std::size_t count) {
+  if (count == 0) {
+    hn::StoreU(v, d, p);
+  } else {
+    store_partial(d, v, p, count);
+  }
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

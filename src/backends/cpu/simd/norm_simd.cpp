@@ -67,17 +67,12 @@ RowStats normalize_typed(NormKind kind, const T* x, T* y, std::int64_t n,
   if (affine.segment == 1) {
     // Per-element weights: y = (x - mean) * (rstd * w) + b.
     auto one = [&](V v, std::int64_t i, std::size_t count) {
-      V scale = vr;
-      if (affine.weight != nullptr) {
-        scale = hn::Mul(scale, count == 0 ? hn::LoadU(d, affine.weight + i)
-                                          : load_partial(d, affine.weight + i,
-                                                         count, 0.0f));
-      }
-      V shift = hn::Zero(d);
-      if (affine.bias != nullptr) {
-        shift = count == 0 ? hn::LoadU(d, affine.bias + i)
-                           : load_partial(d, affine.bias + i, count, 0.0f);
-      }
+      const V scale = affine.weight != nullptr
+                          ? hn::Mul(vr, load_lanes(d, affine.weight + i, count))
+                          : vr;
+      const V shift = affine.bias != nullptr
+                          ? load_lanes(d, affine.bias + i, count)
+                          : hn::Zero(d);
       return hn::MulAdd(hn::Sub(v, vm), scale, shift);
     };
     std::int64_t i = 0;
@@ -138,16 +133,9 @@ static void NormalizeRowBackwardImpl(int kind, const float* x, const float* dy,
   const V vm = hn::Set(d, mean), vr = hn::Set(d, rstd);
   // Lanes i.. of xhat, dy and gh; count 0 for a whole vector.
   auto lanes = [&](std::int64_t i, std::size_t count, V& xhat, V& g, V& gh) {
-    const V xv =
-        count == 0 ? hn::LoadU(d, x + i) : load_partial(d, x + i, count, 0.0f);
-    g = count == 0 ? hn::LoadU(d, dy + i)
-                   : load_partial(d, dy + i, count, 0.0f);
-    xhat = hn::Mul(hn::Sub(xv, vm), vr);
-    gh = g;
-    if (weight != nullptr) {
-      gh = hn::Mul(g, count == 0 ? hn::LoadU(d, weight + i)
-                                 : load_partial(d, weight + i, count, 0.0f));
-    }
+    g = load_lanes(d, dy + i, count);
+    xhat = hn::Mul(hn::Sub(load_lanes(d, x + i, count), vm), vr);
+    gh = weight != nullptr ? hn::Mul(g, load_lanes(d, weight + i, count)) : g;
   };
   V dot = hn::Zero(d), total = hn::Zero(d);
   std::int64_t i = 0;
@@ -169,18 +157,9 @@ static void NormalizeRowBackwardImpl(int kind, const float* x, const float* dy,
     lanes(i, count, xhat, g, gh);
     const V dxv = hn::Mul(vr, hn::Sub(hn::NegMulAdd(xhat, c1, gh), c2));
     auto accumulate = [&](float* to, V v) {
-      if (count == 0) {
-        hn::StoreU(hn::Add(hn::LoadU(d, to + i), v), d, to + i);
-      } else {
-        store_partial(d, hn::Add(load_partial(d, to + i, count, 0.0f), v),
-                      to + i, count);
-      }
+      store_lanes(d, hn::Add(load_lanes(d, to + i, count), v), to + i, count);
     };
-    if (count == 0) {
-      hn::StoreU(dxv, d, dx + i);
-    } else {
-      store_partial(d, dxv, dx + i, count);
-    }
+    store_lanes(d, dxv, dx + i, count);
     if (dw != nullptr) accumulate(dw, hn::Mul(g, xhat));
     if (db != nullptr) accumulate(db, g);
   }

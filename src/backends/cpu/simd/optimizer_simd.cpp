@@ -27,17 +27,8 @@ static void AdamUpdateImpl(const AdamStep& s, std::int64_t n, float* param,
   const V keep2 = hn::Set(d, s.keep2), eps = hn::Set(d, s.eps);
   const V step = hn::Set(d, s.step_size), c2 = hn::Set(d, s.c2_root);
   auto one = [&](std::int64_t i, std::size_t count) {
-    auto ld = [&](const float* p) {
-      return count == 0 ? hn::LoadU(d, p + i)
-                        : load_partial(d, p + i, count, 0.0f);
-    };
-    auto st = [&](V v, float* p) {
-      if (count == 0) {
-        hn::StoreU(v, d, p + i);
-      } else {
-        store_partial(d, v, p + i, count);
-      }
-    };
+    auto ld = [&](const float* from) { return load_lanes(d, from + i, count); };
+    auto st = [&](V v, float* to) { store_lanes(d, v, to + i, count); };
     V p = ld(param);
     if (s.shrink != 1.0f) p = hn::Mul(p, shrink);
     V g = ld(grad);

@@ -16,21 +16,13 @@ HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-HWY_INLINE V load_lanes(D d, const float* p, std::size_t count) {
-  return count == 0 ? hn::LoadU(d, p) : load_partial(d, p, count, 0.0f);
-}
-
 // c = alpha * acc + beta * c over `count` lanes (0: a whole vector).
 HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
                        std::size_t count) {
   V out = hn::Mul(acc, hn::Set(d, alpha));
   if (beta != 0.0f)
     out = hn::MulAdd(load_lanes(d, c, count), hn::Set(d, beta), out);
-  if (count == 0) {
-    hn::StoreU(out, d, c);
-  } else {
-    store_partial(d, out, c, count);
-  }
+  store_lanes(d, out, c, count);
 }
 
 // R consecutive output rows from i, one vector of columns from j (count
