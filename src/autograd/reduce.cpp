@@ -196,35 +196,58 @@ Variable logsumexp(const Variable& x, Axes axes, bool keepdims) {
       [](const Tensor& xv, const Tensor& yx) { return exp(sub(xv, yx)); });
 }
 
-Variable cumsum(const Variable& x, std::int64_t axis) {
+Variable cumsum(const Variable& x, std::int64_t axis, bool exclusive,
+                bool reverse) {
+  // Each output sums the inputs on one side of it, so each input's gradient
+  // sums the output gradients on the other side: the same scan reversed.
   const DType d = x.dtype();
-  return record(
-      "cumsum", cumsum(x.value(), axis), {x},
-      [axis, d](const Tensor& g, const Needs&) {
-        return one_grad(cumsum(g, axis, false, /*reverse=*/true).to(d));
-      });
+  return record("cumsum", cumsum(x.value(), axis, exclusive, reverse), {x},
+                [axis, d, exclusive, reverse](const Tensor& g, const Needs&) {
+                  return one_grad(cumsum(g, axis, exclusive, !reverse).to(d));
+                });
 }
 
-Variable cumprod(const Variable& x, std::int64_t axis) {
-  // y_i = prod_{j<=i} x_j: dx_k = L_k S_k with L_k = prod_{j<k} x_j and
-  // S_k = sum_{i>=k} g_i prod_{k<j<=i} x_j = g_k + x_{k+1} S_{k+1}. The
-  // recursion runs backwards along the axis, vectorised over the rest, so
-  // zeros need no special case.
+namespace {
+
+// The gradient of a forward cumulative product along axis `a` of x.
+// Inclusive, y_i = prod_{j<=i} x_j: dx_k = L_k S_k with L_k = prod_{j<k} x_j
+// and S_k = sum_{i>=k} g_i prod_{k<j<=i} x_j = g_k + x_{k+1} S_{k+1}.
+// Exclusive, y_i = prod_{j<i} x_j: the sum runs over i > k, so
+// S_k = g_{k+1} + x_{k+1} S_{k+1}. The recursion runs backwards along the
+// axis, vectorised over the rest, so zeros need no special case.
+Tensor forward_cumprod_grad(const Tensor& xv, const Tensor& g, std::int64_t a,
+                            bool exclusive) {
+  const std::int64_t n = xv.shape()[a];
+  Tensor s = empty(xv.shape(), g.dtype(), g.device());
+  for (std::int64_t k = n - 1; k >= 0; --k) {
+    Tensor sk;
+    if (!exclusive)
+      sk = g.select(a, k);
+    else if (k + 1 < n)
+      sk = g.select(a, k + 1);
+    else
+      sk = zeros(s.select(a, k).shape(), g.dtype(), g.device());
+    if (k + 1 < n) sk = add(sk, mul(xv.select(a, k + 1), s.select(a, k + 1)));
+    s.select(a, k).copy_(sk);
+  }
+  return mul(cumprod(xv, a, /*exclusive=*/true), s).to(xv.dtype());
+}
+
+}  // namespace
+
+Variable cumprod(const Variable& x, std::int64_t axis, bool exclusive,
+                 bool reverse) {
+  // A reverse scan is the forward scan of the flipped axis.
   const Tensor xv = x.value();
   return record(
-      "cumprod", cumprod(xv, axis), {x},
-      [xv, axis](const Tensor& g, const Needs&) {
+      "cumprod", cumprod(xv, axis, exclusive, reverse), {x},
+      [xv, axis, exclusive, reverse](const Tensor& g, const Needs&) {
         const std::int64_t a = axis < 0 ? axis + xv.rank() : axis;
-        const std::int64_t n = xv.shape()[a];
-        Tensor s = empty(xv.shape(), g.dtype(), g.device());
-        for (std::int64_t k = n - 1; k >= 0; --k) {
-          Tensor sk = g.select(a, k);
-          if (k + 1 < n)
-            sk = add(sk, mul(xv.select(a, k + 1), s.select(a, k + 1)));
-          s.select(a, k).copy_(sk);
-        }
-        return one_grad(
-            mul(cumprod(xv, a, /*exclusive=*/true), s).to(xv.dtype()));
+        if (!reverse)
+          return one_grad(forward_cumprod_grad(xv, g, a, exclusive));
+        return one_grad(flip(
+            forward_cumprod_grad(flip(xv, {a}), flip(g, {a}), a, exclusive),
+            {a}));
       });
 }
 

@@ -178,6 +178,26 @@ std::vector<Case> cases() {
              mul(v[0], from_vector<double>({1, 1, 0, 1, 1, 1, 1, 1}, {2, 4})),
              1);
        }});
+  // ONNX CumSum's exclusive and reverse scans, every combination.
+  for (const bool exclusive : {false, true}) {
+    for (const bool reverse : {false, true}) {
+      const std::string suffix = std::string(exclusive ? "_exclusive" : "") +
+                                 (reverse ? "_reverse" : "");
+      if (suffix.empty()) continue;
+      c.push_back({"cumsum" + suffix, {rnd({3, 4}, 67)}, [=](const auto& v) {
+                     return cumsum(v[0], 1, exclusive, reverse);
+                   }});
+      c.push_back({"cumprod" + suffix, {rnd({2, 5}, 68)}, [=](const auto& v) {
+                     return cumprod(v[0], -1, exclusive, reverse);
+                   }});
+      c.push_back(
+          {"cumprod_with_zero" + suffix, {rnd({2, 4}, 69)}, [=](const auto& v) {
+             return cumprod(mul(v[0], from_vector<double>(
+                                          {1, 0, 1, 1, 1, 1, 0, 1}, {2, 4})),
+                            1, exclusive, reverse);
+           }});
+    }
+  }
   c.push_back({"softmax", {rnd({3, 4}, 65)}, [](const auto& v) {
                  return softmax(v[0], 0);
                }});

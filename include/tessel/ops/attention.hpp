@@ -25,16 +25,11 @@ struct AttentionOptions {
   double softcap = 0.0;
 };
 
-// q (B, Hq, Sq, D), k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv) -> (B, Hq, Sq, Dv);
-// rank-3 operands (H, S, D) are one batch. Grouped-query attention when
-// Hkv < Hq: query head h reads key/value head h / (Hq / Hkv). A query with
-// no key to attend to (all masked) gives zeros, not NaN.
-//
-// f32, bf16 and f16 run the fused kernel in f32 (scores exist one tile per
-// thread, never as a whole (Sq, Sk) matrix); f64 runs the unfused form.
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k,
-                                    const Tensor& v,
-                                    const AttentionOptions& options = {});
+// scaled_dot_product_attention, declared once for Tensor and Variable
+// operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/attention.inc"
+#undef TESSEL_VALUE
 
 struct AttentionGradients {
   Tensor q, k, v;  // shaped and typed as the operands

@@ -39,18 +39,6 @@ struct ConvOptions {
   std::vector<std::int64_t> output_shape;
 };
 
-Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias = {},
-            const ConvOptions& options = {});
-Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {},
-              const ConvOptions& options = {});
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {},
-              const ConvOptions& options = {});
-Tensor conv_transpose(const Tensor& x, const Tensor& weight,
-                      const Tensor& bias = {}, const ConvOptions& options = {});
-Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
-                        const Tensor& bias = {},
-                        const ConvOptions& options = {});
-
 // The padding a convolution of these shapes uses, SAME resolved: begin
 // values then end values, one per spatial axis (for building its adjoint).
 std::vector<std::int64_t> conv_padding(const Shape& x_shape,
@@ -73,17 +61,17 @@ struct MaxPoolResult {
   Tensor indices;  // i64: flat index of each maximum within its (n, c) plane
 };
 
-Tensor max_pool(const Tensor& x, const PoolOptions& options);
+// conv conv1d conv2d conv_transpose conv_transpose2d max_pool max_pool2d
+// avg_pool avg_pool2d global_avg_pool, declared once for Tensor and
+// Variable operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/conv.inc"
+#undef TESSEL_VALUE
+
 MaxPoolResult max_pool_with_indices(const Tensor& x,
                                     const PoolOptions& options);
-Tensor avg_pool(const Tensor& x, const PoolOptions& options);
-Tensor max_pool2d(const Tensor& x, const PoolOptions& options);
-Tensor avg_pool2d(const Tensor& x, const PoolOptions& options);
 // The gradient of avg_pool with respect to its input of `input_shape`.
 Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
                          const PoolOptions& options);
-// Mean over every spatial axis, keeping them as extent 1.
-Tensor global_avg_pool(const Tensor& x,
-                       DataLayout layout = DataLayout::ChannelsFirst);
 
 }  // namespace tessel

@@ -38,20 +38,12 @@ TESSEL_FOR_EACH_UNARY_OP(TESSEL_DECLARE_UNARY)
 
 enum class GeluApproximation { None, Tanh };
 
-Tensor leaky_relu(const Tensor& x,
-                  double negative_slope = default_params(UnaryOp::LeakyRelu).a);
-Tensor elu(const Tensor& x, double alpha = default_params(UnaryOp::Elu).a);
-// x * Phi(x) with the exact normal CDF (erf), or the tanh approximation.
-Tensor gelu(const Tensor& x,
-            GeluApproximation approximation = GeluApproximation::None);
-Tensor gelu_tanh(const Tensor& x);
-// log(1 + exp(beta x)) / beta, or x where beta x > threshold (PyTorch).
-Tensor softplus(const Tensor& x,
-                double beta = default_params(UnaryOp::Softplus).a,
-                double threshold = default_params(UnaryOp::Softplus).b);
-// maximum(x, min) then minimum(..., max); a missing bound is not applied.
-Tensor clip(const Tensor& x, std::optional<Scalar> min,
-            std::optional<Scalar> max);
+// leaky_relu elu gelu gelu_tanh softplus (the Param rows) clip where,
+// declared once for Tensor and Variable operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/elementwise.inc"
+#undef TESSEL_VALUE
+// clip with tensor bounds, which broadcast against x.
 Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max);
 
 // In place (through any view, so `exp_(t.slice(0, 0, 4))` works); the
@@ -89,8 +81,7 @@ TESSEL_FOR_EACH_BINARY_OP(TESSEL_DECLARE_BINARY)
 #undef TESSEL_DECLARE_BINARY
 
 // ---- ternary ---------------------------------------------------------------
-// cond ? a : b element-wise; cond is read as bool (non-zero is true).
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// where (above) with number branches.
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
 Tensor where(const Tensor& cond, Scalar a, Scalar b);

@@ -8,10 +8,6 @@
 
 namespace tessel {
 
-// Rows of `weight` (vocab, dim) chosen by integer `ids` of any shape:
-// (ids..., dim). An id outside [0, vocab) is E2302 naming it and where it is.
-Tensor embedding(const Tensor& weight, const Tensor& ids);
-
 // The gradient of embedding(weight, ids) with respect to a weight of
 // `num_embeddings` rows, from grad_out (ids..., dim): row r sums the
 // gradients of the positions whose id is r (PyTorch's
@@ -44,17 +40,10 @@ struct RopeTables {
 RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
                        double theta = 10000.0, DType dtype = DType::F32);
 
-// Rotates x (..., head_dim) by positions: a real tensor broadcasting
-// against x.shape[:-1], e.g. (seq) for x (batch, heads, seq, head_dim), or
-// (batch, seq, 1) for x (batch, seq, heads, head_dim). Dimensions past
-// rotary_dim pass through unchanged.
-Tensor rope(const Tensor& x, const Tensor& positions,
-            const RopeOptions& options = {});
-
-// The same with precomputed tables (..., rotary_dim / 2) broadcasting
-// against x.shape[:-1] + (rotary_dim / 2); rotary_dim is twice the tables'
-// last extent. The backward pass is this with -sin.
-Tensor rope_with_tables(const Tensor& x, const Tensor& cos, const Tensor& sin,
-                        RopeStyle style = RopeStyle::NeoX);
+// embedding rope rope_with_tables, declared once for Tensor and Variable
+// operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/embedding.inc"
+#undef TESSEL_VALUE
 
 }  // namespace tessel

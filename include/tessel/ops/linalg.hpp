@@ -12,19 +12,10 @@
 
 namespace tessel {
 
-// NumPy matmul: a 1-D left operand is a row vector and a 1-D right operand
-// a column vector (the added axis is removed again); leading batch axes
-// broadcast. E2103 when the inner dimensions differ, E2102 for rank 0.
-Tensor matmul(const Tensor& a, const Tensor& b);
-// Inner product of two 1-D tensors (a rank-0 result).
-Tensor dot(const Tensor& a, const Tensor& b);
-// Outer product of two 1-D tensors.
-Tensor outer(const Tensor& a, const Tensor& b);
-// x[..., K] @ weight[N, K]^T + bias[N] (bias may be undefined).
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
-// Einstein summation over one or two operands: "ij,jk->ik", "bij,bkj->bik",
-// "ii->i" (diagonal), "i,i" (implicit output: the labels used once, in
-// alphabetical order), "...ij,...jk->...ik" (ellipsis broadcast).
-Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands);
+// matmul dot outer linear einsum, declared once for Tensor and Variable
+// operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/linalg.inc"
+#undef TESSEL_VALUE
 
 }  // namespace tessel

@@ -19,21 +19,21 @@ struct NormResult {
   Tensor rstd;
 };
 
-// Normalises over the trailing axes [axis, rank) (PyTorch's
-// normalized_shape = x.shape[axis:]; ONNX's `axis`). weight and bias
-// broadcast to those trailing axes; undefined means 1 and 0.
-Tensor layer_norm(const Tensor& x, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5,
-                  std::int64_t axis = -1);
+// layer_norm rms_norm group_norm instance_norm batch_norm, declared once
+// for Tensor and Variable operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/norm.inc"
+#undef TESSEL_VALUE
+
+// The forward ops with the statistics a backward pass needs.
 NormResult layer_norm_with_stats(const Tensor& x, const Tensor& weight = {},
                                  const Tensor& bias = {}, double eps = 1e-5,
                                  std::int64_t axis = -1);
-
-// x / sqrt(mean(x^2) + eps) * weight over the trailing axes [axis, rank).
-Tensor rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6,
-                std::int64_t axis = -1);
 NormResult rms_norm_with_stats(const Tensor& x, const Tensor& weight = {},
                                double eps = 1e-6, std::int64_t axis = -1);
+NormResult group_norm_with_stats(const Tensor& x, std::int64_t groups,
+                                 const Tensor& weight = {},
+                                 const Tensor& bias = {}, double eps = 1e-5);
 
 // The gradients of layer_norm_with_stats / rms_norm_with_stats (the same
 // x, weight and axis; `stats` is what they returned) from grad_out: x's
@@ -53,23 +53,5 @@ NormGradients rms_norm_backward(const Tensor& grad_out, const Tensor& x,
                                 const NormResult& stats,
                                 const Tensor& weight = {},
                                 std::int64_t axis = -1);
-
-// x (N, C, spatial...) in `groups` groups of channels; weight and bias
-// have one value per channel (C).
-Tensor group_norm(const Tensor& x, std::int64_t groups,
-                  const Tensor& weight = {}, const Tensor& bias = {},
-                  double eps = 1e-5);
-NormResult group_norm_with_stats(const Tensor& x, std::int64_t groups,
-                                 const Tensor& weight = {},
-                                 const Tensor& bias = {}, double eps = 1e-5);
-// group_norm with one group per channel.
-Tensor instance_norm(const Tensor& x, const Tensor& weight = {},
-                     const Tensor& bias = {}, double eps = 1e-5);
-
-// Inference-form batch normalisation of x (N, C, ...): per channel
-// (x - running_mean) / sqrt(running_var + eps) * weight + bias.
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean,
-                  const Tensor& running_var, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
 
 }  // namespace tessel

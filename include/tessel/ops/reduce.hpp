@@ -14,48 +14,21 @@ namespace tessel {
 
 using Axes = SmallVector<std::int64_t, 6>;
 
-// Integer and bool sums and products give i64 (u64 for unsigned), floats
-// keep their dtype. Empty extents give 0 and 1.
-Tensor sum(const Tensor& x, Axes axes = {}, bool keepdims = false);
-Tensor prod(const Tensor& x, Axes axes = {}, bool keepdims = false);
-// Float dtype: integers give f32. An empty extent gives NaN.
-Tensor mean(const Tensor& x, Axes axes = {}, bool keepdims = false);
-// NaN-propagating; the input's dtype. An empty extent is E2102.
-Tensor max(const Tensor& x, Axes axes = {}, bool keepdims = false);
-Tensor min(const Tensor& x, Axes axes = {}, bool keepdims = false);
+// sum prod mean max min var std norm sum_squares logsumexp cumsum cumprod
+// softmax log_softmax: declared once for Tensor and Variable operands.
+#define TESSEL_VALUE Tensor
+#include "tessel/ops/differentiable/reduce.inc"
+#undef TESSEL_VALUE
+
 // Bool results; any of nothing is false, all of nothing is true.
 Tensor any(const Tensor& x, Axes axes = {}, bool keepdims = false);
 Tensor all(const Tensor& x, Axes axes = {}, bool keepdims = false);
-// Variance / standard deviation dividing by N - correction (PyTorch's
-// default correction is 1, NumPy's ddof is 0). N - correction <= 0 is NaN.
-Tensor var(const Tensor& x, Axes axes = {}, double correction = 1.0,
-           bool keepdims = false);
-Tensor std(const Tensor& x, Axes axes = {}, double correction = 1.0,
-           bool keepdims = false);
-// Vector norms: ord 1 (sum |x|), 2 (sqrt sum x^2), or infinity (max |x|).
-Tensor norm(const Tensor& x, double ord = 2.0, Axes axes = {},
-            bool keepdims = false);
-// Sum of x^2; integers stay exact (i64).
-Tensor sum_squares(const Tensor& x, Axes axes = {}, bool keepdims = false);
-// log(sum(exp(x))) computed as max + log(sum(exp(x - max))).
-Tensor logsumexp(const Tensor& x, Axes axes = {}, bool keepdims = false);
 // Index (i64) of the first maximum / minimum along `axis`, or into the
 // flattened tensor when no axis is given. NaN counts as the extreme.
 Tensor argmax(const Tensor& x, std::optional<std::int64_t> axis = std::nullopt,
               bool keepdims = false);
 Tensor argmin(const Tensor& x, std::optional<std::int64_t> axis = std::nullopt,
               bool keepdims = false);
-
-// Running sum / product along `axis` (ONNX CumSum's exclusive and reverse).
-Tensor cumsum(const Tensor& x, std::int64_t axis, bool exclusive = false,
-              bool reverse = false);
-Tensor cumprod(const Tensor& x, std::int64_t axis, bool exclusive = false,
-               bool reverse = false);
-
-// Numerically stable (max subtracted); floats keep their dtype, integers
-// give f32.
-Tensor softmax(const Tensor& x, std::int64_t axis = -1);
-Tensor log_softmax(const Tensor& x, std::int64_t axis = -1);
 // One at the first maximum along `axis`, zero elsewhere.
 Tensor hardmax(const Tensor& x, std::int64_t axis = -1);
 
