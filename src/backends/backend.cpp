@@ -23,6 +23,12 @@ void Backend::unpack_nibbles(const Tensor&, const Tensor&) const {
 void Backend::pack_nibbles(const Tensor&, const Tensor&) const {
   missing("pack_nibbles");
 }
+void Backend::dequantize_blocks(const Tensor&, const Tensor&) const {
+  missing("dequantize_blocks");
+}
+void Backend::quantize_blocks(const Tensor&, const Tensor&) const {
+  missing("quantize_blocks");
+}
 void Backend::write_host_bytes(const Tensor&, const void*, std::int64_t) const {
   missing("write_host_bytes");
 }

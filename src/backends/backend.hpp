@@ -52,6 +52,14 @@ class Backend {
                               const Tensor& src_packed) const;
   virtual void pack_nibbles(const Tensor& dst_packed,
                             const Tensor& src_bytes) const;
+  // Block-quantised -> contiguous f32 of the same shape (src in whole
+  // blocks along a unit-stride last axis, any block-aligned strides
+  // elsewhere), and contiguous f32 -> contiguous blocks of a dtype that has
+  // a quantiser (src/quant/block_codecs.hpp).
+  virtual void dequantize_blocks(const Tensor& dst_f32,
+                                 const Tensor& src_blocks) const;
+  virtual void quantize_blocks(const Tensor& dst_blocks,
+                               const Tensor& src_f32) const;
   // Contiguous dst from `nbytes` host bytes (tensors made from values).
   virtual void write_host_bytes(const Tensor& dst, const void* bytes,
                                 std::int64_t nbytes) const;

@@ -23,12 +23,20 @@ namespace {
 constexpr int kMaxArrayDepth = 8;
 constexpr int kMaxDims = 4;
 
+// ggml_type ids (ggml.h); the block layouts are tessel's dtypes of the
+// same names.
 constexpr std::pair<std::uint32_t, DType> kTypes[] = {
-    {0, DType::F32},   {1, DType::F16},   {2, DType::Q4_0},  {3, DType::Q4_1},
-    {6, DType::Q5_0},  {7, DType::Q5_1},  {8, DType::Q8_0},  {10, DType::Q2_K},
-    {11, DType::Q3_K}, {12, DType::Q4_K}, {13, DType::Q5_K}, {14, DType::Q6_K},
-    {15, DType::Q8_K}, {24, DType::I8},   {25, DType::I16},  {26, DType::I32},
-    {27, DType::I64},  {28, DType::F64},  {30, DType::BF16},
+    {0, DType::F32},     {1, DType::F16},      {2, DType::Q4_0},
+    {3, DType::Q4_1},    {6, DType::Q5_0},     {7, DType::Q5_1},
+    {8, DType::Q8_0},    {9, DType::Q8_1},     {10, DType::Q2_K},
+    {11, DType::Q3_K},   {12, DType::Q4_K},    {13, DType::Q5_K},
+    {14, DType::Q6_K},   {15, DType::Q8_K},    {16, DType::IQ2_XXS},
+    {17, DType::IQ2_XS}, {18, DType::IQ3_XXS}, {19, DType::IQ1_S},
+    {20, DType::IQ4_NL}, {21, DType::IQ3_S},   {22, DType::IQ2_S},
+    {23, DType::IQ4_XS}, {24, DType::I8},      {25, DType::I16},
+    {26, DType::I32},    {27, DType::I64},     {28, DType::F64},
+    {29, DType::IQ1_M},  {30, DType::BF16},    {34, DType::TQ1_0},
+    {35, DType::TQ2_0},  {39, DType::MXFP4},
 };
 
 constexpr const char* kOp = "load_gguf";

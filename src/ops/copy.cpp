@@ -1,10 +1,12 @@
 // The Tensor members that move element data: contiguous, clone, to, fill_,
 // copy_. Packed i4/u4 go through one byte per element; block-quantised
-// tensors are copied as whole blocks and never cast element-wise.
+// tensors are copied as whole blocks, and convert to and from other dtypes
+// through f32 (dequantise / quantise, src/quant).
 #include <cstring>
 
 #include "core/check.hpp"
 #include "ops/operands.hpp"
+#include "quant/block_codecs.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -37,21 +39,58 @@ Tensor block_bytes_view(const Tensor& t) {
                 t.storage_offset() / tr.block_size * tr.block_bytes, DType::U8);
 }
 
-void check_castable(DType from, DType to, const char* op) {
-  TESSEL_CHECK(
-      from == to || (!is_block_quantized(from) && !is_block_quantized(to)),
-      BadDType, op,
-      "{} -> {}: block-quantised data is converted by quantize / "
-      "dequantize, not by an element-wise cast",
-      dtype_name(from), dtype_name(to));
+// Block-quantised data converts through f32 (DESIGN §1 rule 4): any block
+// type dequantises; quantising needs the type's quantiser and rows of whole
+// blocks. `t` is the tensor being converted (for its name and shape).
+void check_castable(const Tensor& t, DType to, const char* op) {
+  const DType from = t.dtype();
+  if (from == to || !is_block_quantized(to)) return;
+  const auto& tr = dtype_traits(to);
+  TESSEL_CHECK(quant::block_codec(to)->quantize != nullptr, BadDType, op,
+               "{} -> {}: ggml quantises {} only with an importance matrix, "
+               "which tessel does not take; it can read {} tensors but not "
+               "write them (docs/quantisation.md)",
+               dtype_name(from), tr.name, tr.name, tr.name);
+  const std::int64_t row = t.rank() == 0 ? 1 : t.shape().back();
+  TESSEL_CHECK(row % tr.block_size == 0, BadShape, op,
+               "{}{}{}: rows of {} elements are not whole {}-element {} "
+               "blocks",
+               t.name().empty() ? "" : "'", t.name(),
+               t.name().empty() ? "tensor" : "'", row, tr.block_size, tr.name);
 }
 
-// dst and src have the same shape; any dtypes that pass check_castable.
+// Contiguous f32 of src's values (dequantised when src is block-quantised).
+Tensor as_f32(const Tensor& src, CastOptions options) {
+  if (!is_block_quantized(src.dtype()))
+    return src.to(DType::F32, options).contiguous();
+  Tensor out = empty(src.shape(), DType::F32, src.device());
+  if (out.numel() > 0) ops::backend_of(out).dequantize_blocks(out, src);
+  return out;
+}
+
+// dst and src have the same shape; src's dtype passed check_castable for
+// dst's.
 void copy_same_shape(const Tensor& dst, const Tensor& src,
                      CastOptions options) {
   const Backend& backend = ops::backend_of(dst);
   if (is_block_quantized(dst.dtype())) {
-    backend.copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
+    if (src.dtype() == dst.dtype()) {
+      backend.copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
+    } else if (dst.is_contiguous()) {
+      backend.quantize_blocks(dst, as_f32(src, options));
+    } else {
+      // A view of whole blocks: quantise contiguously, then copy the blocks.
+      Tensor blocks = empty(dst.shape(), dst.dtype(), dst.device());
+      backend.quantize_blocks(blocks, as_f32(src, options));
+      backend.copy_cast(block_bytes_view(dst), block_bytes_view(blocks), false);
+    }
+  } else if (is_block_quantized(src.dtype())) {
+    const Tensor values = as_f32(src, options);
+    if (dst.dtype() == DType::F32 && dst.is_contiguous()) {
+      backend.copy_cast(dst, values, options.saturate);
+    } else {
+      copy_same_shape(dst, values, options);
+    }
   } else if (is_packed(dst.dtype())) {
     const Tensor bytes =
         is_packed(src.dtype()) && src.dtype() == dst.dtype()
@@ -82,8 +121,14 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType target, CastOptions options) const {
   if (target == dtype()) return *this;
-  check_castable(dtype(), target, "to");
   ops::check_operand("to", *this);
+  check_castable(*this, target, "to");
+  // Dequantising to f32 writes the result directly.
+  if (is_block_quantized(dtype()) && target == DType::F32) {
+    Tensor out = empty(shape(), target, device());
+    if (numel() > 0) ops::backend_of(out).dequantize_blocks(out, *this);
+    return out;
+  }
   Tensor out = empty(shape(), target, device());
   if (numel() > 0) copy_same_shape(out, *this, options);
   return out;
@@ -109,10 +154,10 @@ Tensor Tensor::to(Device target) const {
 Tensor& Tensor::fill_(Scalar value) {
   check_writable("fill_");
   ops::check_operand("fill_", *this);
-  TESSEL_CHECK(!is_block_quantized(dtype()), BadDType, "fill_",
-               "cannot fill a {} tensor element-wise; quantize a filled f32 "
-               "tensor instead",
-               dtype_name(dtype()));
+  // Block types: the quantised form of a tensor full of `value`.
+  if (is_block_quantized(dtype())) {
+    return copy_(full(shape(), value, DType::F32, device()));
+  }
   if (numel() == 0) return *this;
   if (is_packed(dtype())) {
     const Tensor bytes =
@@ -129,7 +174,7 @@ Tensor& Tensor::copy_(const Tensor& src, CastOptions options) {
   TESSEL_CHECK(src.device() == device(), DeviceMismatch, "copy_",
                "source on {} but destination on {}", src.device().str(),
                device().str());
-  check_castable(src.dtype(), dtype(), "copy_");
+  check_castable(src, dtype(), "copy_");
   ops::check_operand("copy_", *this);
   Tensor source = src.expand(shape());
   // Overlapping memory: read everything before writing anything.

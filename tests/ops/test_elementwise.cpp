@@ -290,9 +290,17 @@ TEST(Elementwise, BadInputIsRefused) {
                       "[add]", "u64", "i32");
   EXPECT_TESSEL_ERROR(where(ones({2}, DType::Bool), ones({3}), ones({4})),
                       "E2101", "[where]", "(3,)", "(4,)");
-  EXPECT_TESSEL_ERROR(exp(zeros({32}, DType::Q4_0)), "E2201", "dequantize");
   EXPECT_TESSEL_ERROR(Tensor() + ones({1}), "E2102", "undefined");
   EXPECT_TESSEL_ERROR(softplus(ones({1}), 0.0), "E2102", "beta");
+}
+
+// DESIGN §1 rule 4: a block-quantised operand computes as f32.
+TEST(Elementwise, BlockQuantisedOperandsComputeInF32) {
+  const Tensor y = exp(zeros({32}, DType::Q4_0));
+  EXPECT_EQ(y.dtype(), DType::F32);
+  EXPECT_TRUE(equal(y, ones({32})));
+  EXPECT_TRUE(
+      equal(add(zeros({2, 32}, DType::Q8_0), ones({32})), ones({2, 32})));
 }
 
 }  // namespace

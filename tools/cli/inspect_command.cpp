@@ -128,12 +128,14 @@ int run_inspect(const InspectOptions& o) {
     std::int64_t done = 0;
     for (std::size_t i = 0; i < file.tensors.size(); ++i) {
       const Tensor& t = file.tensors[i];
-      // Block-quantised and packed tensors have no element to read here.
-      if (is_block_quantized(t.dtype()) || is_packed(t.dtype())) continue;
       const Tensor flat = t.reshape({t.numel()});
       for (std::int64_t start = 0; start < t.numel(); start += kChunk) {
         const std::int64_t stop = std::min(t.numel(), start + kChunk);
-        accumulate(stats[i], flat.slice(0, start, stop));
+        // Block-quantised and packed chunks are decoded once, to f32
+        // (kChunk is a whole number of every block size).
+        Tensor chunk = flat.slice(0, start, stop);
+        if (!is_byte_addressable(chunk.dtype())) chunk = chunk.to(DType::F32);
+        accumulate(stats[i], chunk);
         done +=
             (stop - start) * t.nbytes() / std::max<std::int64_t>(t.numel(), 1);
         progress.update(done, static_cast<double>(done), t.name());

@@ -13,35 +13,48 @@ namespace tessel {
 // X(enum, name, kind, bits per element, elements per block, bytes per block)
 // bits is 0 for block-quantised types; bytes per block is 0 for the packed
 // sub-byte integers (two elements share a byte, low nibble first).
-#define TESSEL_FOR_EACH_DTYPE(X)           \
-  X(Bool, "bool", Bool, 8, 1, 1)           \
-  X(U8, "u8", UInt, 8, 1, 1)               \
-  X(I8, "i8", Int, 8, 1, 1)                \
-  X(I16, "i16", Int, 16, 1, 2)             \
-  X(I32, "i32", Int, 32, 1, 4)             \
-  X(I64, "i64", Int, 64, 1, 8)             \
-  X(U16, "u16", UInt, 16, 1, 2)            \
-  X(U32, "u32", UInt, 32, 1, 4)            \
-  X(U64, "u64", UInt, 64, 1, 8)            \
-  X(F16, "f16", Float, 16, 1, 2)           \
-  X(BF16, "bf16", Float, 16, 1, 2)         \
-  X(F32, "f32", Float, 32, 1, 4)           \
-  X(F64, "f64", Float, 64, 1, 8)           \
-  X(F8E4M3FN, "f8_e4m3fn", Float, 8, 1, 1) \
-  X(F8E5M2, "f8_e5m2", Float, 8, 1, 1)     \
-  X(I4, "i4", Int, 4, 1, 0)                \
-  X(U4, "u4", UInt, 4, 1, 0)               \
-  X(Q4_0, "q4_0", Quantized, 0, 32, 18)    \
-  X(Q4_1, "q4_1", Quantized, 0, 32, 20)    \
-  X(Q5_0, "q5_0", Quantized, 0, 32, 22)    \
-  X(Q5_1, "q5_1", Quantized, 0, 32, 24)    \
-  X(Q8_0, "q8_0", Quantized, 0, 32, 34)    \
-  X(Q2_K, "q2_k", Quantized, 0, 256, 84)   \
-  X(Q3_K, "q3_k", Quantized, 0, 256, 110)  \
-  X(Q4_K, "q4_k", Quantized, 0, 256, 144)  \
-  X(Q5_K, "q5_k", Quantized, 0, 256, 176)  \
-  X(Q6_K, "q6_k", Quantized, 0, 256, 210)  \
-  X(Q8_K, "q8_k", Quantized, 0, 256, 292)
+#define TESSEL_FOR_EACH_DTYPE(X)               \
+  X(Bool, "bool", Bool, 8, 1, 1)               \
+  X(U8, "u8", UInt, 8, 1, 1)                   \
+  X(I8, "i8", Int, 8, 1, 1)                    \
+  X(I16, "i16", Int, 16, 1, 2)                 \
+  X(I32, "i32", Int, 32, 1, 4)                 \
+  X(I64, "i64", Int, 64, 1, 8)                 \
+  X(U16, "u16", UInt, 16, 1, 2)                \
+  X(U32, "u32", UInt, 32, 1, 4)                \
+  X(U64, "u64", UInt, 64, 1, 8)                \
+  X(F16, "f16", Float, 16, 1, 2)               \
+  X(BF16, "bf16", Float, 16, 1, 2)             \
+  X(F32, "f32", Float, 32, 1, 4)               \
+  X(F64, "f64", Float, 64, 1, 8)               \
+  X(F8E4M3FN, "f8_e4m3fn", Float, 8, 1, 1)     \
+  X(F8E5M2, "f8_e5m2", Float, 8, 1, 1)         \
+  X(I4, "i4", Int, 4, 1, 0)                    \
+  X(U4, "u4", UInt, 4, 1, 0)                   \
+  X(Q4_0, "q4_0", Quantized, 0, 32, 18)        \
+  X(Q4_1, "q4_1", Quantized, 0, 32, 20)        \
+  X(Q5_0, "q5_0", Quantized, 0, 32, 22)        \
+  X(Q5_1, "q5_1", Quantized, 0, 32, 24)        \
+  X(Q8_0, "q8_0", Quantized, 0, 32, 34)        \
+  X(Q2_K, "q2_k", Quantized, 0, 256, 84)       \
+  X(Q3_K, "q3_k", Quantized, 0, 256, 110)      \
+  X(Q4_K, "q4_k", Quantized, 0, 256, 144)      \
+  X(Q5_K, "q5_k", Quantized, 0, 256, 176)      \
+  X(Q6_K, "q6_k", Quantized, 0, 256, 210)      \
+  X(Q8_K, "q8_k", Quantized, 0, 256, 292)      \
+  X(Q8_1, "q8_1", Quantized, 0, 32, 36)        \
+  X(IQ2_XXS, "iq2_xxs", Quantized, 0, 256, 66) \
+  X(IQ2_XS, "iq2_xs", Quantized, 0, 256, 74)   \
+  X(IQ2_S, "iq2_s", Quantized, 0, 256, 82)     \
+  X(IQ3_XXS, "iq3_xxs", Quantized, 0, 256, 98) \
+  X(IQ3_S, "iq3_s", Quantized, 0, 256, 110)    \
+  X(IQ1_S, "iq1_s", Quantized, 0, 256, 50)     \
+  X(IQ1_M, "iq1_m", Quantized, 0, 256, 56)     \
+  X(IQ4_NL, "iq4_nl", Quantized, 0, 32, 18)    \
+  X(IQ4_XS, "iq4_xs", Quantized, 0, 256, 136)  \
+  X(TQ1_0, "tq1_0", Quantized, 0, 256, 54)     \
+  X(TQ2_0, "tq2_0", Quantized, 0, 256, 66)     \
+  X(MXFP4, "mxfp4", Quantized, 0, 32, 17)
 
 enum class DType : std::uint8_t {
 #define TESSEL_DTYPE_ENUM(e, name, kind, bits, block, bytes) e,

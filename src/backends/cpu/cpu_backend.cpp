@@ -58,6 +58,14 @@ void CpuBackend::pack_nibbles(const Tensor& dst_packed,
                               const Tensor& src_bytes) const {
   cpu::pack_nibbles(out(dst_packed), in(src_bytes));
 }
+void CpuBackend::dequantize_blocks(const Tensor& dst_f32,
+                                   const Tensor& src_blocks) const {
+  cpu::dequantize_blocks(out(dst_f32), in(src_blocks));
+}
+void CpuBackend::quantize_blocks(const Tensor& dst_blocks,
+                                 const Tensor& src_f32) const {
+  cpu::quantize_blocks(out(dst_blocks), in(src_f32));
+}
 void CpuBackend::write_host_bytes(const Tensor& dst, const void* bytes,
                                   std::int64_t nbytes) const {
   if (nbytes > 0)

@@ -20,6 +20,10 @@ class CpuBackend final : public Backend {
                       const Tensor& src_packed) const override;
   void pack_nibbles(const Tensor& dst_packed,
                     const Tensor& src_bytes) const override;
+  void dequantize_blocks(const Tensor& dst_f32,
+                         const Tensor& src_blocks) const override;
+  void quantize_blocks(const Tensor& dst_blocks,
+                       const Tensor& src_f32) const override;
   void write_host_bytes(const Tensor& dst, const void* bytes,
                         std::int64_t nbytes) const override;
   void fill_uniform(const Tensor& dst, const Generator& gen,

@@ -26,6 +26,11 @@ void fill(const KernelOutput& dst, const Scalar& value);
 void unpack_nibbles(const KernelOutput& dst_bytes,
                     const KernelInput& src_packed);
 void pack_nibbles(const KernelOutput& dst_packed, const KernelInput& src_bytes);
+// quantize.cpp: the block codecs of src/quant over rows, on the pool.
+void dequantize_blocks(const KernelOutput& dst_f32,
+                       const KernelInput& src_blocks);
+void quantize_blocks(const KernelOutput& dst_blocks,
+                     const KernelInput& src_f32);
 
 // Contiguous float `dst`: uniform in [low, high) / normal(mean, std), drawn
 // from counter blocks starting at `first_block` (see Note [random streams]).

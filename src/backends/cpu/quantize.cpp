@@ -1,0 +1,93 @@
+// Block-quantised <-> f32 on the CPU: the codecs of src/quant run over
+// [first, last) ranges of blocks split across the pool. Blocks are
+// independent, so any split gives the same bytes as one thread.
+#include <algorithm>
+
+#include "backends/cpu/kernels.hpp"
+#include "core/check.hpp"
+#include "quant/block_codecs.hpp"
+#include "tessel/core/parallel.hpp"
+
+namespace tessel::cpu {
+
+namespace {
+
+// About 64 KiB of f32 per task: large enough to hide the pool's dispatch.
+constexpr std::int64_t kElementsPerTask = 16384;
+
+// Byte offset, from the storage base, of the first block of row `row` of a
+// block tensor (rows are every index but the last axis', in row-major order).
+std::int64_t row_byte_offset(const KernelInput& t, std::int64_t row) {
+  const auto& tr = dtype_traits(t.dtype());
+  const auto shape = t.shape();
+  const auto strides = t.strides();
+  std::int64_t element = t.storage_offset();
+  for (std::int64_t d = t.rank() - 2; d >= 0; --d) {
+    const std::int64_t extent = shape[static_cast<std::size_t>(d)];
+    element += row % extent * strides[static_cast<std::size_t>(d)];
+    row /= extent;
+  }
+  return element / tr.block_size * tr.block_bytes;
+}
+
+// Runs fn(row, first_block, last_block) over every block of a
+// (rows, blocks_per_row) grid, split across the pool.
+template <class F>
+void for_block_ranges(std::int64_t rows, std::int64_t blocks_per_row,
+                      std::int64_t block_size, F&& fn) {
+  const std::int64_t total = rows * blocks_per_row;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, kElementsPerTask / block_size);
+  parallel_for(0, total, grain, [&](std::int64_t begin, std::int64_t end) {
+    while (begin < end) {
+      const std::int64_t row = begin / blocks_per_row;
+      const std::int64_t first = begin % blocks_per_row;
+      const std::int64_t last = std::min(blocks_per_row, first + (end - begin));
+      fn(row, first, last);
+      begin += last - first;
+    }
+  });
+}
+
+}  // namespace
+
+void dequantize_blocks(const KernelOutput& dst_f32,
+                       const KernelInput& src_blocks) {
+  const auto& tr = dtype_traits(src_blocks.dtype());
+  const quant::BlockCodec* codec = quant::block_codec(src_blocks.dtype());
+  const std::int64_t numel = src_blocks.numel();
+  if (numel == 0) return;
+  const std::int64_t row_len =
+      src_blocks.rank() == 0 ? numel : src_blocks.size(src_blocks.rank() - 1);
+  const std::int64_t rows = numel / row_len;
+  const auto* base =
+      reinterpret_cast<const std::uint8_t*>(src_blocks.storage_base());
+  float* out = dst_f32.data<float>();
+  for_block_ranges(
+      rows, row_len / tr.block_size, tr.block_size,
+      [&](std::int64_t row, std::int64_t first, std::int64_t last) {
+        codec->dequantize(
+            base + row_byte_offset(src_blocks, row) + first * tr.block_bytes,
+            out + row * row_len + first * tr.block_size, last - first);
+      });
+}
+
+void quantize_blocks(const KernelOutput& dst_blocks,
+                     const KernelInput& src_f32) {
+  const auto& tr = dtype_traits(dst_blocks.dtype());
+  const quant::BlockCodec* codec = quant::block_codec(dst_blocks.dtype());
+  const std::int64_t numel = dst_blocks.numel();
+  if (numel == 0) return;
+  const std::int64_t total_blocks = numel / tr.block_size;
+  auto* blocks = reinterpret_cast<std::uint8_t*>(dst_blocks.raw_data());
+  const float* in = src_f32.data<float>();
+  // Contiguous on both sides: one flat run of blocks.
+  for_block_ranges(1, total_blocks, tr.block_size,
+                   [&](std::int64_t, std::int64_t first, std::int64_t last) {
+                     codec->quantize(in + first * tr.block_size,
+                                     blocks + first * tr.block_bytes,
+                                     last - first);
+                   });
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,78 @@
+// The 16-level IQ4 codebook and ggml's search for a 32-value group's scale
+// over it (quantize_row_iq4_nl_impl without an importance matrix): shared by
+// IQ4_NL (one group per block) and IQ4_XS (eight groups per super-block).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace tessel::quant {
+
+// The values a 4-bit IQ4 code stands for, before the scale (ggml's
+// kvalues_iq4nl): non-uniform, denser near zero. Format data.
+inline constexpr std::int8_t kIq4Codebook[16] = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+inline constexpr int kIq4Group = 32;
+
+// ggml's best_index_int8 over kIq4Codebook: the code whose value is nearest
+// x (the lower one on a tie), by bisection. A NaN x gets code 15.
+inline int nearest_iq4_code(float x) {
+  constexpr int n = 16;
+  if (x <= kIq4Codebook[0]) return 0;
+  if (x >= kIq4Codebook[n - 1]) return n - 1;
+  int lo = 0, hi = n - 1;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (x < kIq4Codebook[mid]) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return x - kIq4Codebook[hi - 1] < kIq4Codebook[hi] - x ? hi - 1 : hi;
+}
+
+// The scale of one 32-value group, weights x^2: a least-squares scale for
+// the codes that 1 / d0 = -codebook[0] / max picks (the largest magnitude
+// onto +127), then the best of 15 more tries mapping it onto -127 + itry,
+// by sumqx^2 / sumq2. 0 for a group whose largest magnitude is below 1e-15
+// (ggml's GROUP_MAX_EPS). A NaN stays where ggml's comparisons put it.
+inline float iq4_group_scale(const float* xb) {
+  constexpr float kGroupMaxEps = 1e-15f;
+  constexpr int kScaleTries = 7;  // ggml's ntry
+  float weight[kIq4Group];
+  for (int j = 0; j < kIq4Group; ++j) weight[j] = xb[j] * xb[j];
+  float amax = 0, max = 0;
+  for (int j = 0; j < kIq4Group; ++j) {
+    const float ax = std::fabs(xb[j]);
+    if (ax > amax) {
+      amax = ax;
+      max = xb[j];
+    }
+  }
+  if (amax < kGroupMaxEps) return 0;
+  auto fit = [&](float id, float& sumqx, float& sumq2) {
+    sumqx = sumq2 = 0;
+    for (int j = 0; j < kIq4Group; ++j) {
+      const float q = kIq4Codebook[nearest_iq4_code(id * xb[j])];
+      const float w = weight[j];
+      sumqx += w * q * xb[j];
+      sumq2 += w * q * q;
+    }
+  };
+  float sumqx, sumq2;
+  fit(1 / (-max / kIq4Codebook[0]), sumqx, sumq2);
+  float d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
+  float best = d * sumqx;
+  for (int itry = -kScaleTries; itry <= kScaleTries; ++itry) {
+    fit((itry + kIq4Codebook[0]) / max, sumqx, sumq2);
+    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+      d = sumqx / sumq2;
+      best = d * sumqx;
+    }
+  }
+  return d;
+}
+
+}  // namespace tessel::quant

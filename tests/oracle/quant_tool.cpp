@@ -1,0 +1,60 @@
+// tessel's block codecs for test_quant_ggml.py, through the public API:
+//   quant_tool dequantize TYPE ROWS ROW_LEN IN OUT  (blocks -> f32)
+//   quant_tool quantize TYPE ROWS ROW_LEN IN OUT    (f32 -> blocks)
+// IN and OUT are raw little-endian bytes of a (ROWS, ROW_LEN) tensor. An
+// error prints its code (E2201, ...) on stderr and exits 3.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+
+namespace {
+
+std::vector<char> read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const char* path, const tessel::Tensor& t) {
+  const std::int64_t bytes = tessel::storage_bytes(t.dtype(), t.numel());
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(t.raw_data()), bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    fmt::print(stderr,
+               "usage: quant_tool dequantize|quantize TYPE ROWS ROW_LEN IN "
+               "OUT\n");
+    return 2;
+  }
+  try {
+    const std::string mode = argv[1];
+    const tessel::DType type = tessel::parse_dtype(argv[2]);
+    const tessel::Shape shape{std::stoll(argv[3]), std::stoll(argv[4])};
+    std::vector<char> input = read_file(argv[5]);
+    if (mode == "dequantize") {
+      const tessel::Tensor blocks =
+          tessel::from_blob(input.data(), shape, type);
+      write_file(argv[6], blocks.to(tessel::DType::F32));
+    } else if (mode == "quantize") {
+      const tessel::Tensor values =
+          tessel::from_blob(input.data(), shape, tessel::DType::F32);
+      write_file(argv[6], values.to(type));
+    } else {
+      fmt::print(stderr, "unknown mode {}\n", mode);
+      return 2;
+    }
+  } catch (const tessel::Error& e) {
+    fmt::print(stderr, "{}: {}\n", e.code(), e.message());
+    return 3;
+  }
+  return 0;
+}

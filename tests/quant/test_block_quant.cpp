@@ -1,0 +1,186 @@
+// Block-quantised tensors through the public API: hand-built blocks whose
+// decoded values and encoded bytes are worked out below, conversions through
+// views, the op-level rule that block operands compute in f32 (DESIGN §1
+// rule 4), and the refusals. Bit-exactness against ggml for every type and
+// many inputs is tests/oracle/test_quant_ggml.py's job.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+
+namespace tessel {
+namespace {
+
+std::vector<std::uint8_t> bytes_of(const Tensor& t) {
+  const auto* p = static_cast<const std::uint8_t*>(t.raw_data());
+  return {p, p + storage_bytes(t.dtype(), t.numel())};
+}
+
+Tensor from_bytes(std::vector<std::uint8_t> bytes, Shape shape, DType dtype) {
+  Tensor t = empty(std::move(shape), dtype);
+  std::memcpy(t.mutable_raw_data(), bytes.data(), bytes.size());
+  return t;
+}
+
+std::vector<float> values_of(const Tensor& t) {
+  const Tensor f = t.to(DType::F32).contiguous();
+  const float* p = f.data<float>();
+  return {p, p + f.numel()};
+}
+
+// x_j = (j mod 16) - 8: the largest magnitude is -8, so Q4_0's scale is
+// d = -8 / -8 = 1 and each code is x_j + 8 = j mod 16. Byte j < 16 holds
+// element j (low nibble) and element j + 16 (high): (j | j << 4) = 17 j.
+TEST(BlockQuant, Q4_0EncodesAndDecodesAHandWorkedBlock) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j % 16 - 8);
+  const Tensor q = from_vector(x, {1, 32}).to(DType::Q4_0);
+  const std::vector<std::uint8_t> b = bytes_of(q);
+  ASSERT_EQ(b.size(), 18u);
+  EXPECT_EQ(b[0], 0x00);  // d = 1.0 as f16 0x3C00, little-endian
+  EXPECT_EQ(b[1], 0x3C);
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(b[2 + j], 17 * j) << j;
+  EXPECT_EQ(values_of(q), x);
+}
+
+// max |x| = 127 makes Q8_0's scale exactly 1: codes are the values.
+TEST(BlockQuant, Q8_0StoresIntegersExactlyWhenTheScaleIsOne) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(4 * j - 64);
+  x[0] = -127;
+  const Tensor q = from_vector(x, {32}).to(DType::Q8_0);
+  const std::vector<std::uint8_t> b = bytes_of(q);
+  EXPECT_EQ(b[0], 0x00);
+  EXPECT_EQ(b[1], 0x3C);
+  for (int j = 0; j < 32; ++j) {
+    EXPECT_EQ(static_cast<std::int8_t>(b[2 + j]), static_cast<int>(x[j]));
+  }
+  EXPECT_EQ(values_of(q), x);
+}
+
+// A Q4_K super-block: d = 1, dmin = 0.5, 8 sub-blocks of 32 with 6-bit
+// scales and mins packed in 12 bytes. Bytes 0-3 hold sub-blocks 0-3's scale
+// (2), bytes 4-7 their min (1); bytes 8-11 hold sub-blocks 4-7's scale (low
+// nibble, 3) and min (high nibble, 1), whose top bits would come from the
+// top 2 bits of bytes 0-7 (zero here). Every 4-bit code is 5 (0x55), so
+// sub-blocks 0-3 decode to 1 * 2 * 5 - 0.5 * 1 = 9.5 and 4-7 to
+// 1 * 3 * 5 - 0.5 * 1 = 14.5; elements 0-127 are sub-blocks 0-3 (each
+// 64-element chunk is 32 low nibbles, then 32 high ones).
+TEST(BlockQuant, Q4_KDecodesAHandBuiltSuperBlock) {
+  std::vector<std::uint8_t> b(144, 0x55);
+  b[0] = 0x00, b[1] = 0x3C;  // d = 1
+  b[2] = 0x00, b[3] = 0x38;  // dmin = 0.5
+  for (int i = 0; i < 4; ++i) b[4 + i] = 2;
+  for (int i = 4; i < 8; ++i) b[4 + i] = 1;
+  for (int i = 8; i < 12; ++i) b[4 + i] = 0x13;
+  const std::vector<float> v = values_of(from_bytes(b, {256}, DType::Q4_K));
+  for (int i = 0; i < 256; ++i) {
+    EXPECT_EQ(v[i], i < 128 ? 9.5f : 14.5f) << i;
+  }
+}
+
+// |x - decoded| <= d / 2 from rounding plus |q| |d - f16(d)| <= 127 d 2^-11
+// from storing d in f16: under 0.57 d, with d = max |x| / 127 per block.
+TEST(BlockQuant, Q8_0RoundTripErrorIsBoundedByHalfAStepPerBlock) {
+  Generator gen(3);
+  const Tensor x = randn({8, 256}, gen);
+  const std::vector<float> in = values_of(x);
+  const std::vector<float> out = values_of(x.to(DType::Q8_0));
+  for (std::size_t b = 0; b < in.size(); b += 32) {
+    float amax = 0;
+    for (std::size_t j = b; j < b + 32; ++j)
+      amax = std::max(amax, std::abs(in[j]));
+    const float d = amax / 127;
+    for (std::size_t j = b; j < b + 32; ++j) {
+      EXPECT_LE(std::abs(in[j] - out[j]), 0.57f * d) << j;
+    }
+  }
+}
+
+TEST(BlockQuant, RowViewsStayBlocksAndDecodeLikeTheirRows) {
+  Generator gen(4);
+  const Tensor x = randn({6, 64}, gen);
+  const Tensor q = x.to(DType::Q4_1);
+  const Tensor rows = q.slice(0, 1, 6, 2);  // rows 1, 3, 5: zero-copy
+  EXPECT_EQ(rows.dtype(), DType::Q4_1);
+  EXPECT_TRUE(rows.shares_storage_with(q));
+  const Tensor all = q.to(DType::F32);
+  EXPECT_TRUE(equal(rows.to(DType::F32), all.slice(0, 1, 6, 2).contiguous()));
+  // Whole blocks along the row: the second 32 elements of each row.
+  const Tensor halves = q.slice(1, 32, 64);
+  EXPECT_TRUE(equal(halves.to(DType::F32), all.slice(1, 32, 64).contiguous()));
+  // Copying into a view of whole blocks quantises into it.
+  Tensor target = zeros({6, 64}).to(DType::Q4_1);
+  target.slice(0, 1, 6, 2).copy_(x.slice(0, 1, 6, 2));
+  EXPECT_TRUE(
+      equal(target.slice(0, 1, 6, 2).to(DType::F32), rows.to(DType::F32)));
+  EXPECT_TRUE(equal(target.slice(0, 0, 6, 2).to(DType::F32), zeros({3, 64})));
+}
+
+TEST(BlockQuant, OpsOnBlockOperandsComputeOnTheDequantisedValues) {
+  Generator gen(5);
+  const Tensor x = randn({4, 256}, gen);
+  const Tensor q = x.to(DType::Q6_K);
+  const Tensor f = q.to(DType::F32);
+  const Tensor y = randn({4, 256}, gen);
+  EXPECT_EQ(add(q, y).dtype(), DType::F32);
+  EXPECT_TRUE(equal(add(q, y), add(f, y)));
+  EXPECT_TRUE(equal(exp(q), exp(f)));
+  EXPECT_TRUE(equal(sum(q, {1}), sum(f, {1})));
+  EXPECT_TRUE(equal(max(q), max(f)));
+  EXPECT_TRUE(equal(q.to(DType::BF16), f.to(DType::BF16)));
+  // Requantising goes through f32 too.
+  EXPECT_TRUE(equal(q.to(DType::Q8_0).to(DType::F32),
+                    f.to(DType::Q8_0).to(DType::F32)));
+}
+
+// 127 everywhere: Q8_0's scale is 127 / 127 = 1 and every code 127.
+TEST(BlockQuant, FillQuantisesTheFilledValues) {
+  Tensor q = empty({2, 32}, DType::Q8_0);
+  q.fill_(127);
+  EXPECT_TRUE(equal(q.to(DType::F32), full({2, 32}, 127.0)));
+  EXPECT_EQ(bytes_of(q)[2], 127);
+}
+
+TEST(BlockQuant, RefusalsNameTheProblem) {
+  const Tensor x = zeros({2, 256});
+  // ggml needs an importance matrix for the IQ1/IQ2/IQ3 lattices.
+  try {
+    (void)x.to(DType::IQ2_XXS);
+    FAIL() << "quantising to iq2_xxs should be refused";
+  } catch (const DTypeError& e) {
+    EXPECT_STREQ(e.code(), "E2201");
+    EXPECT_NE(std::string(e.what()).find("importance matrix"),
+              std::string::npos);
+  }
+  // Rows that are not whole blocks, named with their length.
+  Tensor odd = zeros({3, 96});
+  odd.set_name("blk.0.ffn_up.weight");
+  try {
+    (void)odd.to(DType::Q4_K);
+    FAIL() << "rows of 96 are not whole Q4_K blocks";
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.code(), "E2102");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("blk.0.ffn_up.weight"), std::string::npos) << what;
+    EXPECT_NE(what.find("96"), std::string::npos) << what;
+  }
+  // A tensor that is already IQ2 still copies, as blocks, and decodes.
+  Tensor iq = empty({256}, DType::IQ2_XXS);
+  std::memset(iq.mutable_raw_data(), 0, 66);
+  EXPECT_EQ(iq.clone().dtype(), DType::IQ2_XXS);
+  EXPECT_TRUE(equal(iq.to(DType::F32), zeros({256})));
+}
+
+TEST(BlockQuant, MetaTensorsConvertWithoutData) {
+  const Tensor m = empty({4, 512}, DType::F32, Device::meta());
+  const Tensor q = m.to(DType::Q4_K);
+  EXPECT_EQ(q.dtype(), DType::Q4_K);
+  EXPECT_EQ(q.to(DType::F32).shape(), (Shape{4, 512}));
+}
+
+}  // namespace
+}  // namespace tessel
