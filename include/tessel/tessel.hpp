@@ -44,6 +44,7 @@
 #include "tessel/ops/linalg.hpp"
 #include "tessel/ops/norm.hpp"
 #include "tessel/ops/optimizer_update.hpp"
+#include "tessel/ops/quantize.hpp"
 #include "tessel/ops/reduce.hpp"
 #include "tessel/ops/sparse.hpp"
 #include "tessel/ops/symbolic.hpp"

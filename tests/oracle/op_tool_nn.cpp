@@ -60,6 +60,15 @@ AttentionOptions attention_options(const Tensor& mask, const Json& a) {
   return o;
 }
 
+AffineQuantization affine_params(const std::vector<Tensor>& in, const Json& a) {
+  AffineQuantization p;
+  p.scale = in[1];
+  p.zero_point = optional(in, 2);
+  p.axis = a.value("axis", std::int64_t{-1});
+  p.group_size = a.value("group_size", std::int64_t{0});
+  return p;
+}
+
 }  // namespace
 
 void add_nn_ops(std::map<std::string, Op>& m) {
@@ -133,6 +142,35 @@ void add_nn_ops(std::map<std::string, Op>& m) {
   };
   m["swiglu"] = [](const auto& in, const Json&) {
     return one(swiglu(in[0], in[1]));
+  };
+  // Affine quantisation: x, scale[, zero_point] with attrs dtype, axis,
+  // group_size. Packed i4/u4 results come back unpacked (i8/u8) for .npy.
+  m["quantize_affine"] = [](const auto& in, const Json& a) {
+    const Tensor q =
+        quantize_affine(in[0], parse_dtype(a["dtype"].get<std::string>()),
+                        affine_params(in, a));
+    return one(is_packed(q.dtype())
+                   ? q.to(q.dtype() == DType::I4 ? DType::I8 : DType::U8)
+                   : q);
+  };
+  m["dequantize_affine"] = [](const auto& in, const Json& a) {
+    const std::string packed = a.value("packed", std::string());
+    const Tensor q = packed.empty() ? in[0] : in[0].to(parse_dtype(packed));
+    return one(dequantize_affine(q, affine_params(in, a)));
+  };
+  // The chosen scale and zero point (0s when symmetric and signed).
+  m["choose_affine"] = [](const auto& in, const Json& a) {
+    AffineChoice c;
+    c.symmetric = a.value("symmetric", true);
+    c.per_channel = a.value("per_channel", false);
+    c.axis = a.value("axis", std::int64_t{-1});
+    c.group_size = a.value("group_size", std::int64_t{0});
+    const AffineQuantization p = choose_affine_quantization(
+        in[0], parse_dtype(a["dtype"].get<std::string>()), c);
+    const Tensor zp = p.zero_point.defined()
+                          ? p.zero_point
+                          : zeros(p.scale.shape(), DType::I32);
+    return std::vector<Tensor>{p.scale, zp};
   };
   m["linear"] = [](const auto& in, const Json&) {
     return one(linear(in[0], in[1], optional(in, 2)));

@@ -7,8 +7,11 @@ grouped-query heads, query length != key length (KV cache) and softcap;
 RoPE in both styles with large positions and partial rotary dims; swiglu
 and silu_backward (aten's) element-wise; the fused backward passes of
 layer and RMS norm and the
-gradients of every f32 attention case against PyTorch's autograd. Fixed
-seed; one op_tool process runs every case.
+gradients of every f32 attention case against PyTorch's autograd; affine
+quantisation against quantize_per_tensor / quantize_per_channel (exact
+codes: round half to even, clamping), the MinMax observers' scales and zero
+points (exact), and NumPy's formula for int4/uint4/int16 per group and for
+dequantisation. Fixed seed; one op_tool process runs every case.
 
 The reference is PyTorch in f64 on the same (f32 or bf16-exact) inputs.
 Tolerances, per output element:
@@ -378,6 +381,85 @@ def main():
             x = normal(b, h, s, d)
             pos = positions
         batch.add("rope", attrs, [x, pos], lambda xx, pp, a=attrs: rope_ref(xx, pp, a), "close")
+
+    # ---- affine quantisation: PyTorch's quantize_per_tensor/per_channel
+    # (rounding half to even, clamping) and its MinMax observers, NumPy's
+    # formula for what PyTorch lacks (int4/uint4, int16, groups) ----
+    def q_np(x, s, zp, lo, hi):  # in f32, as tessel and ONNX compute
+        return np.clip(np.round(x.astype(np.float32) / s) + zp.astype(np.float32), lo, hi)
+
+    qtypes = {"i8": (torch.qint8, -128, 127, np.int8), "u8": (torch.quint8, 0, 255, np.uint8)}
+    for case in range(8):
+        name = ["i8", "u8"][case % 2]
+        tq, lo, hi, npt = qtypes[name]
+        x = normal(3, 40) * [1, 4, 30, 0.01][case % 4]
+        x[0, :4] = [np.nan, np.inf, -np.inf, 0.5] if case == 0 else x[0, :4]
+        scale = np.float32(RNG.uniform(0.01, 0.2))
+        zp = int(RNG.integers(lo // 4, hi // 4 + 1)) if case % 4 != 1 else 0
+        def per_tensor(xx, ss, zz, tq=tq, lo=lo, hi=hi):
+            t = torch.from_numpy(np.nan_to_num(xx, nan=0.0))  # torch has no NaN rule
+            want = torch.quantize_per_tensor(t, float(ss), int(zz), tq).int_repr().numpy()
+            want = want.astype(np.float64)
+            # tessel's rules where PyTorch's result is undefined behaviour
+            # (nearbyint of NaN/Inf cast to int): NaN quantises to the zero
+            # point, +-Inf saturate (ONNX's saturate).
+            want[np.isnan(xx)] = zz
+            want[np.isposinf(xx)] = hi
+            want[np.isneginf(xx)] = lo
+            return [(want, None)]
+        batch.add("quantize_affine", {"dtype": name},
+                  [x, np.array([scale], np.float32), np.array([zp], np.int32)],
+                  per_tensor, "exact")
+        # Per channel along axis 0 and 1.
+        axis = case % 2
+        scales = RNG.uniform(0.01, 0.2, x.shape[axis]).astype(np.float32)
+        zps = RNG.integers(lo // 4, hi // 4 + 1, x.shape[axis]).astype(np.int32)
+        xc = np.nan_to_num(x, nan=0.0, posinf=1e6, neginf=-1e6)
+        batch.add("quantize_affine", {"dtype": name, "axis": axis},
+                  [xc, scales, zps],
+                  lambda xx, ss, zz, tq=tq, axis=axis: [(torch.quantize_per_channel(
+                      torch.from_numpy(xx), torch.from_numpy(ss.astype(np.float64)),
+                      torch.from_numpy(zz.astype(np.int64)), axis, tq).int_repr().numpy()
+                      .astype(np.float64), None)], "exact")
+    # int4 / uint4 / int16 per group along the last axis, and back.
+    for name, lo, hi in [("i4", -8, 7), ("u4", 0, 15), ("i16", -32768, 32767)]:
+        x = normal(4, 64) * 3
+        g = 16
+        scales = RNG.uniform(0.05, 0.5, (4, 64 // g)).astype(np.float32)
+        zps = RNG.integers(lo // 2, hi // 2 + 1, (4, 64 // g)).astype(np.int32)
+        full_s, full_z = np.repeat(scales, g, axis=1), np.repeat(zps, g, axis=1)
+        batch.add("quantize_affine", {"dtype": name, "group_size": g, "axis": -1},
+                  [x, scales, zps],
+                  lambda xx, ss, zz, fs=full_s, fz=full_z, lo=lo, hi=hi:
+                  [(q_np(xx, fs, fz, lo, hi), None)], "exact")
+        q = q_np(x, full_s, full_z, lo, hi).astype(np.int16 if name == "i16" else
+                                                    np.int8 if name == "i4" else np.uint8)
+        attrs = {"group_size": g, "axis": -1}
+        if name != "i16":
+            attrs["packed"] = name
+        batch.add("dequantize_affine", attrs, [q, scales, zps],
+                  lambda qq, ss, zz, fs=full_s, fz=full_z:
+                  [(((qq.astype(np.float32) - fz.astype(np.float32)) * fs).astype(np.float64),
+                    None)], "exact")
+    # The observers' scales and zero points.
+    obs = torch.ao.quantization
+    for case in range(4):
+        x = normal(6, 32) * [1, 5, 0.1, 2][case] + [0, 1, 0, -3][case]
+        symmetric = case % 2 == 0
+        per_channel = case >= 2
+        scheme = ((torch.per_channel_symmetric if symmetric else torch.per_channel_affine)
+                  if per_channel else
+                  (torch.per_tensor_symmetric if symmetric else torch.per_tensor_affine))
+        def observed(xx, symmetric=symmetric, per_channel=per_channel, scheme=scheme):
+            o = (obs.PerChannelMinMaxObserver(ch_axis=0, dtype=torch.qint8, qscheme=scheme)
+                 if per_channel else obs.MinMaxObserver(dtype=torch.qint8, qscheme=scheme))
+            o(torch.from_numpy(xx))
+            s, z = o.calculate_qparams()
+            return [(s.numpy().astype(np.float32).astype(np.float64).reshape(-1 if per_channel else ()), None),
+                    (z.numpy().astype(np.float64).reshape(-1 if per_channel else ()), None)]
+        batch.add("choose_affine", {"dtype": "i8", "symmetric": symmetric,
+                                    "per_channel": per_channel, "axis": 0},
+                  [x], observed, "exact", outputs=2)
 
     # ---- run tessel ----
     spec_file = os.path.join(batch.dir, "batch.json")
