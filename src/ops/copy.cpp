@@ -85,11 +85,10 @@ void copy_same_shape(const Tensor& dst, const Tensor& src,
       backend.copy_cast(block_bytes_view(dst), block_bytes_view(blocks), false);
     }
   } else if (is_block_quantized(src.dtype())) {
-    const Tensor values = as_f32(src, options);
     if (dst.dtype() == DType::F32 && dst.is_contiguous()) {
-      backend.copy_cast(dst, values, options.saturate);
+      backend.dequantize_blocks(dst, src);  // straight into place
     } else {
-      copy_same_shape(dst, values, options);
+      copy_same_shape(dst, as_f32(src, options), options);
     }
   } else if (is_packed(dst.dtype())) {
     const Tensor bytes =

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "quant/scalars.hpp"
+
 namespace tessel::quant {
 
 // The values a 4-bit IQ4 code stands for, before the scale (ggml's
@@ -43,14 +45,7 @@ inline float iq4_group_scale(const float* xb) {
   constexpr int kScaleTries = 7;  // ggml's ntry
   float weight[kIq4Group];
   for (int j = 0; j < kIq4Group; ++j) weight[j] = xb[j] * xb[j];
-  float amax = 0, max = 0;
-  for (int j = 0; j < kIq4Group; ++j) {
-    const float ax = std::fabs(xb[j]);
-    if (ax > amax) {
-      amax = ax;
-      max = xb[j];
-    }
-  }
+  const auto [amax, max] = signed_absmax(xb, kIq4Group);
   if (amax < kGroupMaxEps) return 0;
   auto fit = [&](float id, float& sumqx, float& sumq2) {
     sumqx = sumq2 = 0;

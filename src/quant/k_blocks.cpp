@@ -149,15 +149,7 @@ int q3k_scale(int j, const std::uint8_t* s) {
 // keeping one only if it strictly improves the least-squares fit (compared
 // cross-multiplied, as ggml does). L gets l + nmax.
 float search_symmetric_scale(const float* x, int n, int nmax, std::int8_t* L) {
-  float max = 0;
-  float amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  const auto [amax, max] = signed_absmax(x, n);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, std::int8_t{0});
     return 0.f;
@@ -202,15 +194,7 @@ float search_symmetric_scale(const float* x, int n, int nmax, std::int8_t* L) {
 // weights). L gets l + nmax.
 float search_symmetric_scale_q3(const float* x, int n, int nmax,
                                 std::int8_t* L) {
-  float max = 0;
-  float amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  const auto [amax, max] = signed_absmax(x, n);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, std::int8_t{0});
     return 0.f;
@@ -627,15 +611,28 @@ void quantize_q5_k_block(const float* x, std::uint8_t* b) {
 
 void dequantize_q6_k_block(const std::uint8_t* b, float* y) {
   const float d = load_f16(b + q6k::kD);
-  for (int e = 0; e < kSuperBlock; ++e) {
-    const int h = e / 128, t = (e % 128) / 32, l = e % 32;
-    const int lo =
-        (b[q6k::kQl + 64 * h + 32 * (t & 1) + l] >> (4 * (t / 2))) & 0xF;
-    const int hi = (b[q6k::kQh + 32 * h + l] >> (2 * t)) & 3;
-    const auto sc = static_cast<std::int8_t>(b[q6k::kScales + e / 16]);
-    // (d * scale) * code, in that order.
-    y[e] =
-        d * static_cast<float>(sc) * static_cast<float>((lo | (hi << 4)) - 32);
+  // Element e = 128 h + 32 t + l; its sub-block e / 16 = 8 h + 2 t + l / 16.
+  // Looping that way keeps the byte arithmetic out of the inner loop, which
+  // the compiler then vectorises.
+  for (int h = 0; h < 2; ++h) {
+    const std::uint8_t* ql = b + q6k::kQl + 64 * h;
+    const std::uint8_t* qh = b + q6k::kQh + 32 * h;
+    for (int t = 0; t < 4; ++t) {
+      const std::uint8_t* low = ql + 32 * (t & 1);
+      const int low_shift = 4 * (t / 2), high_shift = 2 * t;
+      for (int half = 0; half < 2; ++half) {
+        const auto sc =
+            static_cast<std::int8_t>(b[q6k::kScales + 8 * h + 2 * t + half]);
+        // (d * scale) * code, the reference's order.
+        const float ds = d * static_cast<float>(sc);
+        float* out = y + 128 * h + 32 * t + 16 * half;
+        for (int l = 16 * half; l < 16 * half + 16; ++l) {
+          const int lo = (low[l] >> low_shift) & 0xF;
+          const int hi = (qh[l] >> high_shift) & 3;
+          out[l - 16 * half] = ds * static_cast<float>((lo | (hi << 4)) - 32);
+        }
+      }
+    }
   }
 }
 
@@ -701,15 +698,7 @@ void dequantize_q8_k_block(const std::uint8_t* b, float* y) {
 }
 
 void quantize_q8_k_block(const float* x, std::uint8_t* b) {
-  float max = 0;
-  float amax = 0;
-  for (int e = 0; e < kSuperBlock; ++e) {
-    const float ax = std::fabs(x[e]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[e];
-    }
-  }
+  const auto [amax, max] = signed_absmax(x, kSuperBlock);
   if (amax == 0) {
     // ggml leaves bsums as they were here; we write their true value, 0.
     std::fill(b, b + q8k::kBytes, std::uint8_t{0});

@@ -47,23 +47,6 @@ int ternary_digit(float v) {
   return static_cast<int>(static_cast<std::int64_t>(r) + 1);
 }
 
-// The value of largest magnitude in x[0, n) (the first one on ties), and
-// that magnitude: the symmetric types' scale comes from it with its sign.
-struct SignedMax {
-  float amax = 0.0f;
-  float max = 0.0f;
-};
-SignedMax signed_absmax(const float* x, int n) {
-  SignedMax m;
-  for (int j = 0; j < n; ++j) {
-    if (m.amax < std::fabs(x[j])) {
-      m.amax = std::fabs(x[j]);
-      m.max = x[j];
-    }
-  }
-  return m;
-}
-
 // max |x| over x[0, n) as ggml's MAX(amax, fabsf(v)) macro computes it
 // (a > b ? a : b): a NaN is taken, then dropped by the next element, so only
 // a NaN in the last position survives into the scale.

@@ -67,6 +67,25 @@ inline float f32_from_e8m0_half(std::uint8_t x) {
                                     : static_cast<std::uint32_t>(x - 1) << 23);
 }
 
+// The value of largest magnitude in x[0, n) (the first on ties) and that
+// magnitude, found by ggml's `if (amax < |x|)` scan: a NaN never wins.
+// The symmetric types' scales come from `max` with its sign.
+struct SignedMax {
+  float amax = 0.0f;
+  float max = 0.0f;
+};
+inline SignedMax signed_absmax(const float* x, int n) {
+  SignedMax m;
+  for (int j = 0; j < n; ++j) {
+    const float ax = std::fabs(x[j]);
+    if (m.amax < ax) {
+      m.amax = ax;
+      m.max = x[j];
+    }
+  }
+  return m;
+}
+
 // Little-endian loads and stores of the blocks' multi-byte fields (GGUF is
 // little-endian; these compile to plain moves on little-endian hosts).
 inline std::uint16_t load_u16(const std::uint8_t* p) {

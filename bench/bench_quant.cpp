@@ -1,0 +1,183 @@
+// Issue 13's speed targets, tessel and ggml (the ggml of llama-cpp-python,
+// bench/ggml_peer.hpp) in one binary on the same 4096 x 4096 weights:
+//   BM_Dequantize/T/{tessel,ggml}/threads: blocks -> f32, GB/s of bytes
+//     read + written, to hold against BM_StreamCopy (same units);
+//   BM_Quantize/T/{tessel,ggml}/threads: f32 -> blocks;
+//   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (the
+//     peer rotates through copies larger than L3; tessel through as many
+//     tensors), M = 16 and 512 warm.
+// bench/compare_quant.py turns the JSON into the ratio table.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "ceilings.hpp"
+#include "ggml_peer.hpp"
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+
+constexpr std::int64_t kN = 4096, kK = 4096;
+// Enough copies of a 4096 x 4096 Q4_K matrix (9.4 MB) to exceed four
+// times a 32 MiB L3.
+constexpr int kColdCopies = 16;
+
+struct Type {
+  const char* name;
+  DType dtype;
+  ggml_type ggml;
+};
+constexpr Type kTypes[] = {
+    {"q4_0", DType::Q4_0, GGML_TYPE_Q4_0},
+    {"q8_0", DType::Q8_0, GGML_TYPE_Q8_0},
+    {"q4_k", DType::Q4_K, GGML_TYPE_Q4_K},
+    {"q5_k", DType::Q5_K, GGML_TYPE_Q5_K},
+    {"q6_k", DType::Q6_K, GGML_TYPE_Q6_K},
+    {"iq4_xs", DType::IQ4_XS, GGML_TYPE_IQ4_XS},
+};
+
+const Tensor& weights_f32() {
+  static const Tensor w = [] {
+    Generator gen(13);
+    return mul(randn({kN, kK}, gen), 0.02);
+  }();
+  return w;
+}
+
+void report_bytes(benchmark::State& state, std::int64_t per_iteration) {
+  state.SetBytesProcessed(state.iterations() * per_iteration);
+}
+
+// Runs the benchmark body with the pool at `threads`, restoring it after.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(get_num_threads()) {
+    set_num_threads(threads);
+  }
+  ~ThreadScope() { set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+void BM_DequantizeTessel(benchmark::State& state, Type t) {
+  ThreadScope scope(static_cast<int>(state.range(0)));
+  const Tensor q = weights_f32().to(t.dtype);
+  Tensor out = empty({kN, kK});
+  for (auto _ : state) {
+    out.copy_(q);
+    benchmark::ClobberMemory();
+  }
+  report_bytes(state, q.nbytes() + out.nbytes());
+}
+
+void BM_DequantizeGgml(benchmark::State& state, Type t) {
+  const auto w = bench::GgmlWeights::quantize(
+      t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
+  std::vector<float> out(static_cast<std::size_t>(kN * kK));
+  for (auto _ : state) {
+    bench::ggml_dequantize(t.ggml, w.bytes.data(), out.data(), kN, kK,
+                           static_cast<int>(state.range(0)));
+    benchmark::ClobberMemory();
+  }
+  report_bytes(state, static_cast<std::int64_t>(w.bytes.size()) + kN * kK * 4);
+}
+
+void BM_QuantizeTessel(benchmark::State& state, Type t) {
+  ThreadScope scope(static_cast<int>(state.range(0)));
+  Tensor q = empty({kN, kK}, t.dtype);
+  for (auto _ : state) {
+    q.copy_(weights_f32());
+    benchmark::ClobberMemory();
+  }
+  report_bytes(state, kN * kK * 4);
+}
+
+void BM_QuantizeGgml(benchmark::State& state, Type t) {
+  for (auto _ : state) {
+    auto w = bench::GgmlWeights::quantize(t.ggml, kN, kK,
+                                          weights_f32().const_data<float>(),
+                                          static_cast<int>(state.range(0)));
+    benchmark::DoNotOptimize(w.bytes.data());
+  }
+  report_bytes(state, kN * kK * 4);
+}
+
+void BM_LinearTessel(benchmark::State& state, Type t) {
+  const std::int64_t m = state.range(0);
+  const int copies = m == 1 ? kColdCopies : 1;
+  std::vector<Tensor> w;
+  for (int c = 0; c < copies; ++c) {
+    // Rows rotated per copy, so that no two copies share page contents.
+    w.push_back(roll(weights_f32(), {c}, {0}).to(t.dtype));
+  }
+  Generator gen(1);
+  const Tensor x = randn({m, kK}, gen);
+  int next = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(linear(x, w[next]).raw_data());
+    next = (next + 1) % copies;
+  }
+  report_bytes(state, w[0].nbytes());
+}
+
+void BM_LinearGgml(benchmark::State& state, Type t) {
+  const std::int64_t m = state.range(0);
+  const auto w = bench::GgmlWeights::quantize(
+      t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
+  Generator gen(1);
+  const Tensor x = randn({m, kK}, gen);
+  bench::GgmlMatmulOptions options;
+  options.copies = m == 1 ? kColdCopies : 1;
+  // llama.cpp's default path repacks the types it has layouts for.
+  options.repack = true;
+  bench::GgmlMatmul mm(w, x.const_data<float>(), m, get_num_threads(), options);
+  for (auto _ : state) mm.run();
+  report_bytes(state, static_cast<std::int64_t>(mm.weight_bytes()));
+}
+
+void register_all() {
+  const int all = get_num_threads();
+  for (const Type& t : kTypes) {
+    const std::string n = t.name;
+    for (auto [label, fn] : {std::pair{"tessel", &BM_DequantizeTessel},
+                             {"ggml", &BM_DequantizeGgml}}) {
+      benchmark::RegisterBenchmark(("BM_Dequantize/" + n + "/" + label).c_str(),
+                                   fn, t)
+          ->Arg(all)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    for (auto [label, fn] : {std::pair{"tessel", &BM_QuantizeTessel},
+                             {"ggml", &BM_QuantizeGgml}}) {
+      benchmark::RegisterBenchmark(("BM_Quantize/" + n + "/" + label).c_str(),
+                                   fn, t)
+          ->Arg(1)
+          ->Arg(all)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    for (auto [label, fn] :
+         {std::pair{"tessel", &BM_LinearTessel}, {"ggml", &BM_LinearGgml}}) {
+      benchmark::RegisterBenchmark(("BM_Linear/" + n + "/" + label).c_str(), fn,
+                                   t)
+          ->Arg(1)
+          ->Arg(16)
+          ->Arg(512)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,85 @@
+"""Issue 13's speed targets, tessel against ggml (llama-cpp-python's) in one
+run of bench_quant, printed as ratios (tessel / ggml throughput, so > 1 means
+tessel is faster) and as fractions of this machine's ceilings measured in the
+same binary:
+
+- dequantise to f32: GB/s of bytes read + written, against BM_StreamCopy
+  (memcpy of 64 MiB, counted the same way); target >= 85%;
+- quantise f32 -> block type: >= 1.0x ggml_quantize_chunk on one thread, and
+  the all-thread rate for scaling (ggml's split over std::threads);
+- y = x W^T with W 4096 x 4096: M = 1 over cold weights as GB/s of weight
+  bytes against BM_StreamRead (target >= 85%) and ggml (>= 1.0x, aim 1.2x
+  for Q4_K and Q8_0); M = 16 and 512 against ggml (>= 1.0x). ggml runs
+  llama.cpp's default path (the repacked layouts for Q4_0 and Q4_K).
+
+Usage: compare_quant.py BUILD/bench/bench_quant [--rounds N] [--types q4_k,...]
+Each round runs the whole binary; per benchmark the fastest round counts
+(other processes on the machine only ever add time). Time it on an idle
+machine: ggml's OpenMP threads spin, and a busy second core collapses them.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import run_benchmarks  # noqa: E402
+
+TYPES = ["q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "iq4_xs"]
+
+
+def best(tool, pattern, rounds, min_time):
+    out = {}
+    for _ in range(rounds):
+        for name, e in run_benchmarks(tool, pattern, min_time=min_time).items():
+            if name not in out or e["real_time"] < out[name]["real_time"]:
+                out[name] = e
+    return out
+
+
+def gbps(e):
+    return e["bytes_per_second"] / 1e9 if e else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--types", default=",".join(TYPES))
+    ap.add_argument("--min-time", type=float, default=0.3)
+    args = ap.parse_args()
+    types = args.types.split(",")
+    pattern = "BM_Stream(Copy|Read)|BM_(Dequantize|Quantize|Linear)/(" + "|".join(types) + ")/"
+    r = best(args.tool, pattern, args.rounds, args.min_time)
+    copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
+    print(f"ceilings: STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s\n")
+
+    def ratio(a, b):
+        return f"{gbps(a) / gbps(b):.2f}x" if a and b else "-"
+
+    def get(kind, t, who, arg):
+        return r.get(f"BM_{kind}/{t}/{who}/{arg}")
+
+    threads = max(int(k.rsplit("/", 1)[1]) for k in r if k.startswith("BM_Dequantize/"))
+    print("| type | dequantise GB/s tessel / ggml | of STREAM copy | ratio | "
+          "quantise 1 thread ratio | all threads ratio | tessel scaling |")
+    print("|---|---|---|---|---|---|---|")
+    for t in types:
+        dt, dg = get("Dequantize", t, "tessel", threads), get("Dequantize", t, "ggml", threads)
+        q1t, q1g = get("Quantize", t, "tessel", 1), get("Quantize", t, "ggml", 1)
+        qat, qag = get("Quantize", t, "tessel", threads), get("Quantize", t, "ggml", threads)
+        scaling = f"{gbps(qat) / gbps(q1t):.2f}x" if qat and q1t else "-"
+        print(f"| {t} | {gbps(dt):.1f} / {gbps(dg):.1f} | {gbps(dt) / copy:.0%} | {ratio(dt, dg)} | "
+              f"{ratio(q1t, q1g)} | {ratio(qat, qag)} | {scaling} |")
+    print()
+    print("| type | M=1 GB/s tessel / ggml | of STREAM read | ratio | M=16 ratio | M=512 ratio |")
+    print("|---|---|---|---|---|---|")
+    for t in types:
+        l1t, l1g = get("Linear", t, "tessel", 1), get("Linear", t, "ggml", 1)
+        print(f"| {t} | {gbps(l1t):.2f} / {gbps(l1g):.2f} | {gbps(l1t) / read:.0%} | "
+              f"{ratio(l1t, l1g)} | {ratio(get('Linear', t, 'tessel', 16), get('Linear', t, 'ggml', 16))} | "
+              f"{ratio(get('Linear', t, 'tessel', 512), get('Linear', t, 'ggml', 512))} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
