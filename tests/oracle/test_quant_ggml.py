@@ -7,8 +7,8 @@ runs) the quantiser, and `from_float_ref` for Q8_1 and Q8_K, which
 ggml_quantize_chunk does not take (Q8_K's exported functions stand in for
 its missing traits; ggml never decodes Q8_1, whose decode d * q is
 computed in NumPy). Dequantisation must be bit-identical (where ggml gives a
-NaN, tessel must too; see differing()) on random block bytes (every code, and f16 scales that are NaN, Inf, subnormal
-or huge), on all-zero and all-0xFF blocks and on blocks ggml quantised;
+NaN, tessel must too; see differing()) on random block bytes (every code,
+and f16 scales that are NaN, Inf, subnormal or huge), on all-zero and all-0xFF blocks and on blocks ggml quantised;
 quantisation must give identical bytes on normal data at several scales,
 exact ties, zeros, one huge value, subnormals, constant rows and NaN/Inf
 (ggml's result there comes from its comparisons and x86-64's conversions;
