@@ -122,12 +122,6 @@ Tensor Tensor::to(DType target, CastOptions options) const {
   if (target == dtype()) return *this;
   ops::check_operand("to", *this);
   check_castable(*this, target, "to");
-  // Dequantising to f32 writes the result directly.
-  if (is_block_quantized(dtype()) && target == DType::F32) {
-    Tensor out = empty(shape(), target, device());
-    if (numel() > 0) ops::backend_of(out).dequantize_blocks(out, *this);
-    return out;
-  }
   Tensor out = empty(shape(), target, device());
   if (numel() > 0) copy_same_shape(out, *this, options);
   return out;

@@ -143,11 +143,9 @@ Tensor quantize_affine(const Tensor& x, DType dtype,
   const DType cd = compute_dtype_for(x.dtype());
   const Tensor s = spread(p.scale, x.shape(), p, axis).to(cd);
   Tensor q = round(div(x.to(cd), s));
+  q = where(isnan(q), Scalar(0.0), q);  // NaN lands on the zero point
   if (p.zero_point.defined()) {
-    const Tensor zp = spread(p.zero_point, x.shape(), p, axis).to(cd);
-    q = add(where(isnan(q), Scalar(0.0), q), zp);
-  } else {
-    q = where(isnan(q), Scalar(0.0), q);
+    q = add(q, spread(p.zero_point, x.shape(), p, axis).to(cd));
   }
   return clip(q, Scalar(r.min), Scalar(r.max)).to(dtype);
 }

@@ -416,16 +416,11 @@ void dequantize_q3_k_block(const std::uint8_t* b, float* y) {
 void quantize_q3_k_block(const float* x, std::uint8_t* b) {
   std::int8_t L[kSuperBlock];
   float scales[16];
-  float max_scale = 0;  // the signed scale of largest magnitude
-  float amax = 0;
   for (int j = 0; j < 16; ++j) {
     scales[j] = search_symmetric_scale_q3(x + 16 * j, 16, 4, L + 16 * j);
-    const float scale = std::fabs(scales[j]);
-    if (scale > amax) {
-      amax = scale;
-      max_scale = scales[j];
-    }
   }
+  // The signed scale of largest magnitude.
+  const auto [amax, max_scale] = signed_absmax(scales, 16);
 
   std::uint8_t* sc = b + q3k::kScales;
   std::fill(sc, sc + 12, std::uint8_t{0});
@@ -639,16 +634,11 @@ void dequantize_q6_k_block(const std::uint8_t* b, float* y) {
 void quantize_q6_k_block(const float* x, std::uint8_t* b) {
   std::int8_t L[kSuperBlock];
   float scales[16];
-  float max_scale = 0;  // the signed scale of largest magnitude
-  float max_abs_scale = 0;
   for (int j = 0; j < 16; ++j) {
     scales[j] = search_symmetric_scale(x + 16 * j, 16, 32, L + 16 * j);
-    const float abs_scale = std::fabs(scales[j]);
-    if (abs_scale > max_abs_scale) {
-      max_abs_scale = abs_scale;
-      max_scale = scales[j];
-    }
   }
+  // The signed scale of largest magnitude.
+  const auto [max_abs_scale, max_scale] = signed_absmax(scales, 16);
   if (max_abs_scale < kGroupMaxEps) {
     std::fill(b, b + q6k::kBytes, std::uint8_t{0});  // d = +0 too
     return;

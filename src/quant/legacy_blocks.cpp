@@ -244,6 +244,13 @@ std::int8_t q8_code(float v) {
   return static_cast<std::int8_t>(low_byte_of_truncation(std::round(v)));
 }
 
+// Q8_0 / Q8_1 decode: 32 int8 codes times d.
+void decode_int8_codes(const std::uint8_t* qs, float d, float* y) {
+  for (int j = 0; j < kQk; ++j) {
+    y[j] = static_cast<float>(static_cast<std::int8_t>(qs[j])) * d;
+  }
+}
+
 // ---- Q8_0: [f16 d][32 x i8], x = q * d ----
 namespace q8_0 {
 constexpr int kElements = kQk;
@@ -252,10 +259,7 @@ constexpr int kD = 0;
 constexpr int kQs = 2;
 
 void decode(const std::uint8_t* b, float* y) {
-  const float d = load_f16(b + kD);
-  for (int j = 0; j < kQk; ++j) {
-    y[j] = static_cast<float>(static_cast<std::int8_t>(b[kQs + j])) * d;
-  }
+  decode_int8_codes(b + kQs, load_f16(b + kD), y);
 }
 
 void encode(const float* x, std::uint8_t* b) {
@@ -279,10 +283,7 @@ constexpr int kS = 2;
 constexpr int kQs = 4;
 
 void decode(const std::uint8_t* b, float* y) {
-  const float d = load_f16(b + kD);
-  for (int j = 0; j < kQk; ++j) {
-    y[j] = static_cast<float>(static_cast<std::int8_t>(b[kQs + j])) * d;
-  }
+  decode_int8_codes(b + kQs, load_f16(b + kD), y);
 }
 
 void encode(const float* x, std::uint8_t* b) {
