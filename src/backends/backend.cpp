@@ -106,6 +106,10 @@ void Backend::matmul(const Tensor&, const Tensor&, const Tensor*,
                      const Tensor&) const {
   missing("matmul");
 }
+void Backend::quantized_linear(const Tensor&, const Tensor&, const Tensor*,
+                               const Tensor&) const {
+  missing("quantized_linear");
+}
 void Backend::convolution(const Tensor&, const Tensor&, const Tensor&,
                           const Tensor&, const ConvGeometry&, bool) const {
   missing("convolution");

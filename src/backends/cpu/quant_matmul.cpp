@@ -1,0 +1,112 @@
+// x @ W^T for block-quantised weights W (N, K): the engine choice of the
+// CPU backend (Note [backend seam]), chosen by measurement
+// (docs/quantisation.md, BENCHMARKS.md):
+//  - few activation rows, a type with an integer kernel: ggml's algorithm,
+//    activations quantised to 8-bit blocks once and integer dot products
+//    against the weight blocks as stored (simd/quant_dot_simd.hpp). The
+//    weights stream through once, so this runs at the memory limit.
+//  - many rows, or a type without one: a tile of weight rows dequantised
+//    to f32 in a per-thread buffer, then oneDNN's sgemm on the tile. The
+//    dequantisation is paid once per weight and the GEMM runs at its
+//    compute rate; W is never expanded in memory as a whole.
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/onednn.hpp"
+#include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "quant/block_codecs.hpp"
+#include "tessel/core/parallel.hpp"
+
+namespace tessel {
+
+namespace {
+
+// Up to this many activation rows the integer kernels beat dequantise-and-
+// GEMM on every type measured (BENCHMARKS.md, bench_quant's M sweep).
+constexpr std::int64_t kMaxIntegerRows = 32;
+// Weight rows dequantised per sgemm call: 64 rows of K = 4096 are 1 MiB
+// of f32, which stays in cache while the GEMM reads it M times.
+constexpr std::int64_t kTileRows = 64;
+
+struct WeightRows {
+  const std::uint8_t* base;  // row 0's first block
+  std::size_t row_bytes;     // distance between rows
+};
+
+WeightRows weight_rows(const KernelInput& w) {
+  const auto& tr = dtype_traits(w.dtype());
+  const auto* storage = reinterpret_cast<const std::uint8_t*>(w.storage_base());
+  const std::int64_t row_stride = w.shape()[0] > 1 ? w.strides()[0] : 0;
+  return {
+      storage + w.storage_offset() / tr.block_size * tr.block_bytes,
+      static_cast<std::size_t>(row_stride / tr.block_size * tr.block_bytes)};
+}
+
+void add_bias_rows(float* out, std::int64_t m, std::int64_t n,
+                   const float* bias) {
+  parallel_for(0, m,
+               std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(n, 1)),
+               [&](std::int64_t lo, std::int64_t hi) {
+                 for (std::int64_t r = lo; r < hi; ++r) {
+                   float* row = out + r * n;
+                   for (std::int64_t j = 0; j < n; ++j) row[j] += bias[j];
+                 }
+               });
+}
+
+void integer_path(const float* x, const WeightRows& w, DType w_dtype,
+                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+  const cpu::simd::ActivationBlocks kind =
+      cpu::simd::activation_blocks(w_dtype);
+  const std::size_t act_bytes = cpu::simd::activation_row_bytes(kind, k);
+  std::vector<std::uint8_t> act(act_bytes * static_cast<std::size_t>(m));
+  parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {
+    cpu::simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
+                                    act.data() + lo * act_bytes);
+  });
+  // Groups of 16 rows: whole groups of four for the kernels, and enough
+  // groups for the pool to balance.
+  parallel_for(0, n, 16, [&](std::int64_t lo, std::int64_t hi) {
+    cpu::simd::quant_dot_rows(w_dtype, w.base + lo * w.row_bytes, w.row_bytes,
+                              hi - lo, act.data(), m, k, out + lo, n);
+  });
+}
+
+void tile_path(const float* x, const WeightRows& w, DType w_dtype,
+               std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+  const auto& tr = dtype_traits(w_dtype);
+  const quant::BlockCodec* codec = quant::block_codec(w_dtype);
+  parallel_for(0, n, kTileRows, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<float> tile(static_cast<std::size_t>(kTileRows * k));
+    for (std::int64_t r0 = lo; r0 < hi; r0 += kTileRows) {
+      const std::int64_t rows = std::min(kTileRows, hi - r0);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        codec->dequantize(w.base + (r0 + r) * w.row_bytes, tile.data() + r * k,
+                          k / tr.block_size);
+      }
+      // Inside the pool's region sgemm runs on this thread only.
+      cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, tile.data(), k,
+                         0.0f, out + r0, n);
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::quantized_linear(const Tensor& x, const Tensor& w,
+                                  const Tensor* bias, const Tensor& out) const {
+  const KernelInput wv = input_view(w);
+  const std::int64_t n = w.shape()[0], k = w.shape()[1], m = x.shape()[0];
+  const WeightRows rows = weight_rows(wv);
+  const float* xd = input_view(x).data<float>();
+  float* od = output_view(out).data<float>();
+  if (cpu::simd::has_quant_dot(w.dtype()) && m <= kMaxIntegerRows) {
+    integer_path(xd, rows, w.dtype(), m, n, k, od);
+  } else {
+    tile_path(xd, rows, w.dtype(), m, n, k, od);
+  }
+  if (bias) add_bias_rows(od, m, n, input_view(*bias).data<float>());
+}
+
+}  // namespace tessel

@@ -1,0 +1,664 @@
+// Compiled once per Highway target. See quant_dot_simd.hpp for the contract.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/quant_dot_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "quant/block_codecs.hpp"
+#include "quant/iq4_codebook.hpp"
+#include "quant/scalars.hpp"
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+// Block layouts (docs/quantisation.md): byte offsets inside one block.
+// Guarded: foreach_target.h includes this file once per target.
+#ifndef TESSEL_QUANT_DOT_LAYOUT
+#define TESSEL_QUANT_DOT_LAYOUT
+namespace tessel::cpu::simd::layout {
+inline constexpr int kQ80Bytes = 34;   // d f16 | qs i8[32]
+inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
+inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
+inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
+inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
+inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
+inline constexpr int kQ6KBytes = 210;    // ql[128] | qh[64] | scales i8[16] | d
+inline constexpr int kIq4XsBytes = 136;  // d | scales_h u16 | scales_l[4] | qs
+}  // namespace tessel::cpu::simd::layout
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+
+using namespace layout;  // NOLINT: the offsets above, in every kernel
+
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline float load_f32(const std::uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The 6-bit scales and mins of a Q4_K/Q5_K super-block: 12 bytes hold
+// sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins),
+// and 4-7 in the nibbles of bytes 8-11 topped up by the two high bits of
+// bytes 0-7. Unpacked four at a time as 32-bit words.
+struct K4Scales {
+  std::uint32_t scales_lo, scales_hi, mins_lo, mins_hi;  // 4 bytes each
+};
+inline K4Scales unpack_k4_scales(const std::uint8_t* table) {
+  const std::uint32_t a = load_u32(table), b = load_u32(table + 4),
+                      c = load_u32(table + 8);
+  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+  return {a & k6, (c & k4) | (((a >> 6) & k2) << 4), b & k6,
+          ((c >> 4) & k4) | (((b >> 6) & k2) << 4)};
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// ---- 256-bit integer kernels (AVX2 and up) ----
+//
+// Each kernel computes R weight rows against one activation row at a time:
+// the activation block is loaded once for R rows and the R row streams
+// give the memory system independent work. Per block the integer products
+// and scale applications are ggml's; each row accumulates its blocks in
+// one f32 vector, reduced at the end in ggml's order.
+
+inline float f16_at(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return _cvtsh_ss(h);
+}
+
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m128i load128(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+
+// Sum of each four adjacent products of signed bytes, as i32 lanes. The
+// x86 pair product takes one unsigned operand: |x| times y with x's sign.
+inline __m256i dot_i8_quads(__m256i x, __m256i y) {
+  const __m256i pairs =
+      _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+// Pairs of signed bytes times signed bytes, as i16 lanes (no saturation for
+// |x|, |y| <= 127).
+inline __m256i dot_i8_pairs(__m256i x, __m256i y) {
+  return _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+inline float hsum8(__m256 v) {
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+inline float hsum4(__m128 v) {
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  v = _mm_add_ss(v, _mm_movehdup_ps(v));
+  return _mm_cvtss_f32(v);
+}
+
+// 32 nibbles of 16 bytes: low nibbles in the low half, high in the high.
+inline __m256i nibbles32(const std::uint8_t* p) {
+  const __m128i raw = load128(p);
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
+                          _mm256_set1_epi8(0x0F));
+}
+
+template <int R>
+void rows_q4_0(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+               std::int64_t nb, float* y) {
+  __m256 acc[R];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* ab = act + b * kQ80Bytes;
+    const float dy = f16_at(ab);
+    const __m256i qy = load256(ab + 2);
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* wb = w + r * ldw + b * kQ40Bytes;
+      const __m256i qx =
+          _mm256_sub_epi8(nibbles32(wb + 2), _mm256_set1_epi8(8));
+      acc[r] =
+          _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * dy),
+                          _mm256_cvtepi32_ps(dot_i8_quads(qx, qy)), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = hsum8(acc[r]);
+}
+
+template <int R>
+void rows_q8_0(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+               std::int64_t nb, float* y) {
+  __m256 acc[R];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* ab = act + b * kQ80Bytes;
+    const float dy = f16_at(ab);
+    const __m256i qy = load256(ab + 2);
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* wb = w + r * ldw + b * kQ80Bytes;
+      acc[r] = _mm256_fmadd_ps(
+          _mm256_set1_ps(f16_at(wb) * dy),
+          _mm256_cvtepi32_ps(dot_i8_quads(load256(wb + 2), qy)), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = hsum8(acc[r]);
+}
+
+// Broadcast i16 lane j of a 128-bit half into every i16 lane.
+inline __m256i broadcast_i16(__m256i both_halves, int j) {
+  const auto lo = static_cast<short>(2 * j), hi = static_cast<short>(2 * j + 1);
+  return _mm256_shuffle_epi8(
+      both_halves, _mm256_set1_epi16(static_cast<short>(hi << 8 | lo)));
+}
+
+// The Q4_K and Q5_K kernel: `kHighBits` adds the fifth bit from qh.
+template <int R, bool kHighBits>
+void rows_k4(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+             std::int64_t nb, float* y) {
+  constexpr int kBytes = kHighBits ? kQ5KBytes : kQ4KBytes;
+  constexpr int kQs = kHighBits ? 48 : 16;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[R];
+  __m128 acc_min[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm256_setzero_ps();
+    acc_min[r] = _mm_setzero_ps();
+  }
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const float dy = load_f32(ab);
+    const std::uint8_t* q8 = ab + kQ8KQs;
+    // Sums of the activation over each 32-value sub-block.
+    const __m256i sums16 = load256(ab + kQ8KSums);
+    const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(sums16),
+                                          _mm256_extracti128_si256(sums16, 1));
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* wb = w + r * ldw + b * kBytes;
+      const float d = dy * f16_at(wb);
+      const float dmin = -dy * f16_at(wb + 2);
+      const K4Scales s = unpack_k4_scales(wb + 4);
+      const __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_set_epi32(
+          static_cast<int>(s.mins_hi), static_cast<int>(s.mins_lo),
+          static_cast<int>(s.scales_hi), static_cast<int>(s.scales_lo)));
+      const __m128i min_products =
+          _mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), sums32);
+      acc_min[r] = _mm_fmadd_ps(_mm_set1_ps(dmin),
+                                _mm_cvtepi32_ps(min_products), acc_min[r]);
+      const __m256i scales =
+          _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins));
+      [[maybe_unused]] __m256i high = _mm256_setzero_si256();
+      if constexpr (kHighBits) high = load256(wb + 16);
+      __m256i sum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        const __m256i bits = load256(wb + kQs + 32 * p);
+        __m256i lo = _mm256_and_si256(bits, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+        if constexpr (kHighBits) {
+          // Bit 2p (2p + 1) of qh byte l tops up element l of sub-block 2p
+          // (2p + 1): moved to bit 4 of its byte.
+          const __m256i one = _mm256_set1_epi8(1);
+          lo = _mm256_or_si256(
+              lo,
+              _mm256_slli_epi16(
+                  _mm256_and_si256(_mm256_srli_epi16(high, 2 * p), one), 4));
+          hi = _mm256_or_si256(
+              hi, _mm256_slli_epi16(
+                      _mm256_and_si256(_mm256_srli_epi16(high, 2 * p + 1), one),
+                      4));
+        }
+        const __m256i plo =
+            _mm256_madd_epi16(broadcast_i16(scales, 2 * p),
+                              _mm256_maddubs_epi16(lo, load256(q8 + 64 * p)));
+        const __m256i phi = _mm256_madd_epi16(
+            broadcast_i16(scales, 2 * p + 1),
+            _mm256_maddubs_epi16(hi, load256(q8 + 64 * p + 32)));
+        sum = _mm256_add_epi32(sum, _mm256_add_epi32(plo, phi));
+      }
+      acc[r] =
+          _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = hsum8(acc[r]) + hsum4(acc_min[r]);
+}
+
+template <int R>
+void rows_q6_k(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+               std::int64_t nb, float* y) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+  __m256 acc[R];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const float dy = load_f32(ab);
+    const std::uint8_t* q8 = ab + kQ8KQs;
+    const __m256i sums16 = load256(ab + kQ8KSums);
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* wb = w + r * ldw + b * kQ6KBytes;
+      const float d = dy * f16_at(wb + 208);
+      const __m128i scales8 = load128(wb + 192);
+      // Codes are stored + 32: subtract 32 * sum_i scale_i * sums16_i.
+      const __m256i offset = _mm256_slli_epi32(
+          _mm256_madd_epi16(sums16, _mm256_cvtepi8_epi16(scales8)), 5);
+      __m256i sum = _mm256_setzero_si256();
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m256i bits1 = load256(wb + 64 * h);
+        const __m256i bits2 = load256(wb + 64 * h + 32);
+        const __m256i high = load256(wb + 128 + 32 * h);
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(bits1, m4),
+                            _mm256_slli_epi16(_mm256_and_si256(high, m2), 4)),
+            _mm256_or_si256(
+                _mm256_and_si256(bits2, m4),
+                _mm256_slli_epi16(
+                    _mm256_and_si256(_mm256_srli_epi16(high, 2), m2), 4)),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
+                _mm256_slli_epi16(
+                    _mm256_and_si256(_mm256_srli_epi16(high, 4), m2), 4)),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
+                _mm256_slli_epi16(
+                    _mm256_and_si256(_mm256_srli_epi16(high, 6), m2), 4)),
+        };
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t) {
+          // Lanes 0-15 belong to sub-block 8h + 2t, 16-31 to the next.
+          const long long first = 8 * h + 2 * t;
+          const __m128i pick = _mm_set_epi64x(
+              0x0101010101010101LL * (first + 1), 0x0101010101010101LL * first);
+          const __m256i scale =
+              _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales8, pick));
+          const __m256i products =
+              _mm256_maddubs_epi16(q[t], load256(q8 + 128 * h + 32 * t));
+          sum = _mm256_add_epi32(sum, _mm256_madd_epi16(scale, products));
+        }
+      }
+      sum = _mm256_sub_epi32(sum, offset);
+      acc[r] =
+          _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = hsum8(acc[r]);
+}
+
+template <int R>
+void rows_iq4_xs(const std::uint8_t* w, std::size_t ldw,
+                 const std::uint8_t* act, std::int64_t nb, float* y) {
+  const __m128i codebook = load128(quant::kIq4Codebook);
+  const __m128i m4 = _mm_set1_epi8(0x0F);
+  __m256 acc[R];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const float dy = load_f32(ab);
+    const std::uint8_t* q8 = ab + kQ8KQs;
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* wb = w + r * ldw + b * kIq4XsBytes;
+      std::uint16_t scales_h;
+      std::memcpy(&scales_h, wb + 2, sizeof scales_h);
+      __m256i sum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int ib = 0; ib < 8; ++ib) {
+        const __m128i bits = load128(wb + 8 + 16 * ib);
+        const __m256i values = _mm256_set_m128i(
+            _mm_shuffle_epi8(codebook,
+                             _mm_and_si128(_mm_srli_epi16(bits, 4), m4)),
+            _mm_shuffle_epi8(codebook, _mm_and_si128(bits, m4)));
+        const int scale = (((wb[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) |
+                           (((scales_h >> (2 * ib)) & 3) << 4)) -
+                          32;
+        sum = _mm256_add_epi32(
+            sum,
+            _mm256_madd_epi16(dot_i8_pairs(values, load256(q8 + 32 * ib)),
+                              _mm256_set1_epi16(static_cast<short>(scale))));
+      }
+      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * dy),
+                               _mm256_cvtepi32_ps(sum), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = hsum8(acc[r]);
+}
+
+#else
+// ---- portable kernels: the same integer sums, one row at a time ----
+
+inline float f16_at(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return quant::f32_from_f16(h);
+}
+inline std::int16_t i16_at(const std::uint8_t* p) {
+  std::int16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline float row_q4_0(const std::uint8_t* w, const std::uint8_t* act,
+                      std::int64_t nb) {
+  float sum = 0;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* wb = w + b * kQ40Bytes;
+    const std::uint8_t* ab = act + b * kQ80Bytes;
+    const auto* qy = reinterpret_cast<const std::int8_t*>(ab + 2);
+    int s = 0;
+    for (int j = 0; j < 16; ++j) {
+      s +=
+          ((wb[2 + j] & 0xF) - 8) * qy[j] + ((wb[2 + j] >> 4) - 8) * qy[j + 16];
+    }
+    sum += static_cast<float>(s) * (f16_at(wb) * f16_at(ab));
+  }
+  return sum;
+}
+
+inline float row_q8_0(const std::uint8_t* w, const std::uint8_t* act,
+                      std::int64_t nb) {
+  float sum = 0;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* wb = w + b * kQ80Bytes;
+    const std::uint8_t* ab = act + b * kQ80Bytes;
+    const auto* qx = reinterpret_cast<const std::int8_t*>(wb + 2);
+    const auto* qy = reinterpret_cast<const std::int8_t*>(ab + 2);
+    int s = 0;
+    for (int j = 0; j < 32; ++j) s += qx[j] * qy[j];
+    sum += static_cast<float>(s) * (f16_at(wb) * f16_at(ab));
+  }
+  return sum;
+}
+
+template <bool kHighBits>
+float row_k4(const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
+  constexpr int kBytes = kHighBits ? kQ5KBytes : kQ4KBytes;
+  constexpr int kQs = kHighBits ? 48 : 16;
+  float sum = 0;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* wb = w + b * kBytes;
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const auto* q8 = reinterpret_cast<const std::int8_t*>(ab + kQ8KQs);
+    const K4Scales s = unpack_k4_scales(wb + 4);
+    std::uint8_t scales[8], mins[8];
+    std::memcpy(scales, &s.scales_lo, 4);
+    std::memcpy(scales + 4, &s.scales_hi, 4);
+    std::memcpy(mins, &s.mins_lo, 4);
+    std::memcpy(mins + 4, &s.mins_hi, 4);
+    int isum = 0, isum_min = 0;
+    for (int j = 0; j < 8; ++j) {
+      const std::uint8_t* q = wb + kQs + 32 * (j / 2);
+      int s32 = 0;
+      for (int l = 0; l < 32; ++l) {
+        int code = (q[l] >> (4 * (j % 2))) & 0xF;
+        if constexpr (kHighBits) code += ((wb[16 + l] >> j) & 1) << 4;
+        s32 += code * q8[32 * j + l];
+      }
+      isum += scales[j] * s32;
+      isum_min += mins[j] * (i16_at(ab + kQ8KSums + 4 * j) +
+                             i16_at(ab + kQ8KSums + 4 * j + 2));
+    }
+    const float dy = load_f32(ab);
+    sum += dy * f16_at(wb) * static_cast<float>(isum) -
+           dy * f16_at(wb + 2) * static_cast<float>(isum_min);
+  }
+  return sum;
+}
+
+inline float row_q6_k(const std::uint8_t* w, const std::uint8_t* act,
+                      std::int64_t nb) {
+  float sum = 0;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* wb = w + b * kQ6KBytes;
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const auto* q8 = reinterpret_cast<const std::int8_t*>(ab + kQ8KQs);
+    int isum = 0;
+    for (int e = 0; e < 256; ++e) {
+      const int h = e / 128, t = e % 128 / 32, l = e % 32;
+      const int lo = (wb[64 * h + 32 * (t & 1) + l] >> (4 * (t / 2))) & 0xF;
+      const int hi = (wb[128 + 32 * h + l] >> (2 * t)) & 3;
+      const auto scale = static_cast<std::int8_t>(wb[192 + e / 16]);
+      isum += scale * ((lo | hi << 4) - 32) * q8[e];
+    }
+    sum += load_f32(ab) * f16_at(wb + 208) * static_cast<float>(isum);
+  }
+  return sum;
+}
+
+inline float row_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
+                        std::int64_t nb) {
+  float sum = 0;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* wb = w + b * kIq4XsBytes;
+    const std::uint8_t* ab = act + b * kQ8KBytes;
+    const auto* q8 = reinterpret_cast<const std::int8_t*>(ab + kQ8KQs);
+    const auto scales_h = static_cast<std::uint16_t>(i16_at(wb + 2));
+    int isum = 0;
+    for (int ib = 0; ib < 8; ++ib) {
+      const int scale = (((wb[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) |
+                         (((scales_h >> (2 * ib)) & 3) << 4)) -
+                        32;
+      int s32 = 0;
+      for (int j = 0; j < 16; ++j) {
+        const std::uint8_t byte = wb[8 + 16 * ib + j];
+        s32 += quant::kIq4Codebook[byte & 0xF] * q8[32 * ib + j] +
+               quant::kIq4Codebook[byte >> 4] * q8[32 * ib + 16 + j];
+      }
+      isum += scale * s32;
+    }
+    sum += f16_at(wb) * load_f32(ab) * static_cast<float>(isum);
+  }
+  return sum;
+}
+
+template <float (*Row)(const std::uint8_t*, const std::uint8_t*, std::int64_t)>
+struct PortableRows {
+  template <int R>
+  static void run(const std::uint8_t* w, std::size_t ldw,
+                  const std::uint8_t* act, std::int64_t nb, float* y) {
+    for (int r = 0; r < R; ++r) y[r] = Row(w + r * ldw, act, nb);
+  }
+};
+#endif
+
+// Weight rows in groups of four, each group against every activation row
+// while it is hot in L1.
+template <class Kernel>
+void all_rows(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
+              const std::uint8_t* act, std::size_t act_bytes,
+              std::int64_t m_rows, std::int64_t nb, float* y,
+              std::int64_t ldy) {
+  std::int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    for (std::int64_t m = 0; m < m_rows; ++m) {
+      Kernel::template run<4>(w + r * ldw, ldw, act + m * act_bytes, nb,
+                              y + m * ldy + r);
+    }
+  }
+  for (; r < rows; ++r) {
+    for (std::int64_t m = 0; m < m_rows; ++m) {
+      Kernel::template run<1>(w + r * ldw, ldw, act + m * act_bytes, nb,
+                              y + m * ldy + r);
+    }
+  }
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define TESSEL_QUANT_KERNEL(name, fn)                                     \
+  struct name {                                                           \
+    template <int R>                                                      \
+    static void run(const std::uint8_t* w, std::size_t ldw,               \
+                    const std::uint8_t* act, std::int64_t nb, float* y) { \
+      fn<R>(w, ldw, act, nb, y);                                          \
+    }                                                                     \
+  };
+#else
+#define TESSEL_QUANT_KERNEL(name, fn) using name = PortableRows<fn>;
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+template <int R>
+void rows_q4_k(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+               std::int64_t nb, float* y) {
+  rows_k4<R, false>(w, ldw, act, nb, y);
+}
+template <int R>
+void rows_q5_k(const std::uint8_t* w, std::size_t ldw, const std::uint8_t* act,
+               std::int64_t nb, float* y) {
+  rows_k4<R, true>(w, ldw, act, nb, y);
+}
+TESSEL_QUANT_KERNEL(KernelQ4_0, rows_q4_0)
+TESSEL_QUANT_KERNEL(KernelQ8_0, rows_q8_0)
+TESSEL_QUANT_KERNEL(KernelQ4_K, rows_q4_k)
+TESSEL_QUANT_KERNEL(KernelQ5_K, rows_q5_k)
+TESSEL_QUANT_KERNEL(KernelQ6_K, rows_q6_k)
+TESSEL_QUANT_KERNEL(KernelIQ4_XS, rows_iq4_xs)
+#else
+TESSEL_QUANT_KERNEL(KernelQ4_0, row_q4_0)
+TESSEL_QUANT_KERNEL(KernelQ8_0, row_q8_0)
+TESSEL_QUANT_KERNEL(KernelQ4_K, row_k4<false>)
+TESSEL_QUANT_KERNEL(KernelQ5_K, row_k4<true>)
+TESSEL_QUANT_KERNEL(KernelQ6_K, row_q6_k)
+TESSEL_QUANT_KERNEL(KernelIQ4_XS, row_iq4_xs)
+#endif
+#undef TESSEL_QUANT_KERNEL
+
+static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
+                             std::size_t ldw, std::int64_t rows,
+                             const std::uint8_t* act, std::size_t act_bytes,
+                             std::int64_t m_rows, std::int64_t nb, float* y,
+                             std::int64_t ldy) {
+  switch (static_cast<DType>(w_dtype)) {
+    case DType::Q4_0:
+      return all_rows<KernelQ4_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                  ldy);
+    case DType::Q8_0:
+      return all_rows<KernelQ8_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                  ldy);
+    case DType::Q4_K:
+      return all_rows<KernelQ4_K>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                  ldy);
+    case DType::Q5_K:
+      return all_rows<KernelQ5_K>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                  ldy);
+    case DType::Q6_K:
+      return all_rows<KernelQ6_K>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                  ldy);
+    case DType::IQ4_XS:
+      return all_rows<KernelIQ4_XS>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
+                                    ldy);
+    default: return;  // has_quant_dot is checked by the caller
+  }
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(QuantDotRowsImpl);
+
+bool has_quant_dot(DType w) {
+  switch (w) {
+    case DType::Q4_0:
+    case DType::Q8_0:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::IQ4_XS: return true;
+    default: return false;
+  }
+}
+
+ActivationBlocks activation_blocks(DType w) {
+  return w == DType::Q4_0 || w == DType::Q8_0 ? ActivationBlocks::Q8_0
+                                              : ActivationBlocks::Q8_K;
+}
+
+std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
+  const auto n = static_cast<std::size_t>(k);
+  return kind == ActivationBlocks::Q8_0 ? n / 32 * layout::kQ80Bytes
+                                        : n / 256 * layout::kQ8KBytes;
+}
+
+namespace {
+
+bool all_finite(const float* x, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) return false;
+  }
+  return true;
+}
+
+// ggml's x86 quantize_row_q8_0: the reciprocal is 127 / amax (not 1 / d)
+// and codes round ties to even (the vector round instruction).
+void q8_0_block(const float* x, std::uint8_t* out) {
+  auto* q = reinterpret_cast<std::int8_t*>(out + 2);
+  if (!all_finite(x, 32)) {
+    const std::uint16_t nan = 0x7E00;
+    std::memcpy(out, &nan, 2);
+    std::fill(q, q + 32, std::int8_t{0});
+    return;
+  }
+  float amax = 0;
+  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const std::uint16_t d = quant::f16_from_f32(amax / 127.f);
+  std::memcpy(out, &d, 2);
+  const float inv = amax != 0 ? 127.f / amax : 0.f;
+  for (int i = 0; i < 32; ++i) {
+    q[i] = static_cast<std::int8_t>(std::nearbyint(x[i] * inv));
+  }
+}
+
+}  // namespace
+
+void quantize_activations(ActivationBlocks kind, const float* x,
+                          std::int64_t ldx, std::int64_t rows, std::int64_t k,
+                          std::uint8_t* out) {
+  const std::size_t row_bytes = activation_row_bytes(kind, k);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
+    if (kind == ActivationBlocks::Q8_0) {
+      for (std::int64_t b = 0; b < k / 32; ++b) {
+        q8_0_block(xr + 32 * b, o + b * layout::kQ80Bytes);
+      }
+      continue;
+    }
+    // Q8_K: ggml's reference quantiser, which the codec table has bit for
+    // bit.
+    quant::quantize_q8_k(xr, o, k / 256);
+    for (std::int64_t b = 0; b < k / 256; ++b) {
+      if (all_finite(xr + 256 * b, 256)) continue;
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::memcpy(o + b * layout::kQ8KBytes, &nan, sizeof nan);
+    }
+  }
+}
+
+void quant_dot_rows(DType w_dtype, const std::uint8_t* w,
+                    std::size_t w_row_bytes, std::int64_t rows,
+                    const std::uint8_t* act, std::int64_t m_rows,
+                    std::int64_t k, float* y, std::int64_t ldy) {
+  const ActivationBlocks kind = activation_blocks(w_dtype);
+  const std::int64_t block = kind == ActivationBlocks::Q8_0 ? 32 : 256;
+  HWY_DYNAMIC_DISPATCH(QuantDotRowsImpl)
+  (static_cast<int>(w_dtype), w, w_row_bytes, rows, act,
+   activation_row_bytes(kind, k), m_rows, k / block, y, ldy);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE

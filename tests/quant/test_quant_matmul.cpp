@@ -1,0 +1,169 @@
+// linear / matmul with block-quantised weights against dequantise-then-f32,
+// within a bound derived from how the activations are rounded:
+//
+// The integer kernels (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS) multiply the
+// weights as stored with an 8-bit copy x^ of the activation, so
+//   |y - sum_j w_j x_j| <= sum_j |w_j| |x_j - x^_j| + (f32 accumulation).
+// Per block of x with largest magnitude a, the code is round(x * 127 / a)
+// (error <= a / 254) times a scale a / 127 held as f16 (relative error
+// <= 2^-11, times |code| <= 127): |x_j - x^_j| <= a (1/254 + 2^-11). The
+// f32 part (exact integer block sums, then about K / 32 scaled f32 terms)
+// is covered by 2^-16 * sum_j |w_j x_j|, far above its worst case.
+// Types without an integer kernel, and large M, dequantise tiles exactly
+// and use an f32 GEMM: only the f32 term applies.
+//
+// Agreement with ggml's own kernels (to 1e-5 of the result's scale) is
+// tests/oracle/test_quant_ggml.py's job.
+#include <gtest/gtest.h>
+
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+
+namespace tessel {
+namespace {
+
+struct Case {
+  DType type;
+  bool integer_kernel;  // has an 8-bit activation path
+  int act_block;        // its activation block (32: Q8_0, 256: Q8_K)
+};
+
+const Case kCases[] = {
+    {DType::Q4_0, true, 32},   {DType::Q8_0, true, 32},
+    {DType::Q4_K, true, 256},  {DType::Q5_K, true, 256},
+    {DType::Q6_K, true, 256},  {DType::IQ4_XS, true, 256},
+    {DType::Q4_1, false, 0},   {DType::Q5_0, false, 0},
+    {DType::Q2_K, false, 0},   {DType::Q3_K, false, 0},
+    {DType::IQ4_NL, false, 0}, {DType::TQ2_0, false, 0},
+    {DType::MXFP4, false, 0},
+};
+
+std::vector<float> host(const Tensor& t) {
+  const Tensor f = t.to(DType::F32).contiguous();
+  return {f.data<float>(), f.data<float>() + f.numel()};
+}
+
+// Checks y (M, N) against W (N, K) dequantised and x (M, K) in f64.
+void expect_within_bound(const Tensor& y, const Tensor& x, const Tensor& w_q,
+                         const Case& c, bool integer_path,
+                         const std::vector<float>& bias = {}) {
+  const std::int64_t m = x.shape()[0], k = x.shape()[1], n = w_q.shape()[0];
+  const std::vector<float> xs = host(x), ws = host(w_q), ys = host(y);
+  ASSERT_EQ(static_cast<std::int64_t>(ys.size()), m * n);
+  for (std::int64_t i = 0; i < m; ++i) {
+    std::vector<double> rounding(static_cast<std::size_t>(k), 0.0);
+    if (integer_path) {
+      for (std::int64_t b = 0; b < k; b += c.act_block) {
+        double amax = 0;
+        for (std::int64_t j = b; j < b + c.act_block; ++j)
+          amax = std::max(amax, std::fabs(double{xs[i * k + j]}));
+        for (std::int64_t j = b; j < b + c.act_block; ++j)
+          rounding[j] = amax * (1.0 / 254 + std::ldexp(1.0, -11));
+      }
+    }
+    for (std::int64_t r = 0; r < n; ++r) {
+      double ref = bias.empty() ? 0.0 : bias[r], bound = 0, magnitude = 0;
+      for (std::int64_t j = 0; j < k; ++j) {
+        const double wv = ws[r * k + j], xv = xs[i * k + j];
+        ref += wv * xv;
+        bound += std::fabs(wv) * rounding[j];
+        magnitude += std::fabs(wv * xv);
+      }
+      bound += std::ldexp(magnitude, -16) + 1e-30;
+      EXPECT_LE(std::fabs(ys[i * n + r] - ref), bound)
+          << dtype_name(c.type) << " row " << i << " col " << r << ": got "
+          << ys[i * n + r] << ", dequantised product " << ref;
+    }
+  }
+}
+
+Tensor weights(DType type, std::int64_t n, std::int64_t k, std::uint64_t seed) {
+  Generator g(seed);
+  return randn({n, k}, g).to(type);
+}
+
+TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
+  // N = 37 leaves a remainder after the kernels' groups of four rows; the
+  // M values take the integer path (1, 5) and the tile path (40).
+  for (const Case& c : kCases) {
+    const Tensor w = weights(c.type, 37, 512, 7);
+    for (const std::int64_t m : {1, 5, 40}) {
+      Generator g(11 + m);
+      const Tensor x = randn({m, 512}, g);
+      const Tensor y = linear(x, w);
+      ASSERT_EQ(y.shape(), (Shape{m, 37}));
+      expect_within_bound(y, x, w, c, c.integer_kernel && m <= 32);
+    }
+  }
+}
+
+TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
+  const Tensor x = randn({3, 768});
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const Case& c : kCases) {
+      if (!c.integer_kernel) continue;
+      const Tensor w = weights(c.type, 9, 768, 3);
+      expect_within_bound(linear(x, w), x, w, c, true);
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(QuantMatmul, BiasBatchesAndHalfActivations) {
+  const Tensor w = weights(DType::Q4_K, 8, 256, 5);
+  Generator g(9);
+  const Tensor bias = randn({8}, g);
+  const Tensor x = randn({2, 3, 256}, g);
+  const Tensor y = linear(x, w, bias);
+  ASSERT_EQ(y.shape(), (Shape{2, 3, 8}));
+  ASSERT_EQ(y.dtype(), DType::F32);
+  expect_within_bound(y.reshape({6, 8}), x.reshape({6, 256}), w, kCases[2],
+                      true, host(bias));
+  // bf16 activations are widened exactly, so the same bound holds.
+  const Tensor xh = x.to(DType::BF16);
+  expect_within_bound(linear(xh, w).reshape({6, 8}),
+                      xh.reshape({6, 256}).to(DType::F32), w, kCases[2], true);
+}
+
+TEST(QuantMatmul, ViewsOfWholeRowsAreMultipliedInPlace) {
+  const Tensor w = weights(DType::Q8_0, 16, 128, 1);
+  const Tensor rows = w.slice(0, 4, 12);  // rows 4..11, zero-copy
+  const Tensor x = randn({2, 128});
+  expect_within_bound(linear(x, rows), x, rows, kCases[1], true);
+}
+
+// NaN in an activation block makes the rows it meets NaN, as in f32.
+TEST(QuantMatmul, NonFiniteActivationsPropagate) {
+  const Tensor w = weights(DType::Q4_K, 4, 256, 2);
+  std::vector<float> xs(256, 0.5f);
+  xs[17] = std::nanf("");
+  const std::vector<float> y = host(linear(from_vector(xs, {1, 256}), w));
+  for (const float v : y) EXPECT_TRUE(std::isnan(v));
+  xs[17] = INFINITY;
+  for (const float v : host(linear(from_vector(xs, {1, 256}), w)))
+    EXPECT_TRUE(std::isnan(v));
+}
+
+// A known case by hand: Q8_0 weights with scale 1 (codes = values) and
+// activations whose block scale is 1 too: the product is exact.
+TEST(QuantMatmul, ExactIntegersByHand) {
+  std::vector<float> wv(64), xv(64);
+  for (int j = 0; j < 64; ++j) {
+    wv[j] = static_cast<float>(j % 2 ? 127 : -(j % 7));
+    xv[j] = static_cast<float>(j % 3 ? 127 : -(j % 5));
+  }
+  double expect = 0;
+  for (int j = 0; j < 64; ++j) expect += double{wv[j]} * xv[j];
+  const Tensor w = from_vector(wv, {1, 64}).to(DType::Q8_0);
+  const Tensor y = linear(from_vector(xv, {1, 64}), w);
+  EXPECT_EQ(host(y)[0], static_cast<float>(expect));
+}
+
+}  // namespace
+}  // namespace tessel
