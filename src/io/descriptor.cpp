@@ -1,11 +1,19 @@
 #include "tessel/io/descriptor.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
+#include <climits>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+#include <tuple>
 
 #include "core/check.hpp"
 #include "io/byteswap.hpp"
+#include "tessel/ops/factories.hpp"
+#include "tessel/ops/quantize.hpp"
 
 namespace tessel {
 
@@ -159,7 +167,312 @@ Device parse_device_field(const json& j) {
                                          j["type"].get<std::string>()));
 }
 
+// ---- affine quantisation ---------------------------------------------------
+
+constexpr const char* kQuant = "dtype.quantization";
+
+std::string qfield(const char* sub) {
+  return fmt::format("{}.{}", kQuant, sub);
+}
+
+// The values an integer dtype holds (the affine codes and zero points).
+std::pair<std::int64_t, std::int64_t> int_range(DType d) {
+  switch (d) {
+    case DType::I4: return {-8, 7};
+    case DType::U4: return {0, 15};
+    case DType::I8: return {-128, 127};
+    case DType::U8: return {0, 255};
+    case DType::I16: return {-32768, 32767};
+    case DType::U16: return {0, 65535};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+// A scheme name split into its granularity (if it says one) and whether it
+// is symmetric (if it says).
+struct SchemeName {
+  std::optional<AffineGranularity> granularity;
+  std::optional<bool> symmetric;
+};
+
+SchemeName parse_scheme(const json& q) {
+  SchemeName out;
+  if (!q.contains("scheme") || q["scheme"].is_null()) return out;
+  if (!q["scheme"].is_string())
+    bad_field(qfield("scheme"), "expected a string");
+  std::string s = q["scheme"].get<std::string>();
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string original = s;
+  constexpr std::pair<std::string_view, AffineGranularity> kPrefixes[] = {
+      {"per_tensor_", AffineGranularity::PerTensor},
+      {"per_channel_", AffineGranularity::PerChannel},
+      {"per_group_", AffineGranularity::PerGroup}};
+  for (const auto& [prefix, g] : kPrefixes) {
+    if (s.starts_with(prefix)) {
+      out.granularity = g;
+      s = s.substr(prefix.size());
+      break;
+    }
+  }
+  if (s == "affine" || s == "asymmetric") {
+    out.symmetric = false;
+  } else if (s == "symmetric") {
+    out.symmetric = true;
+  } else if (!s.empty()) {
+    bad_field(qfield("scheme"),
+              fmt::format("'{}' is not an affine scheme tessel can apply "
+                          "(per_tensor_, per_channel_ or per_group_ with "
+                          "affine or symmetric{})",
+                          q["scheme"].get<std::string>(),
+                          original.ends_with("float_qparams")
+                              ? "; float zero points are not supported"
+                              : ""));
+  }
+  return out;
+}
+
+// The items of a scale or zero point field: one value (a per-tensor scale,
+// or a zero point broadcast to every channel or group), or a list of
+// exactly `count`.
+std::vector<const json*> read_items(const json& v, const std::string& field,
+                                    std::int64_t count, bool one_allowed) {
+  std::vector<const json*> out;
+  if (v.is_array()) {
+    if (static_cast<std::int64_t>(v.size()) != count) {
+      bad_field(field, fmt::format("{} values where the scheme and shape "
+                                   "need {}",
+                                   v.size(), count));
+    }
+    for (const json& x : v) out.push_back(&x);
+  } else if (one_allowed) {
+    out.assign(static_cast<std::size_t>(count), &v);
+  } else {
+    bad_field(field, fmt::format("expected a list of {} values", count));
+  }
+  return out;
+}
+
+DType read_param_dtype(const json& q, const char* key, DType fallback,
+                       bool want_float) {
+  if (!q.contains(key) || q[key].is_null()) return fallback;
+  const std::string field = qfield(key);
+  if (!q[key].is_string()) bad_field(field, "expected a dtype name");
+  DType d{};
+  try {
+    d = parse_dtype(q[key].get<std::string>());
+  } catch (const Error&) {
+    bad_field(field,
+              fmt::format("unknown dtype '{}'", q[key].get<std::string>()));
+  }
+  const bool ok =
+      want_float ? is_floating_point(d)
+                 : is_integral(d) && is_byte_addressable(d) && d != DType::U64;
+  if (!ok) {
+    bad_field(field, fmt::format("{} is not {}", dtype_name(d),
+                                 want_float ? "a float dtype"
+                                            : "an integer dtype of at most "
+                                              "64 signed bits"));
+  }
+  return d;
+}
+
+Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
+  if (!q.is_object()) bad_field(kQuant, "expected an object or null");
+  if (!is_affine_quantized_dtype(d.dtype)) {
+    bad_field(kQuant,
+              fmt::format("affine quantisation applies to the base types "
+                          "INT8, UINT8, INT16, UINT16, INT4 and UINT4, not {}",
+                          base_type(d.dtype)));
+  }
+  const SchemeName scheme = parse_scheme(q);
+  const auto rank = static_cast<std::int64_t>(d.dimensions.size());
+  const bool has_axis = q.contains("axis") && !q["axis"].is_null();
+  const bool has_group = q.contains("group_size") && !q["group_size"].is_null();
+  std::int64_t group_size = 0;
+  if (has_group) {
+    group_size = get_int(q["group_size"], qfield("group_size"), true);
+    if (group_size == 0) bad_field(qfield("group_size"), "must be positive");
+  }
+  const AffineGranularity g = scheme.granularity ? *scheme.granularity
+                              : has_group        ? AffineGranularity::PerGroup
+                              : has_axis         ? AffineGranularity::PerChannel
+                                                 : AffineGranularity::PerTensor;
+  if (g == AffineGranularity::PerGroup && !has_group) {
+    bad_field(qfield("group_size"), "a per-group scheme needs a group_size");
+  }
+  if (g != AffineGranularity::PerGroup && has_group) {
+    bad_field(qfield("group_size"), "only a per-group scheme has groups");
+  }
+  if (g == AffineGranularity::PerChannel && !has_axis) {
+    bad_field(qfield("axis"), "a per-channel scheme needs an axis");
+  }
+  AffineQuantization p;
+  p.group_size = group_size;
+  Shape param_shape;
+  if (g != AffineGranularity::PerTensor) {
+    // Groups run along the last axis unless the descriptor says otherwise.
+    const std::int64_t axis =
+        has_axis ? get_int(q["axis"], qfield("axis"), false) : -1;
+    if (rank == 0 || axis < -rank || axis >= rank) {
+      bad_field(
+          qfield("axis"),
+          fmt::format("axis {} is outside a tensor of rank {}", axis, rank));
+    }
+    p.axis = axis < 0 ? axis + rank : axis;
+    Shape concrete;
+    for (std::int64_t i = 0; i < rank; ++i) {
+      const auto& dim = d.dimensions[static_cast<std::size_t>(i)];
+      const bool needed = g == AffineGranularity::PerGroup || i == p.axis;
+      if (std::holds_alternative<std::string>(dim)) {
+        if (needed) {
+          bad_field(qfield("axis"),
+                    fmt::format(
+                        "per-{} parameters need a concrete extent "
+                        "where the shape has '{}'",
+                        g == AffineGranularity::PerGroup ? "group" : "channel",
+                        std::get<std::string>(dim)));
+        }
+        concrete.push_back(1);  // not used: only the axis matters
+      } else {
+        concrete.push_back(std::get<std::int64_t>(dim));
+      }
+    }
+    param_shape = affine_parameter_shape(concrete, g, p.axis, group_size);
+  }
+  std::int64_t count = 0;
+  try {
+    count = checked_numel(param_shape);
+  } catch (const OverflowError&) {
+    bad_field("shape.dimensions", "the size overflows");
+  }
+  const bool per_tensor = g == AffineGranularity::PerTensor;
+
+  const DType scale_dtype =
+      read_param_dtype(q, "scale_dtype", DType::F32, true);
+  if (!q.contains("scale") || q["scale"].is_null()) {
+    bad_field(qfield("scale"), "missing");
+  }
+  std::vector<double> scales;
+  for (const json* v :
+       read_items(q["scale"], qfield("scale"), count, per_tensor)) {
+    if (!v->is_number()) {
+      bad_field(qfield("scale"),
+                fmt::format("expected a number, got {}", v->dump()));
+    }
+    scales.push_back(v->get<double>());
+  }
+  p.scale = from_vector<double>(scales, param_shape).to(scale_dtype);
+  // Positive and finite in the dtype it is kept in (1e10 is Inf in f16).
+  const Tensor kept = p.scale.to(DType::F64).contiguous();
+  for (std::int64_t i = 0; i < kept.numel(); ++i) {
+    const double v = kept.const_data<double>()[i];
+    if (!(v > 0) || !std::isfinite(v)) {
+      bad_field(qfield("scale"),
+                fmt::format("scale {} is not positive and finite in {}",
+                            scales[static_cast<std::size_t>(i)],
+                            dtype_name(scale_dtype)));
+    }
+  }
+
+  const DType zp_dtype =
+      read_param_dtype(q, "zero_point_dtype", DType::I32, false);
+  const auto [zp_min, zp_max] = int_range(zp_dtype);
+  std::vector<std::int64_t> zps(static_cast<std::size_t>(count), 0);
+  if (q.contains("zero_point") && !q["zero_point"].is_null()) {
+    const std::vector<const json*> items =
+        read_items(q["zero_point"], qfield("zero_point"), count, true);
+    for (std::size_t i = 0; i < zps.size(); ++i) {
+      zps[i] = get_int(*items[i], qfield("zero_point"), false);
+      if (zps[i] < zp_min || zps[i] > zp_max) {
+        bad_field(qfield("zero_point"), fmt::format("{} is outside {}", zps[i],
+                                                    dtype_name(zp_dtype)));
+      }
+    }
+  }
+  const bool all_zero = std::all_of(zps.begin(), zps.end(),
+                                    [](std::int64_t z) { return z == 0; });
+  // Symmetric means no zero point; a symmetric scheme with non-zero points
+  // (PyTorch's unsigned symmetric, 128) keeps them.
+  if (!(all_zero && scheme.symmetric.value_or(true))) {
+    p.zero_point = from_vector<std::int64_t>(zps, param_shape).to(zp_dtype);
+  }
+
+  Quantization out;
+  out.params = std::move(p);
+  std::tie(out.qmin, out.qmax) = int_range(d.dtype);
+  if (q.contains("range") && !q["range"].is_null()) {
+    const json& r = q["range"];
+    if (!r.is_array() || r.size() != 2) {
+      bad_field(qfield("range"), "expected [min, max]");
+    }
+    const std::int64_t lo = get_int(r[0], qfield("range"), false);
+    const std::int64_t hi = get_int(r[1], qfield("range"), false);
+    if (lo > hi || lo < out.qmin || hi > out.qmax) {
+      bad_field(qfield("range"),
+                fmt::format("[{}, {}] is not a range within {}'s [{}, {}]", lo,
+                            hi, base_type(d.dtype), out.qmin, out.qmax));
+    }
+    out.qmin = lo;
+    out.qmax = hi;
+  }
+  return out;
+}
+
+json quantization_json(const Quantization& q, std::int64_t rank) {
+  const AffineQuantization& p = q.params;
+  const AffineGranularity g = affine_granularity(p);
+  const auto host = [](const Tensor& t) {
+    const Tensor c = t.device().is_cpu() ? t : t.to(Device::cpu());
+    return c.to(DType::F64).contiguous();
+  };
+  const auto values = [](const Tensor& t) {
+    return std::vector<double>(t.const_data<double>(),
+                               t.const_data<double>() + t.numel());
+  };
+  for (const Tensor* t : {&p.scale, &p.zero_point}) {
+    TESSEL_CHECK(!t->defined() || !t->device().is_meta(), DeviceMismatch,
+                 "to_json",
+                 "quantisation parameters on the meta device have no values "
+                 "to write");
+  }
+  TESSEL_CHECK(p.scale.defined(), BadShape, "to_json",
+               "the quantisation has no scale");
+  const Tensor scale = host(p.scale);
+  json out = {{"scheme", q.scheme()}, {"range", {q.qmin, q.qmax}}};
+  json zero_point = 0;
+  if (p.zero_point.defined()) {
+    const Tensor z = p.zero_point.device().is_cpu()
+                         ? p.zero_point
+                         : p.zero_point.to(Device::cpu());
+    const Tensor zi = z.to(DType::I64).contiguous();
+    const std::vector<std::int64_t> zs(
+        zi.const_data<std::int64_t>(),
+        zi.const_data<std::int64_t>() + zi.numel());
+    zero_point = g == AffineGranularity::PerTensor ? json(zs.at(0)) : json(zs);
+    if (p.zero_point.dtype() != DType::I32) {
+      out["zero_point_dtype"] = dtype_name(p.zero_point.dtype());
+    }
+  }
+  if (g == AffineGranularity::PerTensor) {
+    out["scale"] = values(scale).at(0);
+  } else {
+    out["scale"] = values(scale);
+    out["axis"] = p.axis < 0 ? p.axis + rank : p.axis;
+    if (g == AffineGranularity::PerGroup) out["group_size"] = p.group_size;
+  }
+  out["zero_point"] = zero_point;
+  if (p.scale.dtype() != DType::F32) {
+    out["scale_dtype"] = dtype_name(p.scale.dtype());
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string Quantization::scheme() const { return affine_scheme_name(params); }
 
 bool TensorDescriptor::symbolic() const {
   for (const auto& d : dimensions) {
@@ -233,6 +546,28 @@ TensorDescriptor describe(const Tensor& t, const std::string& layout) {
   return d;
 }
 
+TensorDescriptor describe(const Tensor& q, const AffineQuantization& params,
+                          const std::string& layout) {
+  constexpr const char* op = "describe";
+  TESSEL_CHECK(is_affine_quantized_dtype(q.dtype()), BadDType, op,
+               "affine codes are i8, u8, i16, u16, i4 or u4, not {}",
+               dtype_name(q.dtype()));
+  const std::int64_t axis = check_affine_quantization(q.shape(), params, op);
+  TensorDescriptor d = describe(q, layout);
+  Quantization quant;
+  quant.params.group_size = params.group_size;
+  quant.params.axis =
+      affine_granularity(params) == AffineGranularity::PerTensor ? -1 : axis;
+  const auto on_cpu = [](const Tensor& t) {
+    return !t.defined() || t.device().is_cpu() ? t : t.to(Device::cpu());
+  };
+  quant.params.scale = on_cpu(params.scale);
+  quant.params.zero_point = on_cpu(params.zero_point);
+  std::tie(quant.qmin, quant.qmax) = int_range(q.dtype());
+  d.quantization = std::move(quant);
+  return d;
+}
+
 std::string to_json(const TensorDescriptor& d, int indent) {
   json dims = json::array();
   for (const auto& dim : d.dimensions) {
@@ -259,9 +594,8 @@ std::string to_json(const TensorDescriptor& d, int indent) {
                 {"byte_order", d.big_endian ? "big_endian" : "little_endian"},
                 {"quantization", nullptr}};
   if (d.quantization) {
-    dtype["quantization"] = {{"scheme", d.quantization->scheme},
-                             {"scale", d.quantization->scale},
-                             {"zero_point", d.quantization->zero_point}};
+    dtype["quantization"] = quantization_json(
+        *d.quantization, static_cast<std::int64_t>(d.dimensions.size()));
   }
   json device = {{"type", d.device.is_cpu()    ? "CPU"
                           : d.device.is_meta() ? "META"
@@ -358,25 +692,15 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
                 fmt::format("unknown byte order {}", bo.dump()));
     }
   }
-  if (dt.is_object() && dt.contains("quantization") &&
-      !dt["quantization"].is_null()) {
-    const json& q = dt["quantization"];
-    if (!q.is_object())
-      bad_field("dtype.quantization", "expected an object or null");
-    Quantization quant;
-    if (q.contains("scheme") && q["scheme"].is_string())
-      quant.scheme = q["scheme"];
-    if (q.contains("scale")) {
-      if (!q["scale"].is_number())
-        bad_field("dtype.quantization.scale", "expected a number");
-      quant.scale = q["scale"];
-    }
-    if (q.contains("zero_point")) {
-      quant.zero_point =
-          get_int(q["zero_point"], "dtype.quantization.zero_point", false);
-    }
-    d.quantization = quant;
+  // Inside "dtype", or beside it as in the format standard's INT8 example.
+  const json* quant = nullptr;
+  if (dt.is_object() && dt.contains("quantization")) {
+    quant = &dt["quantization"];
+  } else if (j.contains("quantization")) {
+    quant = &j["quantization"];
   }
+  if (quant && !quant->is_null())
+    d.quantization = parse_quantization(*quant, d);
 
   const json& mem = j.contains("memory") ? j["memory"] : json::object();
   if (!mem.is_object()) bad_field("memory", "expected an object");
@@ -490,6 +814,17 @@ Tensor tensor_from_descriptor(const TensorDescriptor& d,
   Tensor swapped = io::swapped_copy(t);
   swapped.set_name(d.name);
   return swapped;
+}
+
+Tensor dequantize_from_descriptor(const TensorDescriptor& d,
+                                  const Storage& storage, DType dtype) {
+  TESSEL_CHECK(is_floating_point(dtype), BadDType, "dequantize_from_descriptor",
+               "the result must be a float dtype, not {}", dtype_name(dtype));
+  const Tensor t = tensor_from_descriptor(d, storage);
+  if (!d.quantization) return t.to(dtype);
+  Tensor real = dequantize_affine(t, d.quantization->params, dtype);
+  real.set_name(d.name);
+  return real;
 }
 
 }  // namespace tessel

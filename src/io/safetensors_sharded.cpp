@@ -1,6 +1,7 @@
 // Sharded safetensors checkpoints and their model.safetensors.index.json.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -72,6 +73,8 @@ SafetensorsFile load_by_index(const fs::path& index, MapMode mode) {
       found.insert(t.name());
       out.tensors.push_back(std::move(t));
     }
+    // A quantised tensor's siblings are in its own shard.
+    out.quantization.merge(file.quantization);
     for (const std::string& name : names) {
       if (!found.count(name)) {
         bad_index(index,
@@ -102,35 +105,101 @@ SafetensorsFile load_safetensors_checkpoint(const fs::path& path,
 std::vector<fs::path> save_safetensors_sharded(
     const fs::path& dir, const std::vector<Tensor>& tensors,
     std::int64_t max_shard_bytes,
-    const std::map<std::string, std::string>& metadata) {
-  TESSEL_CHECK(max_shard_bytes > 0, BadShape, "save_safetensors_sharded",
+    const std::map<std::string, std::string>& metadata,
+    const std::map<std::string, AffineQuantization>& quantization) {
+  constexpr const char* op = "save_safetensors_sharded";
+  TESSEL_CHECK(max_shard_bytes > 0, BadShape, op,
                "max_shard_bytes must be positive, not {}", max_shard_bytes);
-  std::vector<std::vector<Tensor>> shards;
+  // A quantised tensor, its scale and zero point form one unit: listed
+  // siblings follow their tensor, and those not listed are added to its
+  // shard by save_safetensors.
+  std::map<std::string, std::string> owner_of;  // sibling -> tensor
+  for (const auto& [name, p] : quantization) {
+    TESSEL_CHECK(
+        std::any_of(
+            tensors.begin(), tensors.end(),
+            [&](const Tensor& t) { return t.defined() && t.name() == name; }),
+        BadShape, op,
+        "quantization is given for '{}' but no tensor has that name", name);
+    owner_of[safetensors_scale_name(name)] = name;
+    if (p.zero_point.defined()) {
+      owner_of[safetensors_zero_point_name(name)] = name;
+    }
+  }
+  for (const auto& [name, p] : quantization) {
+    TESSEL_CHECK(!owner_of.count(name), BadShape, op,
+                 "tensor '{}' cannot be quantised and the scale or zero point "
+                 "of '{}' at once",
+                 name, owner_of.count(name) ? owner_of.at(name) : name);
+  }
+  struct Unit {
+    std::vector<Tensor> tensors;
+    std::vector<std::string> names;  // everything the unit writes
+    std::int64_t bytes = 0;
+  };
+  std::vector<Unit> units;
+  std::map<std::string, std::size_t> unit_of;
+  for (const Tensor& t : tensors) {
+    if (t.defined() && owner_of.count(t.name())) continue;
+    unit_of[t.defined() ? t.name() : std::string()] = units.size();
+    units.push_back({{t},
+                     {t.defined() ? t.name() : std::string()},
+                     t.defined() ? t.nbytes() : 0});
+  }
+  for (const auto& [name, p] : quantization) {
+    Unit& u = units[unit_of.at(name)];
+    for (const auto& [sibling, param] :
+         {std::pair{safetensors_scale_name(name), p.scale},
+          std::pair{safetensors_zero_point_name(name), p.zero_point}}) {
+      if (!param.defined()) continue;
+      u.names.push_back(sibling);
+      u.bytes += param.nbytes();
+    }
+  }
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || !owner_of.count(t.name())) continue;
+    units[unit_of.at(owner_of.at(t.name()))].tensors.push_back(t);
+  }
+  struct Shard {
+    std::vector<Tensor> tensors;
+    std::vector<std::string> names;
+    std::map<std::string, AffineQuantization> quantization;
+  };
+  std::vector<Shard> shards;
   std::int64_t filled = 0;
   std::int64_t total = 0;
-  for (const Tensor& t : tensors) {
-    if (shards.empty() || filled + t.nbytes() > max_shard_bytes) {
+  for (Unit& u : units) {
+    if (shards.empty() || filled + u.bytes > max_shard_bytes) {
       shards.emplace_back();
       filled = 0;
     }
-    shards.back().push_back(t);
-    filled += t.nbytes();
-    total += t.nbytes();
+    Shard& shard = shards.back();
+    for (Tensor& t : u.tensors) shard.tensors.push_back(std::move(t));
+    for (std::string& n : u.names) {
+      if (const auto q = quantization.find(n); q != quantization.end()) {
+        shard.quantization.insert(*q);
+      }
+      shard.names.push_back(std::move(n));
+    }
+    filled += u.bytes;
+    total += u.bytes;
   }
   if (shards.empty()) shards.emplace_back();
   std::vector<fs::path> written;
   if (shards.size() == 1) {
     written.push_back(dir / "model.safetensors");
-    save_safetensors(written.back(), shards[0], metadata);
+    save_safetensors(written.back(), shards[0].tensors, metadata,
+                     shards[0].quantization);
     return written;
   }
   json weight_map = json::object();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const std::string name =
         fmt::format("model-{:05}-of-{:05}.safetensors", i + 1, shards.size());
-    for (const Tensor& t : shards[i]) weight_map[t.name()] = name;
+    for (const std::string& n : shards[i].names) weight_map[n] = name;
     written.push_back(dir / name);
-    save_safetensors(written.back(), shards[i], metadata);
+    save_safetensors(written.back(), shards[i].tensors, metadata,
+                     shards[i].quantization);
   }
   const json index = {{"metadata", {{"total_size", total}}},
                       {"weight_map", weight_map}};

@@ -41,73 +41,18 @@ IntRange range_of(DType dtype, const char* op) {
   }
 }
 
-enum class Granularity { PerTensor, PerChannel, PerGroup };
-
-Granularity granularity_of(const AffineQuantization& p) {
-  if (p.group_size > 0) return Granularity::PerGroup;
-  return p.scale.numel() == 1 && p.scale.rank() <= 1 ? Granularity::PerTensor
-                                                     : Granularity::PerChannel;
-}
-
-// The shape `scale` must have for x at this granularity.
-Shape expected_scale_shape(const Shape& x, Granularity g, std::int64_t axis,
-                           std::int64_t group_size) {
-  switch (g) {
-    case Granularity::PerTensor: return Shape{};
-    case Granularity::PerChannel:
-      return Shape{x[static_cast<std::size_t>(axis)]};
-    case Granularity::PerGroup: {
-      Shape s = x;
-      auto& n = s[static_cast<std::size_t>(axis)];
-      n = (n + group_size - 1) / group_size;
-      return s;
-    }
-  }
-  return {};
-}
+using Granularity = AffineGranularity;
 
 // Checks the parameters against x and returns the normalised axis.
 std::int64_t check_params(const Tensor& x, const AffineQuantization& p,
                           const char* op) {
-  ops::check_defined(op, p.scale, "scale");
-  TESSEL_CHECK(p.group_size >= 0, BadShape, op, "group_size {} is negative",
-               p.group_size);
-  TESSEL_CHECK(is_floating_point(p.scale.dtype()), BadDType, op,
-               "scale must be a float tensor, not {}",
-               dtype_name(p.scale.dtype()));
-  const Granularity g = granularity_of(p);
-  std::int64_t axis = 0;
-  if (g != Granularity::PerTensor) {
-    TESSEL_CHECK(x.rank() > 0, BadShape, op,
-                 "per-channel and per-group scales need x of rank >= 1");
-    axis = normalize_axis(p.axis, x.rank(), op);
-  }
-  const Shape want = expected_scale_shape(x.shape(), g, axis, p.group_size);
-  const bool per_tensor_ok = g == Granularity::PerTensor;
-  TESSEL_CHECK(
-      per_tensor_ok || p.scale.shape() == want, BadShape, op,
-      "scale of shape {} does not fit x of shape {} {}: expected {}",
-      shape_string(p.scale.shape()), shape_string(x.shape()),
-      g == Granularity::PerGroup
-          ? fmt::format("in groups of {} along axis {}", p.group_size, axis)
-          : fmt::format("per channel along axis {}", axis),
-      shape_string(want));
-  if (p.zero_point.defined()) {
-    TESSEL_CHECK(is_integral(p.zero_point.dtype()), BadDType, op,
-                 "zero_point must be an integer tensor, not {}",
-                 dtype_name(p.zero_point.dtype()));
-    TESSEL_CHECK(p.zero_point.shape() == p.scale.shape(), BadShape, op,
-                 "zero_point of shape {} differs from scale's {}",
-                 shape_string(p.zero_point.shape()),
-                 shape_string(p.scale.shape()));
-  }
-  return axis;
+  return check_affine_quantization(x.shape(), p, op);
 }
 
 // A parameter tensor (scale's shape) broadcast against x's shape.
 Tensor spread(const Tensor& param, const Shape& x, const AffineQuantization& p,
               std::int64_t axis) {
-  switch (granularity_of(p)) {
+  switch (affine_granularity(p)) {
     case Granularity::PerTensor: return param.reshape({});
     case Granularity::PerChannel: {
       Shape s(x.size(), 1);
@@ -126,6 +71,100 @@ DType compute_dtype_for(DType t) {
 }
 
 }  // namespace
+
+AffineGranularity affine_granularity(const AffineQuantization& p) {
+  if (p.group_size > 0) return Granularity::PerGroup;
+  return p.scale.numel() == 1 && p.scale.rank() <= 1 ? Granularity::PerTensor
+                                                     : Granularity::PerChannel;
+}
+
+std::string affine_scheme_name(const AffineQuantization& p) {
+  const char* granularity = "per_tensor";
+  if (p.scale.defined()) {
+    switch (affine_granularity(p)) {
+      case Granularity::PerTensor: break;
+      case Granularity::PerChannel: granularity = "per_channel"; break;
+      case Granularity::PerGroup: granularity = "per_group"; break;
+    }
+  }
+  return fmt::format("{}_{}", granularity,
+                     p.zero_point.defined() ? "affine" : "symmetric");
+}
+
+bool is_affine_quantized_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::I8:
+    case DType::U8:
+    case DType::I16:
+    case DType::U16:
+    case DType::I4:
+    case DType::U4: return true;
+    default: return false;
+  }
+}
+
+Shape affine_parameter_shape(const Shape& x, AffineGranularity g,
+                             std::int64_t axis, std::int64_t group_size) {
+  constexpr const char* op = "affine_parameter_shape";
+  switch (g) {
+    case Granularity::PerTensor: return Shape{};
+    case Granularity::PerChannel: {
+      const std::int64_t a =
+          normalize_axis(axis, static_cast<std::int64_t>(x.size()), op);
+      return Shape{x[static_cast<std::size_t>(a)]};
+    }
+    case Granularity::PerGroup: {
+      TESSEL_CHECK(group_size > 0, BadShape, op,
+                   "group_size must be positive, not {}", group_size);
+      const std::int64_t a =
+          normalize_axis(axis, static_cast<std::int64_t>(x.size()), op);
+      Shape s = x;
+      auto& n = s[static_cast<std::size_t>(a)];
+      n = (n + group_size - 1) / group_size;
+      return s;
+    }
+  }
+  return {};
+}
+
+std::int64_t check_affine_quantization(const Shape& x,
+                                       const AffineQuantization& p,
+                                       const char* op) {
+  ops::check_defined(op, p.scale, "scale");
+  TESSEL_CHECK(p.group_size >= 0, BadShape, op, "group_size {} is negative",
+               p.group_size);
+  TESSEL_CHECK(is_floating_point(p.scale.dtype()), BadDType, op,
+               "scale must be a float tensor, not {}",
+               dtype_name(p.scale.dtype()));
+  const Granularity g = affine_granularity(p);
+  const auto rank = static_cast<std::int64_t>(x.size());
+  std::int64_t axis = 0;
+  if (g != Granularity::PerTensor) {
+    TESSEL_CHECK(rank > 0, BadShape, op,
+                 "per-channel and per-group scales need x of rank >= 1");
+    axis = normalize_axis(p.axis, rank, op);
+  }
+  const Shape want = affine_parameter_shape(x, g, axis, p.group_size);
+  const bool per_tensor_ok = g == Granularity::PerTensor;
+  TESSEL_CHECK(
+      per_tensor_ok || p.scale.shape() == want, BadShape, op,
+      "scale of shape {} does not fit x of shape {} {}: expected {}",
+      shape_string(p.scale.shape()), shape_string(x),
+      g == Granularity::PerGroup
+          ? fmt::format("in groups of {} along axis {}", p.group_size, axis)
+          : fmt::format("per channel along axis {}", axis),
+      shape_string(want));
+  if (p.zero_point.defined()) {
+    TESSEL_CHECK(is_integral(p.zero_point.dtype()), BadDType, op,
+                 "zero_point must be an integer tensor, not {}",
+                 dtype_name(p.zero_point.dtype()));
+    TESSEL_CHECK(p.zero_point.shape() == p.scale.shape(), BadShape, op,
+                 "zero_point of shape {} differs from scale's {}",
+                 shape_string(p.zero_point.shape()),
+                 shape_string(p.scale.shape()));
+  }
+  return axis;
+}
 
 Tensor quantize_affine(const Tensor& x, DType dtype,
                        const AffineQuantization& p) {

@@ -6,9 +6,10 @@
 //              "symbolic": true,
 //              "constraints": {"seq": {"min": 1, "max": 2048,
 //                                      "multiple_of": 8}}},
-//    "dtype": {"base_type": "FLOAT32", "byte_order": "little_endian",
-//              "quantization": {"scheme": "affine", "scale": 0.1,
-//                               "zero_point": 3}},
+//    "dtype": {"base_type": "INT8", "byte_order": "little_endian",
+//              "quantization": {"scheme": "per_tensor_affine",
+//                               "scale": 0.1, "zero_point": 3,
+//                               "range": [-128, 127]}},
 //    "memory": {"strides": [...], "offset_bytes": 0, "total_bytes": N,
 //               "alignment": 64, "device": {"type": "CPU", "id": 0}},
 //    "physical_shape": [...], "padding": {"values": [...], "mode": ...},
@@ -26,13 +27,33 @@
 
 #include "tessel/core/symbolic_shape.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/ops/quantize.hpp"
 
 namespace tessel {
 
+// The affine quantisation of an integer tensor, real = (q - zero_point) *
+// scale (the format standard's INT8/INT4 schemes; ops/quantize.hpp):
+//   "quantization": {"scheme": "per_channel_affine", "axis": 0,
+//                    "scale": [0.5, 0.25], "zero_point": [3, -1],
+//                    "range": [-128, 127]}
+// Per tensor, "scale" and "zero_point" are numbers; per channel and per
+// group ("group_size": g, groups along "axis", the last by default) they
+// are lists in row-major order of the parameter shape. The tensor a
+// descriptor lays out is the integer codes; dequantising is an explicit
+// step: dequantize_affine(t, d.quantization->params), or
+// dequantize_from_descriptor. docs/interchange.md has the details.
 struct Quantization {
-  std::string scheme;  // e.g. "affine", "symmetric"
-  double scale = 1.0;
-  std::int64_t zero_point = 0;
+  // scale (a float tensor) and zero_point (an integer tensor, undefined
+  // when symmetric) on the CPU; axis normalised; group_size > 0 per group.
+  AffineQuantization params;
+  // The codes' range [qmin, qmax]: the base type's unless narrowed.
+  std::int64_t qmin = 0;
+  std::int64_t qmax = 0;
+
+  // PyTorch's qscheme names, plus per_group_* for groups:
+  // per_tensor_affine, per_tensor_symmetric (no zero point),
+  // per_channel_affine, ..., per_group_symmetric.
+  std::string scheme() const;
 };
 
 struct TensorDescriptor {
@@ -72,11 +93,24 @@ struct TensorDescriptor {
 // alignment is the storage's (at least 64 for memory tessel allocates).
 TensorDescriptor describe(const Tensor& t,
                           const std::string& layout = "row-major");
+// The descriptor of quantised codes `q` with their parameters (written
+// into dtype.quantization; the range is q's dtype's). E2201 unless q is
+// i8 u8 i16 u16 i4 or u4; the parameters are checked as dequantize_affine
+// checks them (E2102 naming the expected shape, E2201); they are copied to
+// the CPU.
+TensorDescriptor describe(const Tensor& q, const AffineQuantization& params,
+                          const std::string& layout = "row-major");
 
 std::string to_json(const TensorDescriptor& d, int indent = 2);
 // E3001 naming the field for malformed JSON, a newer major version, an
 // unknown dtype or byte order, an alignment that is not a power of two,
-// or strides that reach outside total_bytes.
+// strides that reach outside total_bytes, or a quantization that cannot be
+// honoured (a base type that is not i8 u8 i16 u16 i4 u4, an unknown
+// scheme, a scale or zero point count that does not fit the scheme and
+// shape, a scale that is not positive and finite, a range outside the
+// base type's, per-channel or per-group parameters over symbolic extents).
+// "quantization" is read inside "dtype" or, as in the format standard's
+// INT8 example, beside it.
 TensorDescriptor descriptor_from_json(const std::string& text);
 
 // A tensor over `storage` as the descriptor lays it out (zero copy; a
@@ -84,5 +118,13 @@ TensorDescriptor descriptor_from_json(const std::string& text);
 // storage is smaller than total_bytes; E2102 for a symbolic shape.
 Tensor tensor_from_descriptor(const TensorDescriptor& d,
                               const Storage& storage);
+
+// The real values of the descriptor's tensor in `dtype` (a float type), a
+// new tensor: (q - zero_point) * scale when it is quantised, else the
+// tensor converted to `dtype` (as PyTorch's dequantize() passes a float
+// tensor through).
+Tensor dequantize_from_descriptor(const TensorDescriptor& d,
+                                  const Storage& storage,
+                                  DType dtype = DType::F32);
 
 }  // namespace tessel

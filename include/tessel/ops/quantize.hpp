@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tessel/core/tensor.hpp"
 
@@ -27,6 +28,35 @@ struct AffineQuantization {
   std::int64_t axis = -1;
   std::int64_t group_size = 0;
 };
+
+// Which elements share a scale: group_size > 0 means per group; a scale of
+// one element and rank <= 1 per tensor; anything else per channel.
+enum class AffineGranularity { PerTensor, PerChannel, PerGroup };
+AffineGranularity affine_granularity(const AffineQuantization& params);
+
+// The shape `scale` (and `zero_point`) must have for a tensor of shape `x`
+// at `granularity` ([] per tensor, where [1] is accepted too). E2102 for an
+// axis outside x's rank or a non-positive group size.
+Shape affine_parameter_shape(const Shape& x, AffineGranularity granularity,
+                             std::int64_t axis, std::int64_t group_size);
+
+// Checks `params` against a tensor of shape `x` as quantize_affine and
+// dequantize_affine do (E2102 naming the expected shape; E2201 for a scale
+// that is not a float tensor or a zero point that is not an integer one)
+// and returns the axis, normalised (0 per tensor). `op` names the caller
+// in the message.
+std::int64_t check_affine_quantization(
+    const Shape& x, const AffineQuantization& params,
+    const char* op = "check_affine_quantization");
+
+// True for the dtypes quantize_affine may target: i8 u8 i16 u16 i4 u4.
+bool is_affine_quantized_dtype(DType dtype);
+
+// The scheme's name as files write it (PyTorch's qscheme names, with
+// per_group_* added): per_tensor_affine, per_tensor_symmetric,
+// per_channel_affine, per_channel_symmetric, per_group_affine,
+// per_group_symmetric; symmetric means no zero point.
+std::string affine_scheme_name(const AffineQuantization& params);
 
 // The integer dtypes an affine quantisation may target: i8 u8 i16 u16 and
 // the packed i4 u4. Scales must be positive and finite (E2102 otherwise,
