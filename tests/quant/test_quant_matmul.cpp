@@ -19,6 +19,7 @@
 #include <hwy/targets.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "tessel/tessel.hpp"
@@ -113,6 +114,26 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// The vector decoders (Q4_0, Q6_K, IQ4_XS on AVX2 and up) and the scalar
+// codecs other targets run give the same bits (the oracle test holds the
+// best target's to ggml's).
+TEST(QuantMatmul, EverySimdTargetDecodesToTheSameBits) {
+  for (const DType type : {DType::Q4_0, DType::Q6_K, DType::IQ4_XS}) {
+    const Tensor w = weights(type, 3, 512, 4);
+    std::vector<std::uint32_t> first;
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      const std::vector<float> v = host(w);
+      std::vector<std::uint32_t> bits(v.size());
+      std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
+      if (first.empty()) first = bits;
+      EXPECT_EQ(bits, first)
+          << dtype_name(type) << " on " << hwy::TargetName(target);
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
 }
 
 TEST(QuantMatmul, BiasBatchesAndHalfActivations) {

@@ -31,6 +31,10 @@ void dequantize_blocks(const KernelOutput& dst_f32,
                        const KernelInput& src_blocks);
 void quantize_blocks(const KernelOutput& dst_blocks,
                      const KernelInput& src_f32);
+// One run of whole blocks -> floats on this thread: the vector decoder
+// where there is one (bit-identical), else the codec's.
+void dequantize_run(DType type, const std::uint8_t* blocks, float* out,
+                    std::int64_t nblocks);
 
 // Contiguous float `dst`: uniform in [low, high) / normal(mean, std), drawn
 // from counter blocks starting at `first_block` (see Note [random streams]).

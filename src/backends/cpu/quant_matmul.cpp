@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
-#include "quant/block_codecs.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel {
@@ -76,14 +76,13 @@ void integer_path(const float* x, const WeightRows& w, DType w_dtype,
 void tile_path(const float* x, const WeightRows& w, DType w_dtype,
                std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
   const auto& tr = dtype_traits(w_dtype);
-  const quant::BlockCodec* codec = quant::block_codec(w_dtype);
   parallel_for(0, n, kTileRows, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<float> tile(static_cast<std::size_t>(kTileRows * k));
     for (std::int64_t r0 = lo; r0 < hi; r0 += kTileRows) {
       const std::int64_t rows = std::min(kTileRows, hi - r0);
       for (std::int64_t r = 0; r < rows; ++r) {
-        codec->dequantize(w.base + (r0 + r) * w.row_bytes, tile.data() + r * k,
-                          k / tr.block_size);
+        cpu::dequantize_run(w_dtype, w.base + (r0 + r) * w.row_bytes,
+                            tile.data() + r * k, k / tr.block_size);
       }
       // Inside the pool's region sgemm runs on this thread only.
       cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, tile.data(), k,

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/simd/dequant_simd.hpp"
 #include "core/check.hpp"
 #include "quant/block_codecs.hpp"
 #include "tessel/core/parallel.hpp"
@@ -51,10 +52,15 @@ void for_block_ranges(std::int64_t rows, std::int64_t blocks_per_row,
 
 }  // namespace
 
+void dequantize_run(DType type, const std::uint8_t* blocks, float* out,
+                    std::int64_t nblocks) {
+  if (simd::dequantize_blocks_simd(type, blocks, out, nblocks)) return;
+  quant::block_codec(type)->dequantize(blocks, out, nblocks);
+}
+
 void dequantize_blocks(const KernelOutput& dst_f32,
                        const KernelInput& src_blocks) {
   const auto& tr = dtype_traits(src_blocks.dtype());
-  const quant::BlockCodec* codec = quant::block_codec(src_blocks.dtype());
   const std::int64_t numel = src_blocks.numel();
   if (numel == 0) return;
   const std::int64_t row_len =
@@ -66,7 +72,8 @@ void dequantize_blocks(const KernelOutput& dst_f32,
   for_block_ranges(
       rows, row_len / tr.block_size, tr.block_size,
       [&](std::int64_t row, std::int64_t first, std::int64_t last) {
-        codec->dequantize(
+        dequantize_run(
+            src_blocks.dtype(),
             base + row_byte_offset(src_blocks, row) + first * tr.block_bytes,
             out + row * row_len + first * tr.block_size, last - first);
       });

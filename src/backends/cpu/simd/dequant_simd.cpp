@@ -1,0 +1,151 @@
+// Compiled once per Highway target. See dequant_simd.hpp for the contract.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/dequant_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include <cstring>
+
+#include "backends/cpu/simd/dequant_simd.hpp"
+#include "quant/iq4_codebook.hpp"
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+inline __m256 f16_broadcast(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return _mm256_set1_ps(_cvtsh_ss(h));
+}
+
+// 32 signed bytes -> 32 floats times `scale`, in order.
+inline void store_scaled(__m256i q, __m256 scale, float* out) {
+  const __m128i lo = _mm256_castsi256_si128(q);
+  const __m128i hi = _mm256_extracti128_si256(q, 1);
+  const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
+                            _mm_srli_si128(hi, 8)};
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(
+        out + 8 * i,
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])),
+                      scale));
+  }
+}
+
+// Low nibbles of 16 bytes then high nibbles: elements 0-15 and 16-31.
+inline __m256i nibbles32(const std::uint8_t* p) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
+                          _mm256_set1_epi8(0x0F));
+}
+
+void q4_0(const std::uint8_t* b, float* out, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i, b += 18, out += 32) {
+    store_scaled(_mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8)),
+                 f16_broadcast(b), out);
+  }
+}
+
+void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
+  const __m128i codebook =
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kIq4Codebook));
+  for (std::int64_t i = 0; i < n; ++i, b += 136) {
+    std::uint16_t h;
+    std::memcpy(&h, b, 2);
+    const float d = _cvtsh_ss(h);
+    std::uint16_t scales_h;
+    std::memcpy(&scales_h, b + 2, 2);
+    for (int ib = 0; ib < 8; ++ib, out += 32) {
+      const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) |
+                     (((scales_h >> 2 * ib) & 3) << 4);
+      const __m256i codes = nibbles32(b + 8 + 16 * ib);
+      const __m128i lo =
+          _mm_shuffle_epi8(codebook, _mm256_castsi256_si128(codes));
+      const __m128i hi =
+          _mm_shuffle_epi8(codebook, _mm256_extracti128_si256(codes, 1));
+      store_scaled(_mm256_set_m128i(hi, lo),
+                   _mm256_set1_ps(d * static_cast<float>(ls - 32)), out);
+    }
+  }
+}
+
+// Element e = 128 h + 32 t + l: low 4 bits from ql[64 h + 32 (t & 1) + l]
+// (shifted by 4 (t / 2)), high 2 from qh[32 h + l] >> 2 t; scale
+// (8 h + 2 t + l / 16).
+void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3),
+                m32 = _mm256_set1_epi8(32);
+  for (std::int64_t i = 0; i < n; ++i, b += 210) {
+    std::uint16_t h16;
+    std::memcpy(&h16, b + 208, 2);
+    const float d = _cvtsh_ss(h16);
+    const auto* scales = reinterpret_cast<const std::int8_t*>(b + 192);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i bits1 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h));
+      const __m256i bits2 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + 32));
+      const __m256i high = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
+      for (int t = 0; t < 4; ++t, out += 32) {
+        const __m256i low_bits = (t & 1) ? bits2 : bits1;
+        const __m256i low = _mm256_and_si256(
+            t >= 2 ? _mm256_srli_epi16(low_bits, 4) : low_bits, m4);
+        const __m256i top = _mm256_slli_epi16(
+            _mm256_and_si256(_mm256_srli_epi16(high, 2 * t), m2), 4);
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, top), m32);
+        // Two sub-blocks of 16, each with its own scale.
+        const float s0 = d * static_cast<float>(scales[8 * h + 2 * t]);
+        const float s1 = d * static_cast<float>(scales[8 * h + 2 * t + 1]);
+        const __m128i lo = _mm256_castsi256_si128(q);
+        const __m128i hi = _mm256_extracti128_si256(q, 1);
+        const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
+                                  _mm_srli_si128(hi, 8)};
+        for (int p = 0; p < 4; ++p) {
+          _mm256_storeu_ps(
+              out + 8 * p,
+              _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[p])),
+                            _mm256_set1_ps(p < 2 ? s0 : s1)));
+        }
+      }
+    }
+  }
+}
+
+static bool DequantizeImpl(int type, const std::uint8_t* blocks, float* out,
+                           std::int64_t nblocks) {
+  switch (static_cast<DType>(type)) {
+    case DType::Q4_0: return q4_0(blocks, out, nblocks), true;
+    case DType::IQ4_XS: return iq4_xs(blocks, out, nblocks), true;
+    case DType::Q6_K: return q6_k(blocks, out, nblocks), true;
+    default: return false;
+  }
+}
+#else
+static bool DequantizeImpl(int, const std::uint8_t*, float*, std::int64_t) {
+  return false;  // the scalar codecs serve these targets
+}
+#endif
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(DequantizeImpl);
+
+bool dequantize_blocks_simd(DType type, const std::uint8_t* blocks, float* out,
+                            std::int64_t nblocks) {
+  return HWY_DYNAMIC_DISPATCH(DequantizeImpl)(static_cast<int>(type), blocks,
+                                              out, nblocks);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,18 @@
+// Vector decoders for the block types whose scalar decoders fall short of
+// the memory limit (docs/quantisation.md): Q4_0, Q6_K and IQ4_XS. Each
+// computes every value with the same single f32 multiply as the scalar
+// codec in src/quant (which matches ggml), so the output is bit-identical.
+#pragma once
+
+#include <cstdint>
+
+#include "tessel/core/dtype.hpp"
+
+namespace tessel::cpu::simd {
+
+// Decodes `nblocks` whole blocks of `type` into floats; false (nothing
+// written) when this CPU or type has no vector decoder here.
+bool dequantize_blocks_simd(DType type, const std::uint8_t* blocks, float* out,
+                            std::int64_t nblocks);
+
+}  // namespace tessel::cpu::simd
