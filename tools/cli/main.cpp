@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   runners["inspect"] = tessel::cli::add_inspect_command(app);
   runners["convert"] = tessel::cli::add_convert_command(app);
   runners["plan"] = tessel::cli::add_plan_command(app);
+  runners["quantize"] = tessel::cli::add_quantize_command(app);
   try {
     app.parse(argc, argv);
     for (auto* sub : app.get_subcommands())
