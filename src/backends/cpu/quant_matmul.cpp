@@ -23,8 +23,13 @@ namespace tessel {
 namespace {
 
 // Up to this many activation rows the integer kernels beat dequantise-and-
-// GEMM on every type measured (BENCHMARKS.md, bench_quant's M sweep).
-constexpr std::int64_t kMaxIntegerRows = 32;
+// GEMM (BENCHMARKS.md, bench_quant at M = 16): each extra row costs the
+// integer path a full pass of decode and products, while the tile path's
+// cost is mostly the one decode of W. The cheap decoders (Q4_0, Q8_0,
+// Q4_K) cross over earlier.
+std::int64_t max_integer_rows(DType w) {
+  return w == DType::Q4_0 || w == DType::Q8_0 || w == DType::Q4_K ? 8 : 16;
+}
 // Weight rows dequantised per sgemm call: 64 rows of K = 4096 are 1 MiB
 // of f32, which stays in cache while the GEMM reads it M times.
 constexpr std::int64_t kTileRows = 64;
@@ -100,7 +105,7 @@ void CpuBackend::quantized_linear(const Tensor& x, const Tensor& w,
   const WeightRows rows = weight_rows(wv);
   const float* xd = input_view(x).data<float>();
   float* od = output_view(out).data<float>();
-  if (cpu::simd::has_quant_dot(w.dtype()) && m <= kMaxIntegerRows) {
+  if (cpu::simd::has_quant_dot(w.dtype()) && m <= max_integer_rows(w.dtype())) {
     integer_path(xd, rows, w.dtype(), m, n, k, od);
   } else {
     tile_path(xd, rows, w.dtype(), m, n, k, od);

@@ -24,7 +24,12 @@
 #ifndef TESSEL_QUANT_DOT_LAYOUT
 #define TESSEL_QUANT_DOT_LAYOUT
 namespace tessel::cpu::simd::layout {
-inline constexpr int kQ80Bytes = 34;   // d f16 | qs i8[32]
+inline constexpr int kQ80Bytes = 34;  // d f16 | qs i8[32]
+// A Q8_0 activation row is its nb blocks, then what every weight row would
+// otherwise recompute per block: nb f32 scales, and nb x 8 i32 of
+// 8 x (sums of four consecutive codes), Q4_0's code offset in the lanes of
+// its products.
+inline constexpr int kQ80ExtraBytes = 4 + 32;
 inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
 inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
@@ -43,6 +48,12 @@ using namespace layout;  // NOLINT: the offsets above, in every kernel
 inline std::uint32_t load_u32(const std::uint8_t* p) {
   std::uint32_t v;
   std::memcpy(&v, p, sizeof v);
+  return v;
+}
+// Element i of an f32 array at any byte alignment.
+inline float load_f32_at(const float* p, std::int64_t i) {
+  float v;
+  std::memcpy(&v, p + i, sizeof v);
   return v;
 }
 inline float load_f32(const std::uint8_t* p) {
@@ -119,39 +130,39 @@ inline __m256i nibbles32(const std::uint8_t* p) {
 }
 
 // ggml subtracts 8 from each code and multiplies signed bytes; the same
-// integers come cheaper as unsigned codes times y, less 8 times the sums
-// of y. Two accumulators keep the FMA latency off the critical path.
+// integers come cheaper as unsigned codes times y, less the activation
+// row's precomputed 8 x sums of y. Two accumulators keep the FMA latency
+// off the critical path.
 inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
                       std::int64_t nb) {
+  const auto* dy = reinterpret_cast<const float*>(act + nb * kQ80Bytes);
+  const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::int64_t b = 0; b < nb; ++b) {
-    const std::uint8_t* ab = act + b * kQ80Bytes;
     const std::uint8_t* wb = w + b * kQ40Bytes;
-    const __m256i qy = load256(ab + 2);
-    const __m256i offset = _mm256_slli_epi32(
-        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), qy),
-                          ones16),
-        3);
+    const __m256i qy = load256(act + b * kQ80Bytes + 2);
     const __m256i sums = _mm256_sub_epi32(
         _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles32(wb + 2), qy), ones16),
-        offset);
-    acc[b & 1] = _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * f16_at(ab)),
-                                 _mm256_cvtepi32_ps(sums), acc[b & 1]);
+        load256(offsets + 32 * b));
+    acc[b & 1] =
+        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32_at(dy, b)),
+                        _mm256_cvtepi32_ps(sums), acc[b & 1]);
   }
   return hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
 
 inline float dot_q8_0(const std::uint8_t* w, const std::uint8_t* act,
                       std::int64_t nb) {
+  const auto* dy = reinterpret_cast<const float*>(act + nb * kQ80Bytes);
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::int64_t b = 0; b < nb; ++b) {
-    const std::uint8_t* ab = act + b * kQ80Bytes;
     const std::uint8_t* wb = w + b * kQ80Bytes;
-    acc[b & 1] = _mm256_fmadd_ps(
-        _mm256_set1_ps(f16_at(wb) * f16_at(ab)),
-        _mm256_cvtepi32_ps(dot_i8_quads(load256(wb + 2), load256(ab + 2))),
-        acc[b & 1]);
+    acc[b & 1] =
+        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32_at(dy, b)),
+                        _mm256_cvtepi32_ps(dot_i8_quads(
+                            load256(wb + 2), load256(act + b * kQ80Bytes + 2))),
+                        acc[b & 1]);
   }
   return hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
@@ -516,8 +527,9 @@ ActivationBlocks activation_blocks(DType w) {
 
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
   const auto n = static_cast<std::size_t>(k);
-  return kind == ActivationBlocks::Q8_0 ? n / 32 * layout::kQ80Bytes
-                                        : n / 256 * layout::kQ8KBytes;
+  return kind == ActivationBlocks::Q8_0
+             ? n / 32 * (layout::kQ80Bytes + layout::kQ80ExtraBytes)
+             : n / 256 * layout::kQ8KBytes;
 }
 
 namespace {
@@ -559,8 +571,22 @@ void quantize_activations(ActivationBlocks kind, const float* x,
     const float* xr = x + r * ldx;
     std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
     if (kind == ActivationBlocks::Q8_0) {
-      for (std::int64_t b = 0; b < k / 32; ++b) {
-        q8_0_block(xr + 32 * b, o + b * layout::kQ80Bytes);
+      const std::int64_t nb = k / 32;
+      auto* scales = o + nb * layout::kQ80Bytes;
+      auto* offsets = scales + nb * 4;
+      for (std::int64_t b = 0; b < nb; ++b) {
+        std::uint8_t* block = o + b * layout::kQ80Bytes;
+        q8_0_block(xr + 32 * b, block);
+        std::uint16_t d;
+        std::memcpy(&d, block, 2);
+        const float scale = quant::f32_from_f16(d);
+        std::memcpy(scales + 4 * b, &scale, 4);
+        const auto* q = reinterpret_cast<const std::int8_t*>(block + 2);
+        for (int lane = 0; lane < 8; ++lane) {
+          const std::int32_t offset = 8 * (q[4 * lane] + q[4 * lane + 1] +
+                                           q[4 * lane + 2] + q[4 * lane + 3]);
+          std::memcpy(offsets + 32 * b + 4 * lane, &offset, 4);
+        }
       }
       continue;
     }
