@@ -72,7 +72,7 @@ struct GgufFile {
 // writers disagree on the byte order of the scales inside the blocks, so
 // it is refused rather than possibly misread), counts or lengths past the
 // end of the file, arrays nested deeper than 8, an unknown value or tensor
-// type (the IQ and TQ types have no tessel dtype), more than 4 dimensions,
+// type (ids GGUF has retired or tessel does not know), more than 4 dimensions,
 // a row length that is not a whole number of blocks, sizes that overflow,
 // an alignment that is not a positive multiple of 8, and tensor data that
 // is misaligned, overlapping or outside the file.
