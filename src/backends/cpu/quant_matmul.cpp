@@ -70,8 +70,7 @@ void integer_path(const float* x, const WeightRows& w, DType w_dtype,
     cpu::simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
                                     act.data() + lo * act_bytes);
   });
-  // Groups of 16 rows: whole groups of four for the kernels, and enough
-  // groups for the pool to balance.
+  // One contiguous run of weight rows per thread: one sequential stream.
   parallel_for(0, n, 16, [&](std::int64_t lo, std::int64_t hi) {
     cpu::simd::quant_dot_rows(w_dtype, w.base + lo * w.row_bytes, w.row_bytes,
                               hi - lo, act.data(), m, k, out + lo, n);

@@ -24,8 +24,9 @@ inline __m256 f16_broadcast(const std::uint8_t* p) {
   return _mm256_set1_ps(_cvtsh_ss(h));
 }
 
-// 32 signed bytes -> 32 floats times `scale`, in order.
-inline void store_scaled(__m256i q, __m256 scale, float* out) {
+// 32 signed bytes -> 32 floats, in order: the first 16 times `first`, the
+// last 16 times `second`.
+inline void store_scaled(__m256i q, __m256 first, __m256 second, float* out) {
   const __m128i lo = _mm256_castsi256_si128(q);
   const __m128i hi = _mm256_extracti128_si256(q, 1);
   const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
@@ -34,8 +35,11 @@ inline void store_scaled(__m256i q, __m256 scale, float* out) {
     _mm256_storeu_ps(
         out + 8 * i,
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])),
-                      scale));
+                      i < 2 ? first : second));
   }
+}
+inline void store_scaled(__m256i q, __m256 scale, float* out) {
+  store_scaled(q, scale, scale, out);
 }
 
 // Low nibbles of 16 bytes then high nibbles: elements 0-15 and 16-31.
@@ -101,18 +105,10 @@ void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
             _mm256_and_si256(_mm256_srli_epi16(high, 2 * t), m2), 4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, top), m32);
         // Two sub-blocks of 16, each with its own scale.
-        const float s0 = d * static_cast<float>(scales[8 * h + 2 * t]);
-        const float s1 = d * static_cast<float>(scales[8 * h + 2 * t + 1]);
-        const __m128i lo = _mm256_castsi256_si128(q);
-        const __m128i hi = _mm256_extracti128_si256(q, 1);
-        const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
-                                  _mm_srli_si128(hi, 8)};
-        for (int p = 0; p < 4; ++p) {
-          _mm256_storeu_ps(
-              out + 8 * p,
-              _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[p])),
-                            _mm256_set1_ps(p < 2 ? s0 : s1)));
-        }
+        store_scaled(
+            q, _mm256_set1_ps(d * static_cast<float>(scales[8 * h + 2 * t])),
+            _mm256_set1_ps(d * static_cast<float>(scales[8 * h + 2 * t + 1])),
+            out);
       }
     }
   }

@@ -97,17 +97,16 @@ inline __m128i load128(const void* p) {
   return _mm_loadu_si128(static_cast<const __m128i*>(p));
 }
 
-// Sum of each four adjacent products of signed bytes, as i32 lanes. The
-// x86 pair product takes one unsigned operand: |x| times y with x's sign.
-inline __m256i dot_i8_quads(__m256i x, __m256i y) {
-  const __m256i pairs =
-      _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-}
-// Pairs of signed bytes times signed bytes, as i16 lanes (no saturation for
-// |x|, |y| <= 127).
+// Pairs of signed bytes times signed bytes, as i16 lanes. The x86 pair
+// product takes one unsigned operand: |x| times y with x's sign. No
+// saturation for |y| <= 127 (activation codes), whatever x is (a hostile
+// -128 weight code reads as the unsigned 128 it stands for).
 inline __m256i dot_i8_pairs(__m256i x, __m256i y) {
   return _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+// The same summed over each four adjacent bytes, as i32 lanes.
+inline __m256i dot_i8_quads(__m256i x, __m256i y) {
+  return _mm256_madd_epi16(dot_i8_pairs(x, y), _mm256_set1_epi16(1));
 }
 
 inline float hsum8(__m256 v) {
