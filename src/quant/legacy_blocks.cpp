@@ -240,8 +240,19 @@ void encode(const float* x, std::uint8_t* b) {
 }  // namespace q5_1
 
 // Q8_0 / Q8_1 codes: roundf (halves away from zero) of x / d, d = amax/127.
+// Inline rather than libm's roundf (a call per value unless the build
+// targets SSE4.1, which the portable one does not): below 2^23 the
+// truncation and the fraction v - t are exact, so comparing the fraction
+// with +-0.5 rounds exactly as roundf; larger values, Inf and NaN are
+// integral already or take the truncation rule.
 std::int8_t q8_code(float v) {
-  return static_cast<std::int8_t>(low_byte_of_truncation(std::round(v)));
+  if (std::fabs(v) < 0x1p23f) {
+    const auto t = static_cast<std::int32_t>(v);
+    const float fraction = v - static_cast<float>(t);
+    const std::int32_t r = t + (fraction >= 0.5f) - (fraction <= -0.5f);
+    return static_cast<std::int8_t>(static_cast<std::uint8_t>(r));
+  }
+  return static_cast<std::int8_t>(low_byte_of_truncation(v));
 }
 
 // Q8_0 / Q8_1 decode: 32 int8 codes times d.

@@ -5,6 +5,7 @@
 // many inputs is tests/oracle/test_quant_ggml.py's job.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -59,6 +60,26 @@ TEST(BlockQuant, Q8_0StoresIntegersExactlyWhenTheScaleIsOne) {
     EXPECT_EQ(static_cast<std::int8_t>(b[2 + j]), static_cast<int>(x[j]));
   }
   EXPECT_EQ(values_of(q), x);
+}
+
+// With scale 1 (max |x| = 127) every x.5 is a tie, which Q8_0 rounds away
+// from zero (ggml's roundf), and values just inside a tie round inward.
+TEST(BlockQuant, Q8_0RoundsHalvesAwayFromZero) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = 127;
+  const float below_half = std::nextafter(0.5f, 0.0f);
+  const std::vector<std::pair<float, int>> cases = {
+      {0.5f, 1},        {-0.5f, -1},      {1.5f, 2},          {-1.5f, -2},
+      {2.5f, 3},        {-2.5f, -3},      {126.5f, 127},      {below_half, 0},
+      {-below_half, 0}, {1.49999988f, 1}, {-1.49999988f, -1}, {0.25f, 0},
+      {-0.75f, -1}};
+  for (std::size_t i = 0; i < cases.size(); ++i) x[1 + i] = cases[i].first;
+  const std::vector<std::uint8_t> b =
+      bytes_of(from_vector(x, {32}).to(DType::Q8_0));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(static_cast<std::int8_t>(b[3 + i]), cases[i].second)
+        << "x = " << cases[i].first;
+  }
 }
 
 // A Q4_K super-block: d = 1, dmin = 0.5, 8 sub-blocks of 32 with 6-bit
