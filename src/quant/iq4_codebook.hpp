@@ -17,6 +17,15 @@ inline constexpr std::int8_t kIq4Codebook[16] = {
 
 inline constexpr int kIq4Group = 32;
 
+// The 6-bit scale (0..63, biased by 32) of group `ib` of an IQ4_XS
+// super-block [f16 d][u16 scales_h][u8 scales_l[4]][qs]: its low 4 bits are
+// nibble ib of scales_l, its high 2 bits crumb ib of scales_h.
+inline int iq4_xs_scale(const std::uint8_t* block, int ib) {
+  const int low = (block[4 + ib / 2] >> 4 * (ib % 2)) & 0xF;
+  const int high = (load_u16(block + 2) >> 2 * ib) & 3;
+  return low | high << 4;
+}
+
 // ggml's best_index_int8 over kIq4Codebook: the code whose value is nearest
 // x (the lower one on a tie), by bisection. A NaN x gets code 15.
 inline int nearest_iq4_code(float x) {

@@ -356,10 +356,8 @@ void dequantize_iq4_xs(const std::uint8_t* blocks, float* out,
   for (std::int64_t i = 0; i < nblocks; ++i) {
     const std::uint8_t* b = blocks + i * kIq4XsBytes;
     const float d = load_f16(b);
-    const std::uint16_t scales_h = load_u16(b + kIq4XsScalesH);
     for (int ib = 0; ib < kSubBlocks; ++ib) {
-      const int ls = ((b[kIq4XsScalesL + ib / 2] >> 4 * (ib % 2)) & 0xf) |
-                     (((scales_h >> 2 * ib) & 3) << 4);
+      const int ls = iq4_xs_scale(b, ib);
       const float dl = d * (ls - 32);
       const std::uint8_t* qs = b + kIq4XsQs + 16 * ib;
       for (int j = 0; j < 16; ++j) {

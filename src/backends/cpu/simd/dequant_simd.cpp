@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/dequant_simd.hpp"
 #include "quant/iq4_codebook.hpp"
 
@@ -18,12 +19,6 @@ HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-inline __m256 f16_broadcast(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return _mm256_set1_ps(_cvtsh_ss(h));
-}
-
 // 32 signed bytes -> 32 floats, in order: the first 16 times `first`, the
 // last 16 times `second`.
 inline void store_scaled(__m256i q, __m256 first, __m256 second, float* out) {
@@ -42,32 +37,19 @@ inline void store_scaled(__m256i q, __m256 scale, float* out) {
   store_scaled(q, scale, scale, out);
 }
 
-// Low nibbles of 16 bytes then high nibbles: elements 0-15 and 16-31.
-inline __m256i nibbles32(const std::uint8_t* p) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
-                          _mm256_set1_epi8(0x0F));
-}
-
 void q4_0(const std::uint8_t* b, float* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i, b += 18, out += 32) {
     store_scaled(_mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8)),
-                 f16_broadcast(b), out);
+                 _mm256_set1_ps(f16_at(b)), out);
   }
 }
 
 void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
-  const __m128i codebook =
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kIq4Codebook));
+  const __m128i codebook = load128(quant::kIq4Codebook);
   for (std::int64_t i = 0; i < n; ++i, b += 136) {
-    std::uint16_t h;
-    std::memcpy(&h, b, 2);
-    const float d = _cvtsh_ss(h);
-    std::uint16_t scales_h;
-    std::memcpy(&scales_h, b + 2, 2);
+    const float d = f16_at(b);
     for (int ib = 0; ib < 8; ++ib, out += 32) {
-      const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) |
-                     (((scales_h >> 2 * ib) & 3) << 4);
+      const int ls = quant::iq4_xs_scale(b, ib);
       const __m256i codes = nibbles32(b + 8 + 16 * ib);
       const __m128i lo =
           _mm_shuffle_epi8(codebook, _mm256_castsi256_si128(codes));
@@ -86,17 +68,12 @@ void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
   const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3),
                 m32 = _mm256_set1_epi8(32);
   for (std::int64_t i = 0; i < n; ++i, b += 210) {
-    std::uint16_t h16;
-    std::memcpy(&h16, b + 208, 2);
-    const float d = _cvtsh_ss(h16);
+    const float d = f16_at(b + 208);
     const auto* scales = reinterpret_cast<const std::int8_t*>(b + 192);
     for (int h = 0; h < 2; ++h) {
-      const __m256i bits1 =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h));
-      const __m256i bits2 =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + 32));
-      const __m256i high = _mm256_loadu_si256(
-          reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
+      const __m256i bits1 = load256(b + 64 * h);
+      const __m256i bits2 = load256(b + 64 * h + 32);
+      const __m256i high = load256(b + 128 + 32 * h);
       for (int t = 0; t < 4; ++t, out += 32) {
         const __m256i low_bits = (t & 1) ? bits2 : bits1;
         const __m256i low = _mm256_and_si256(

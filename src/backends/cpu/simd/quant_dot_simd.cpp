@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "quant/block_codecs.hpp"
 #include "quant/iq4_codebook.hpp"
@@ -44,23 +45,8 @@ HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 using namespace layout;  // NOLINT: the offsets above, in every kernel
-
-inline std::uint32_t load_u32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-// Element i of an f32 array at any byte alignment.
-inline float load_f32_at(const float* p, std::int64_t i) {
-  float v;
-  std::memcpy(&v, p + i, sizeof v);
-  return v;
-}
-inline float load_f32(const std::uint8_t* p) {
-  float v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+using quant::load_f32;
+using quant::load_u32;
 
 // The 6-bit scales and mins of a Q4_K/Q5_K super-block: 12 bytes hold
 // sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins),
@@ -83,19 +69,6 @@ inline K4Scales unpack_k4_scales(const std::uint8_t* table) {
 // Each kernel is one weight row against one activation row. Per block the
 // integer products and scale applications are ggml's; the row accumulates
 // its blocks in f32 vectors, reduced at the end in ggml's order.
-
-inline float f16_at(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return _cvtsh_ss(h);
-}
-
-inline __m256i load256(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-inline __m128i load128(const void* p) {
-  return _mm_loadu_si128(static_cast<const __m128i*>(p));
-}
 
 // Pairs of signed bytes times signed bytes, as i16 lanes. The x86 pair
 // product takes one unsigned operand: |x| times y with x's sign. No
@@ -121,20 +94,13 @@ inline float hsum4(__m128 v) {
   return _mm_cvtss_f32(v);
 }
 
-// 32 nibbles of 16 bytes: low nibbles in the low half, high in the high.
-inline __m256i nibbles32(const std::uint8_t* p) {
-  const __m128i raw = load128(p);
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
-                          _mm256_set1_epi8(0x0F));
-}
-
 // ggml subtracts 8 from each code and multiplies signed bytes; the same
 // integers come cheaper as unsigned codes times y, less the activation
 // row's precomputed 8 x sums of y. Two accumulators keep the FMA latency
 // off the critical path.
 inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
                       std::int64_t nb) {
-  const auto* dy = reinterpret_cast<const float*>(act + nb * kQ80Bytes);
+  const std::uint8_t* dy = act + nb * kQ80Bytes;  // f32 scales
   const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -145,7 +111,7 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
         _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles32(wb + 2), qy), ones16),
         load256(offsets + 32 * b));
     acc[b & 1] =
-        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32_at(dy, b)),
+        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32(dy + 4 * b)),
                         _mm256_cvtepi32_ps(sums), acc[b & 1]);
   }
   return hsum8(_mm256_add_ps(acc[0], acc[1]));
@@ -153,12 +119,12 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
 
 inline float dot_q8_0(const std::uint8_t* w, const std::uint8_t* act,
                       std::int64_t nb) {
-  const auto* dy = reinterpret_cast<const float*>(act + nb * kQ80Bytes);
+  const std::uint8_t* dy = act + nb * kQ80Bytes;  // f32 scales
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::int64_t b = 0; b < nb; ++b) {
     const std::uint8_t* wb = w + b * kQ80Bytes;
     acc[b & 1] =
-        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32_at(dy, b)),
+        _mm256_fmadd_ps(_mm256_set1_ps(f16_at(wb) * load_f32(dy + 4 * b)),
                         _mm256_cvtepi32_ps(dot_i8_quads(
                             load256(wb + 2), load256(act + b * kQ80Bytes + 2))),
                         acc[b & 1]);
@@ -300,8 +266,6 @@ inline float dot_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
     const std::uint8_t* ab = act + b * kQ8KBytes;
     const std::uint8_t* wb = w + b * kIq4XsBytes;
     const std::uint8_t* q8 = ab + kQ8KQs;
-    std::uint16_t scales_h;
-    std::memcpy(&scales_h, wb + 2, sizeof scales_h);
     __m256i sum = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int ib = 0; ib < 8; ++ib) {
@@ -310,9 +274,7 @@ inline float dot_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
           _mm_shuffle_epi8(codebook,
                            _mm_and_si128(_mm_srli_epi16(bits, 4), m4)),
           _mm_shuffle_epi8(codebook, _mm_and_si128(bits, m4)));
-      const int scale = (((wb[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) |
-                         (((scales_h >> (2 * ib)) & 3) << 4)) -
-                        32;
+      const int scale = quant::iq4_xs_scale(wb, ib) - 32;
       sum = _mm256_add_epi32(
           sum, _mm256_madd_epi16(dot_i8_pairs(values, load256(q8 + 32 * ib)),
                                  _mm256_set1_epi16(static_cast<short>(scale))));
@@ -326,15 +288,9 @@ inline float dot_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
 #else
 // ---- portable kernels: the same integer sums in plain C++ ----
 
-inline float f16_at(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return quant::f32_from_f16(h);
-}
-inline std::int16_t i16_at(const std::uint8_t* p) {
-  std::int16_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+using quant::load_f16;
+inline int i16_at(const std::uint8_t* p) {
+  return static_cast<std::int16_t>(quant::load_u16(p));
 }
 
 inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
@@ -349,7 +305,7 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
       s +=
           ((wb[2 + j] & 0xF) - 8) * qy[j] + ((wb[2 + j] >> 4) - 8) * qy[j + 16];
     }
-    sum += static_cast<float>(s) * (f16_at(wb) * f16_at(ab));
+    sum += static_cast<float>(s) * (load_f16(wb) * load_f16(ab));
   }
   return sum;
 }
@@ -364,7 +320,7 @@ inline float dot_q8_0(const std::uint8_t* w, const std::uint8_t* act,
     const auto* qy = reinterpret_cast<const std::int8_t*>(ab + 2);
     int s = 0;
     for (int j = 0; j < 32; ++j) s += qx[j] * qy[j];
-    sum += static_cast<float>(s) * (f16_at(wb) * f16_at(ab));
+    sum += static_cast<float>(s) * (load_f16(wb) * load_f16(ab));
   }
   return sum;
 }
@@ -398,8 +354,8 @@ float dot_k4(const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
                              i16_at(ab + kQ8KSums + 4 * j + 2));
     }
     const float dy = load_f32(ab);
-    sum += dy * f16_at(wb) * static_cast<float>(isum) -
-           dy * f16_at(wb + 2) * static_cast<float>(isum_min);
+    sum += dy * load_f16(wb) * static_cast<float>(isum) -
+           dy * load_f16(wb + 2) * static_cast<float>(isum_min);
   }
   return sum;
 }
@@ -419,7 +375,7 @@ inline float dot_q6_k(const std::uint8_t* w, const std::uint8_t* act,
       const auto scale = static_cast<std::int8_t>(wb[192 + e / 16]);
       isum += scale * ((lo | hi << 4) - 32) * q8[e];
     }
-    sum += load_f32(ab) * f16_at(wb + 208) * static_cast<float>(isum);
+    sum += load_f32(ab) * load_f16(wb + 208) * static_cast<float>(isum);
   }
   return sum;
 }
@@ -431,12 +387,9 @@ inline float dot_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
     const std::uint8_t* wb = w + b * kIq4XsBytes;
     const std::uint8_t* ab = act + b * kQ8KBytes;
     const auto* q8 = reinterpret_cast<const std::int8_t*>(ab + kQ8KQs);
-    const auto scales_h = static_cast<std::uint16_t>(i16_at(wb + 2));
     int isum = 0;
     for (int ib = 0; ib < 8; ++ib) {
-      const int scale = (((wb[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) |
-                         (((scales_h >> (2 * ib)) & 3) << 4)) -
-                        32;
+      const int scale = quant::iq4_xs_scale(wb, ib) - 32;
       int s32 = 0;
       for (int j = 0; j < 16; ++j) {
         const std::uint8_t byte = wb[8 + 16 * ib + j];
@@ -445,7 +398,7 @@ inline float dot_iq4_xs(const std::uint8_t* w, const std::uint8_t* act,
       }
       isum += scale * s32;
     }
-    sum += f16_at(wb) * load_f32(ab) * static_cast<float>(isum);
+    sum += load_f16(wb) * load_f32(ab) * static_cast<float>(isum);
   }
   return sum;
 }

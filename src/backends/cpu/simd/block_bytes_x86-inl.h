@@ -1,0 +1,50 @@
+// Per-target helpers of the block-quantised kernels (quant_dot_simd.cpp,
+// dequant_simd.cpp) on AVX2 and up: unaligned loads, an f16 block scale,
+// and the 32 nibbles of a 16-byte code run. Included once per target by
+// files that use foreach_target.h, hence Highway's include-guard idiom.
+#if defined(TESSEL_BLOCK_BYTES_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSEL_BLOCK_BYTES_X86_INL_H_
+#undef TESSEL_BLOCK_BYTES_X86_INL_H_
+#else
+#define TESSEL_BLOCK_BYTES_X86_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstdint>
+#include <cstring>
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#include <immintrin.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m128i load128(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+
+// The f16 at p (a block's scale) as f32: F16C, exact, NaN kept quiet.
+inline float f16_at(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return _cvtsh_ss(h);
+}
+
+// The 32 codes of 16 bytes of nibbles in element order: low nibbles are
+// elements 0-15 (the low half), high nibbles 16-31, as Q4_0, IQ4_NL and
+// IQ4_XS store them.
+inline __m256i nibbles32(const std::uint8_t* p) {
+  const __m128i raw = load128(p);
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
+                          _mm256_set1_epi8(0x0F));
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif
+
+#endif  // TESSEL_BLOCK_BYTES_X86_INL_H_
