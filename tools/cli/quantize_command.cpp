@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -55,14 +54,6 @@ struct QuantizeOptions {
 
 // ---- metadata ----
 
-const GgufValue* find_key(
-    const std::vector<std::pair<std::string, GgufValue>>& kv,
-    const std::string& key) {
-  for (const auto& [k, v] : kv)
-    if (k == key) return &v;
-  return nullptr;
-}
-
 // An integer value (the first element of a per-layer array); nullopt when
 // absent or not an integer.
 std::optional<std::int64_t> integer_value(const GgufValue* v) {
@@ -81,7 +72,7 @@ GgufValue u32_value(std::uint32_t x) {
 }
 
 q::ModelFacts model_facts(const GgufFile& in, const std::string& path) {
-  const GgufValue* arch = find_key(in.metadata, "general.architecture");
+  const GgufValue* arch = in.find("general.architecture");
   const auto* name =
       arch != nullptr ? std::get_if<std::string>(&arch->value) : nullptr;
   if (name == nullptr) {
@@ -91,7 +82,7 @@ q::ModelFacts model_facts(const GgufFile& in, const std::string& path) {
                             path));
   }
   const auto hp = [&](const std::string& key) {
-    return integer_value(find_key(in.metadata, *name + "." + key));
+    return integer_value(in.find(*name + "." + key));
   };
   q::ModelFacts m;
   m.arch = *name;
@@ -138,8 +129,8 @@ Shape written_shape(const Shape& shape) {
 bool bad_f16(std::uint16_t h) { return (h & 0x7C00u) == 0x7C00u; }
 bool bad_f32(std::uint32_t w) { return (w & 0x7F800000u) == 0x7F800000u; }
 
-std::uint16_t load_u16(const std::uint8_t* p) { return q::load_u16(p); }
-std::uint32_t load_u32(const std::uint8_t* p) { return q::load_u32(p); }
+using q::load_u16;
+using q::load_u32;
 
 // Whether block `b` (its bytes) fails ggml's check of its scales: the f16
 // scale fields must be finite (the K-quants' and legacy types' d and
@@ -230,11 +221,6 @@ std::int64_t first_invalid(DType t, const std::uint8_t* data,
   return kNone;
 }
 
-// Units (elements, or blocks) of `bytes` bytes of dtype t.
-std::int64_t unit_bytes(DType t) {
-  return is_block_quantized(t) ? dtype_traits(t).block_bytes : element_size(t);
-}
-
 void atomic_min(std::atomic<std::int64_t>& a, std::int64_t v) {
   std::int64_t cur = a.load();
   while (v < cur && !a.compare_exchange_weak(cur, v)) {
@@ -261,31 +247,15 @@ const float* widen(DType from, const std::uint8_t* in, float* out,
   return out;
 }
 
-// ggml_compute_fp32_to_bf16 (NaN quiet with its payload's top bits; the
-// rest round to nearest even).
-std::uint16_t bf16_from_f32(float f) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-    return static_cast<std::uint16_t>((u >> 16) | 64);
-  return static_cast<std::uint16_t>((u + (0x7FFFu + ((u >> 16) & 1))) >> 16);
-}
-
-// What ggml_quantize_chunk does for float targets.
+// What ggml_quantize_chunk does for float targets: round to nearest even
+// (the input is finite, checked before), through tessel's SIMD casts.
 void narrow(DType to, const float* in, std::uint8_t* out, std::int64_t n) {
-  switch (to) {
-    case DType::F32:
-      std::memcpy(out, in, static_cast<std::size_t>(n) * 4);
-      return;
-    case DType::F16:
-      for (std::int64_t i = 0; i < n; ++i)
-        q::store_u16(out + 2 * i, q::f16_from_f32(in[i]));
-      return;
-    case DType::BF16:
-      for (std::int64_t i = 0; i < n; ++i)
-        q::store_u16(out + 2 * i, bf16_from_f32(in[i]));
-      return;
-    default: return;
+  if (to == DType::F32) {
+    std::memcpy(out, in, static_cast<std::size_t>(n) * 4);
+    return;
   }
+  from_blob(out, {n}, to)
+      .copy_(from_blob(const_cast<float*>(in), {n}, DType::F32));
 }
 
 struct Entry {
@@ -312,7 +282,8 @@ class QuantizingSource final : public TensorSource {
     const Entry& e = entries_[i];
     if (e.convert) return nullptr;
     const auto* data = static_cast<const std::uint8_t*>(e.input.raw_data());
-    check_input(e, data, e.input.nbytes() / unit_bytes(e.input.dtype()));
+    check_input(e, data,
+                e.input.nbytes() / storage_unit_bytes(e.input.dtype()));
     return data;
   }
 
@@ -330,7 +301,7 @@ class QuantizingSource final : public TensorSource {
     }
     if (window_index_ != i || offset < window_begin_ ||
         offset + n > window_begin_ + window_size_) {
-      const std::int64_t ub = unit_bytes(e.spec.dtype);
+      const std::int64_t ub = storage_unit_bytes(e.spec.dtype);
       const std::int64_t size = std::min(
           e.spec.nbytes() - offset,
           std::max(n, std::max<std::int64_t>(kWindowBytes / ub, 1) * ub));
@@ -368,7 +339,7 @@ class QuantizingSource final : public TensorSource {
   void check_input(const Entry& e, const std::uint8_t* data,
                    std::int64_t units) const {
     const DType t = e.input.dtype();
-    const std::int64_t ub = unit_bytes(t);
+    const std::int64_t ub = storage_unit_bytes(t);
     std::atomic<std::int64_t> bad{kNone};
     parallel_for(0, units, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
       const std::int64_t at = first_invalid(t, data + lo * ub, hi - lo);
@@ -379,7 +350,7 @@ class QuantizingSource final : public TensorSource {
 
   [[noreturn]] void fail_input(const Entry& e, std::int64_t unit) const {
     const DType t = e.input.dtype();
-    const std::int64_t ub = unit_bytes(t);
+    const std::int64_t ub = storage_unit_bytes(t);
     const auto* data = static_cast<const std::uint8_t*>(e.input.raw_data());
     const auto* base =
         static_cast<const std::uint8_t*>(e.input.storage().data());
@@ -419,7 +390,7 @@ class QuantizingSource final : public TensorSource {
     const DType from = e.input.dtype();
     const DType to = e.spec.dtype;
     const auto& tr = dtype_traits(to);
-    const std::int64_t ub = unit_bytes(to);
+    const std::int64_t ub = storage_unit_bytes(to);
     const std::int64_t per_unit = tr.block_size;  // elements per output unit
     const std::int64_t first_unit = offset / ub;
     const auto units = static_cast<std::int64_t>(out.size()) / ub;
@@ -497,7 +468,7 @@ class QuantizingSource final : public TensorSource {
       released_bytes_ = 0;
     }
     const std::int64_t consumed =
-        e.convert ? end / unit_bytes(e.spec.dtype) *
+        e.convert ? end / storage_unit_bytes(e.spec.dtype) *
                         dtype_traits(e.spec.dtype).block_size *
                         element_size(e.input.dtype())
                   : end;
@@ -541,8 +512,7 @@ int run_quantize(const QuantizeOptions& o) {
   const q::QuantMix mix = q::parse_quant_mix(o.type);
   const q::QuantMixInfo& info = q::quant_mix_info(mix);
   const GgufFile in = load_gguf(o.input);
-  if (const auto n = integer_value(find_key(in.metadata, "split.count"));
-      n && *n > 1) {
+  if (const auto n = integer_value(in.find("split.count")); n && *n > 1) {
     throw_error(ErrorCode::BadConfig,
                 fmt::format("[quantize] '{}' is part of a {}-file split "
                             "model; merge it first (llama-gguf-split "
