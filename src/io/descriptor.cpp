@@ -424,9 +424,8 @@ Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
 json quantization_json(const Quantization& q, std::int64_t rank) {
   const AffineQuantization& p = q.params;
   const AffineGranularity g = affine_granularity(p);
-  const auto host = [](const Tensor& t) {
-    const Tensor c = t.device().is_cpu() ? t : t.to(Device::cpu());
-    return c.to(DType::F64).contiguous();
+  const auto host = [](const Tensor& t, DType dtype) {
+    return t.to(Device::cpu()).to(dtype).contiguous();
   };
   const auto values = [](const Tensor& t) {
     return std::vector<double>(t.const_data<double>(),
@@ -440,14 +439,11 @@ json quantization_json(const Quantization& q, std::int64_t rank) {
   }
   TESSEL_CHECK(p.scale.defined(), BadShape, "to_json",
                "the quantisation has no scale");
-  const Tensor scale = host(p.scale);
+  const Tensor scale = host(p.scale, DType::F64);
   json out = {{"scheme", q.scheme()}, {"range", {q.qmin, q.qmax}}};
   json zero_point = 0;
   if (p.zero_point.defined()) {
-    const Tensor z = p.zero_point.device().is_cpu()
-                         ? p.zero_point
-                         : p.zero_point.to(Device::cpu());
-    const Tensor zi = z.to(DType::I64).contiguous();
+    const Tensor zi = host(p.zero_point, DType::I64);
     const std::vector<std::int64_t> zs(
         zi.const_data<std::int64_t>(),
         zi.const_data<std::int64_t>() + zi.numel());
@@ -559,7 +555,7 @@ TensorDescriptor describe(const Tensor& q, const AffineQuantization& params,
   quant.params.axis =
       affine_granularity(params) == AffineGranularity::PerTensor ? -1 : axis;
   const auto on_cpu = [](const Tensor& t) {
-    return !t.defined() || t.device().is_cpu() ? t : t.to(Device::cpu());
+    return t.defined() ? t.to(Device::cpu()) : t;
   };
   quant.params.scale = on_cpu(params.scale);
   quant.params.zero_point = on_cpu(params.zero_point);

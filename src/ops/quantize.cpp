@@ -43,12 +43,6 @@ IntRange range_of(DType dtype, const char* op) {
 
 using Granularity = AffineGranularity;
 
-// Checks the parameters against x and returns the normalised axis.
-std::int64_t check_params(const Tensor& x, const AffineQuantization& p,
-                          const char* op) {
-  return check_affine_quantization(x.shape(), p, op);
-}
-
 // A parameter tensor (scale's shape) broadcast against x's shape.
 Tensor spread(const Tensor& param, const Shape& x, const AffineQuantization& p,
               std::int64_t axis) {
@@ -145,9 +139,8 @@ std::int64_t check_affine_quantization(const Shape& x,
     axis = normalize_axis(p.axis, rank, op);
   }
   const Shape want = affine_parameter_shape(x, g, axis, p.group_size);
-  const bool per_tensor_ok = g == Granularity::PerTensor;
   TESSEL_CHECK(
-      per_tensor_ok || p.scale.shape() == want, BadShape, op,
+      g == Granularity::PerTensor || p.scale.shape() == want, BadShape, op,
       "scale of shape {} does not fit x of shape {} {}: expected {}",
       shape_string(p.scale.shape()), shape_string(x),
       g == Granularity::PerGroup
@@ -171,7 +164,7 @@ Tensor quantize_affine(const Tensor& x, DType dtype,
   constexpr const char* op = "quantize_affine";
   ops::check_operand(op, x, "x");
   const IntRange r = range_of(dtype, op);
-  const std::int64_t axis = check_params(x, p, op);
+  const std::int64_t axis = check_affine_quantization(x.shape(), p, op);
   ops::check_operands(op, {&x, &p.scale});
   if (ops::backend_of(p.scale).has_data() && p.scale.numel() > 0) {
     const bool positive =
@@ -197,7 +190,7 @@ Tensor dequantize_affine(const Tensor& q, const AffineQuantization& p,
                "q must be an integer tensor, not {}", dtype_name(q.dtype()));
   TESSEL_CHECK(is_floating_point(dtype), BadDType, op,
                "the result must be a float dtype, not {}", dtype_name(dtype));
-  const std::int64_t axis = check_params(q, p, op);
+  const std::int64_t axis = check_affine_quantization(q.shape(), p, op);
   const DType cd = compute_dtype_for(dtype);
   Tensor v = q.to(cd);
   if (p.zero_point.defined()) {
