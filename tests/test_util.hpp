@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/core/tensor.hpp"
+#include "tessel/ops/factories.hpp"
 
 namespace tessel::testing {
 
@@ -26,6 +29,15 @@ template <class T>
 std::vector<T> values(const Tensor& t) {
   const Tensor c = t.contiguous();
   return std::vector<T>(c.const_data<T>(), c.const_data<T>() + c.numel());
+}
+
+// A tensor holding `bytes` as its storage (block-quantised bytes written
+// by hand).
+inline Tensor from_bytes(const std::vector<std::uint8_t>& bytes, Shape shape,
+                         DType dtype) {
+  Tensor t = empty(std::move(shape), dtype);
+  std::memcpy(t.mutable_raw_data(), bytes.data(), bytes.size());
+  return t;
 }
 
 // Every element of t (compared in f64) within `tol` of `want`, row-major.

@@ -117,4 +117,19 @@ inline void store_f32(std::uint8_t* p, float v) {
   store_u32(p, std::bit_cast<std::uint32_t>(v));
 }
 
+// The 6-bit scales and mins of a Q4_K/Q5_K super-block: 12 bytes hold
+// sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins),
+// and 4-7 in the nibbles of bytes 8-11 topped up by the two high bits of
+// bytes 0-7. Unpacked four at a time as 32-bit words.
+struct K4Scales {
+  std::uint32_t scales_lo, scales_hi, mins_lo, mins_hi;  // 4 bytes each
+};
+inline K4Scales unpack_k4_scales(const std::uint8_t* table) {
+  const std::uint32_t a = load_u32(table), b = load_u32(table + 4),
+                      c = load_u32(table + 8);
+  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+  return {a & k6, (c & k4) | (((a >> 6) & k2) << 4), b & k6,
+          ((c >> 4) & k4) | (((b >> 6) & k2) << 4)};
+}
+
 }  // namespace tessel::quant

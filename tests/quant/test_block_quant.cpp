@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessel/tessel.hpp"
+#include "test_util.hpp"
 
 namespace tessel {
 namespace {
@@ -20,11 +21,7 @@ std::vector<std::uint8_t> bytes_of(const Tensor& t) {
   return {p, p + storage_bytes(t.dtype(), t.numel())};
 }
 
-Tensor from_bytes(std::vector<std::uint8_t> bytes, Shape shape, DType dtype) {
-  Tensor t = empty(std::move(shape), dtype);
-  std::memcpy(t.mutable_raw_data(), bytes.data(), bytes.size());
-  return t;
-}
+using testing::from_bytes;
 
 std::vector<float> values_of(const Tensor& t) {
   const Tensor f = t.to(DType::F32).contiguous();

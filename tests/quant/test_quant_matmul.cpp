@@ -9,8 +9,10 @@
 // <= 2^-11, times |code| <= 127): |x_j - x^_j| <= a (1/254 + 2^-11). The
 // f32 part (exact integer block sums, then about K / 32 scaled f32 terms)
 // is covered by 2^-16 * sum_j |w_j x_j|, far above its worst case.
-// Types without an integer kernel, and large M, dequantise tiles exactly
-// and use an f32 GEMM: only the f32 term applies.
+// That holds for every M: few rows run the dot kernels, more the packed
+// integer GEMM, on the same 8-bit activations. Types without an integer
+// kernel dequantise tiles exactly and use an f32 GEMM: only the f32 term
+// applies.
 //
 // Agreement with ggml's own kernels (to 1e-5 of the result's scale) is
 // tests/oracle/test_quant_ggml.py's job.
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "tessel/tessel.hpp"
+#include "test_util.hpp"
 
 namespace tessel {
 namespace {
@@ -88,29 +91,34 @@ Tensor weights(DType type, std::int64_t n, std::int64_t k, std::uint64_t seed) {
 }
 
 TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
-  // N = 37 leaves a remainder after the kernels' groups of four rows; the
-  // M values take the integer path (1, 5) and the tile path (40).
+  // N = 37 leaves a remainder after every tile height (8, 16 rows); the M
+  // values take the dot kernels (1) and the packed GEMM (23, 64: 23 leaves
+  // a remainder after its steps of 4 or 8 activation rows).
   for (const Case& c : kCases) {
     const Tensor w = weights(c.type, 37, 512, 7);
-    for (const std::int64_t m : {1, 5, 40}) {
+    for (const std::int64_t m : {1, 5, 23, 64}) {
       Generator g(11 + m);
       const Tensor x = randn({m, 512}, g);
       const Tensor y = linear(x, w);
       ASSERT_EQ(y.shape(), (Shape{m, 37}));
-      expect_within_bound(y, x, w, c, c.integer_kernel && m <= 8);
+      expect_within_bound(y, x, w, c, c.integer_kernel);
     }
   }
 }
 
 TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
-  const Tensor x = randn({3, 768});
+  // 3 rows run the dot kernels, 19 the packed GEMM (its 8- and 16-row
+  // tiles, each target's kernels and packers).
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(hwy::TargetName(target));
     for (const Case& c : kCases) {
       if (!c.integer_kernel) continue;
-      const Tensor w = weights(c.type, 9, 768, 3);
-      expect_within_bound(linear(x, w), x, w, c, true);
+      const Tensor w = weights(c.type, 19, 768, 3);
+      for (const std::int64_t m : {3, 19}) {
+        const Tensor x = randn({m, 768});
+        expect_within_bound(linear(x, w), x, w, c, true);
+      }
     }
   }
   hwy::SetSupportedTargetsForTest(0);
@@ -169,6 +177,13 @@ TEST(QuantMatmul, NonFiniteActivationsPropagate) {
   xs[17] = INFINITY;
   for (const float v : host(linear(from_vector(xs, {1, 256}), w)))
     EXPECT_TRUE(std::isnan(v));
+  // In the packed GEMM (20 rows) only the row holding the NaN is NaN.
+  std::vector<float> batch(20 * 256, 0.5f);
+  batch[7 * 256 + 3] = std::nanf("");
+  const std::vector<float> yb = host(linear(from_vector(batch, {20, 256}), w));
+  for (std::size_t i = 0; i < yb.size(); ++i) {
+    EXPECT_EQ(std::isnan(yb[i]), i / 4 == 7) << i;
+  }
 }
 
 // A known case by hand: Q8_0 weights with scale 1 (codes = values) and
@@ -184,6 +199,32 @@ TEST(QuantMatmul, ExactIntegersByHand) {
   const Tensor w = from_vector(wv, {1, 64}).to(DType::Q8_0);
   const Tensor y = linear(from_vector(xv, {1, 64}), w);
   EXPECT_EQ(host(y)[0], static_cast<float>(expect));
+  // The same row 24 times takes the packed GEMM: still exact.
+  const Tensor x24 = from_vector(xv, {1, 64}).expand({24, 64}).contiguous();
+  for (const float v : host(linear(x24, w))) {
+    EXPECT_EQ(v, static_cast<float>(expect));
+  }
+}
+
+// Q8_0 codes of -128 (which ggml's quantiser never writes, but a file may
+// hold) meet activation codes of both signs: the packed GEMM's sign
+// handling (8-row tiles) and its biased activations (16-row) stay exact.
+TEST(QuantMatmul, ExtremeCodesInThePackedGemm) {
+  std::vector<std::uint8_t> block(34, 0);
+  const std::uint16_t one = 0x3C00;  // f16 1.0
+  std::memcpy(block.data(), &one, 2);
+  std::vector<float> xv(32);
+  double expect = 0;
+  for (int j = 0; j < 32; ++j) {
+    block[2 + j] = j % 3 ? 0x80 : 0x7F;  // -128 or 127
+    xv[j] = j % 2 ? 127.0f : -127.0f;
+    expect += (j % 3 ? -128.0 : 127.0) * xv[j];
+  }
+  const Tensor w = testing::from_bytes(block, {1, 32}, DType::Q8_0);
+  const Tensor x = from_vector(xv, {1, 32}).expand({20, 32}).contiguous();
+  for (const float v : host(linear(x, w))) {
+    EXPECT_EQ(v, static_cast<float>(expect));
+  }
 }
 
 }  // namespace

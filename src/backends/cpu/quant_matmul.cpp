@@ -1,14 +1,17 @@
 // x @ W^T for block-quantised weights W (N, K): the engine choice of the
 // CPU backend (Note [backend seam]), chosen by measurement
-// (docs/quantisation.md, BENCHMARKS.md):
-//  - few activation rows, a type with an integer kernel: ggml's algorithm,
-//    activations quantised to 8-bit blocks once and integer dot products
-//    against the weight blocks as stored (simd/quant_dot_simd.hpp). The
-//    weights stream through once, so this runs at the memory limit.
-//  - many rows, or a type without one: a tile of weight rows dequantised
-//    to f32 in a per-thread buffer, then oneDNN's sgemm on the tile. The
-//    dequantisation is paid once per weight and the GEMM runs at its
-//    compute rate; W is never expanded in memory as a whole.
+// (docs/quantisation.md, BENCHMARKS.md). The six types with integer
+// kernels (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS) quantise the activations
+// once to ggml's 8-bit blocks, then:
+//  - one to three rows (the decode step): ggml's algorithm, integer dot
+//    products against the weight blocks as stored
+//    (simd/quant_dot_simd.hpp). The weights stream through once.
+//  - more rows: the packed integer GEMM (simd/quant_gemm_simd.hpp), each
+//    tile of 8 or 16 weight rows unpacked once to 8-bit codes side by side
+//    and multiplied with every activation row.
+// Every other block type dequantises a tile of weight rows to f32 in a
+// per-thread buffer and runs oneDNN's sgemm on it. W is never expanded in
+// memory as a whole.
 #include <algorithm>
 #include <vector>
 
@@ -16,19 +19,21 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel {
 
 namespace {
 
-// Up to this many activation rows the integer kernels beat dequantise-and-
-// GEMM (BENCHMARKS.md, bench_quant at M = 16): each extra row costs the
-// integer path a full pass of decode and products, while the tile path's
-// cost is mostly the one decode of W. The cheap decoders (Q4_0, Q8_0,
-// Q4_K) cross over earlier.
-std::int64_t max_integer_rows(DType w) {
-  return w == DType::Q4_0 || w == DType::Q8_0 || w == DType::Q4_K ? 8 : 16;
+// Up to this many activation rows the dot kernels beat the packed GEMM
+// (measured, 4096 x 4096, BENCHMARKS.md): each extra row costs them a full
+// pass of decode and products, while the GEMM pays one packing pass of W
+// (about a row and a half of dot work) and then far less per row. The
+// 18-byte Q4_0 and 34-byte Q8_0 blocks decode least per weight into the
+// dot kernels and cross over first.
+std::int64_t max_dot_rows(DType w) {
+  return w == DType::Q4_0 || w == DType::Q8_0 ? 1 : 3;
 }
 // Weight rows dequantised per sgemm call: 64 rows of K = 4096 are 1 MiB
 // of f32, which stays in cache while the GEMM reads it M times.
@@ -77,6 +82,37 @@ void integer_path(const float* x, const WeightRows& w, DType w_dtype,
   });
 }
 
+// Weight rows packed a tile at a time by the thread that owns them and run
+// against every activation row.
+void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
+               std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+  namespace simd = cpu::simd;
+  const simd::ActivationBlocks kind = simd::activation_blocks(w_dtype);
+  const std::size_t act_bytes = simd::activation_row_bytes(kind, k);
+  const std::size_t gemm_bytes = simd::gemm_activation_row_bytes(w_dtype, k);
+  std::vector<std::uint8_t> act(gemm_bytes * static_cast<std::size_t>(m));
+  parallel_for(0, m, 8, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<std::uint8_t> blocks(act_bytes *
+                                     static_cast<std::size_t>(hi - lo));
+    simd::quantize_activations(kind, x + lo * k, k, hi - lo, k, blocks.data());
+    simd::prepare_gemm_activations(w_dtype, blocks.data(), hi - lo, k,
+                                   act.data() + lo * gemm_bytes);
+  });
+  const std::int64_t tile_rows = simd::gemm_tile_rows();
+  const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
+  parallel_for(0, tiles, 1, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<std::uint8_t> tile(simd::gemm_tile_bytes(w_dtype, k));
+    for (std::int64_t t = lo; t < hi; ++t) {
+      const std::int64_t r0 = t * tile_rows;
+      const std::int64_t rows = std::min(tile_rows, n - r0);
+      simd::pack_gemm_tile(w_dtype, w.base + r0 * w.row_bytes, w.row_bytes,
+                           rows, k, tile.data());
+      simd::quant_gemm_tile(w_dtype, tile.data(), rows, act.data(), m, k,
+                            out + r0, n);
+    }
+  });
+}
+
 void tile_path(const float* x, const WeightRows& w, DType w_dtype,
                std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
   const auto& tr = dtype_traits(w_dtype);
@@ -104,8 +140,10 @@ void CpuBackend::quantized_linear(const Tensor& x, const Tensor& w,
   const WeightRows rows = weight_rows(wv);
   const float* xd = input_view(x).data<float>();
   float* od = output_view(out).data<float>();
-  if (cpu::simd::has_quant_dot(w.dtype()) && m <= max_integer_rows(w.dtype())) {
+  if (cpu::simd::has_quant_dot(w.dtype()) && m <= max_dot_rows(w.dtype())) {
     integer_path(xd, rows, w.dtype(), m, n, k, od);
+  } else if (cpu::simd::has_quant_gemm(w.dtype())) {
+    gemm_path(xd, rows, w.dtype(), m, n, k, od);
   } else {
     tile_path(xd, rows, w.dtype(), m, n, k, od);
   }

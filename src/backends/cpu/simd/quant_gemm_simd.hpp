@@ -1,0 +1,59 @@
+// Integer GEMM of block-quantised weights with 8-bit activations: prompt
+// processing (many activation rows) over GGUF weights.
+//
+// The dot kernels (quant_dot_simd.hpp) keep one weight row and one
+// activation row per 256-bit register, so every block pays its scale work
+// once per (weight row, activation row) pair and a horizontal sum at the
+// end. Here eight weight rows are packed into a tile whose registers hold
+// all eight side by side, four code bytes of each row per 32-bit lane, the
+// layout ggml's repacked GEMMs use. One u8 x i8 pair-product instruction
+// then advances eight rows at once against four broadcast activation
+// bytes, each lane is one output element, and a block's per-row scales
+// apply as one vector multiply. Packing costs one pass over the tile's
+// weights, paid once for all activation rows.
+//
+// Arithmetic: per group of G weights (32, or Q6_K's 16), exact integer
+// sums of code x activation code, less the code offset (Q4_0's 8, Q6_K's
+// 32) times the group's activation sum; then, in f32, times the
+// activation block's scale and the weight row's group scale (d x sub-block
+// scale, exact in f32), less the K-quants' min term. Same activations as
+// the dot kernels (ggml's Q8_0 / Q8_K), so rows agree with them to f32
+// rounding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessel/core/dtype.hpp"
+
+namespace tessel::cpu::simd {
+
+// The same six types as has_quant_dot.
+bool has_quant_gemm(DType w);
+
+// Weight rows per packed tile on this CPU: one per 32-bit lane of the
+// kernel's register, 16 with AVX512-VNNI, else 8.
+std::int64_t gemm_tile_rows();
+// Bytes of one packed tile of gemm_tile_rows() rows of length k.
+std::size_t gemm_tile_bytes(DType w, std::int64_t k);
+// Packs `rows` (<= gemm_tile_rows(); the rest are zero) weight rows, row r
+// at w + r * ldw, into `tile`.
+void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,
+                    std::int64_t rows, std::int64_t k, std::uint8_t* tile);
+
+// Bytes of one activation row prepared for the GEMM: k 8-bit codes, then
+// per group its activation block's f32 scale and the i32 sum of its codes.
+std::size_t gemm_activation_row_bytes(DType w, std::int64_t k);
+// Rewrites `rows` activation rows written by quantize_activations (for
+// w's activation kind) into the GEMM's form.
+void prepare_gemm_activations(DType w_dtype, const std::uint8_t* act,
+                              std::int64_t rows, std::int64_t k,
+                              std::uint8_t* out);
+
+// y[m * ldy + r] = dot(tile row r, activation row m) for r < rows,
+// m < m_rows; activation row m at act + m * gemm_activation_row_bytes.
+void quant_gemm_tile(DType w_dtype, const std::uint8_t* tile, std::int64_t rows,
+                     const std::uint8_t* act, std::int64_t m_rows,
+                     std::int64_t k, float* y, std::int64_t ldy);
+
+}  // namespace tessel::cpu::simd
