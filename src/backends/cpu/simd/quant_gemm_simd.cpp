@@ -39,17 +39,18 @@ struct Layout {
   // lane may sum before it could overflow (code max x 127 x 2 per
   // product, 32767 in all).
   int i16_depth;
+  int act_block;  // weights under one activation scale: Q8_0's 32, Q8_K's 256
 };
 
 constexpr Layout layout_of(DType w) {
   switch (w) {
-    case DType::Q4_0: return {32, false, 8, false, 8};  // 15: 8 x 3810
-    case DType::Q8_0: return {32, true, 0, false, 1};
-    case DType::Q4_K: return {32, false, 0, true, 8};    // 15: 8 x 3810
-    case DType::Q5_K: return {32, false, 0, true, 4};    // 31: 4 x 7874
-    case DType::Q6_K: return {16, false, 32, false, 2};  // 63: 2 x 16002
-    case DType::IQ4_XS: return {32, true, 0, false, 1};
-    default: return {32, false, 0, false, 1};
+    case DType::Q4_0: return {32, false, 8, false, 8, 32};  // 15: 8 x 3810
+    case DType::Q8_0: return {32, true, 0, false, 1, 32};
+    case DType::Q4_K: return {32, false, 0, true, 8, 256};    // 15: 8 x 3810
+    case DType::Q5_K: return {32, false, 0, true, 4, 256};    // 31: 4 x 7874
+    case DType::Q6_K: return {16, false, 32, false, 2, 256};  // 63: 2 x 16002
+    case DType::IQ4_XS: return {32, true, 0, false, 1, 256};
+    default: return {32, false, 0, false, 1, 32};
   }
 }
 
@@ -238,15 +239,17 @@ inline __m256i row_codes(const std::uint8_t* row, std::int64_t c) {
   }
 }
 
-// The sum of 32 signed bytes.
-inline std::int32_t sum_i8(__m256i v) {
-  const __m256i u = _mm256_sad_epu8(_mm256_xor_si256(v, _mm256_set1_epi8(-128)),
-                                    _mm256_setzero_si256());
-  const __m128i s =
-      _mm_add_epi64(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
-  return static_cast<std::int32_t>(_mm_cvtsi128_si64(s) +
-                                   _mm_extract_epi64(s, 1)) -
-         32 * 128;
+// Bytes of a row holding 32 weights.
+template <DType kW>
+constexpr std::int64_t bytes_per_32() {
+  switch (kW) {
+    case DType::Q4_0: return 18;
+    case DType::Q8_0: return 34;
+    case DType::Q4_K: return 144 / 8;
+    case DType::Q5_K: return 176 / 8;
+    case DType::Q6_K: return 210 / 8;
+    default: return 136 / 8;  // IQ4_XS
+  }
 }
 
 // Eight rows' registers of 8 x 4 code bytes -> eight registers whose lane
@@ -278,6 +281,7 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
   constexpr Layout kL = gemm::layout_of(kW);
   constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, kRows);
   constexpr std::size_t kCodes = gemm::codes_bytes(kL, kRows);
+  constexpr std::int64_t kBytesPer32 = bytes_per_32<kW>();
   for (std::int64_t c = 0; c < k / 32; ++c) {
     // 32 codes are one group, or two of 16.
     std::uint8_t* first = tile + c * (32 / kL.group) * kGroupBytes;
@@ -285,14 +289,29 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
       __m256i v[8];
       for (int r = 0; r < 8; ++r) {
         const int row = 8 * half + r;
+        if (row < rows) {
+          // Each row is its own stream from memory: ask ahead for it (as
+          // the dot kernels do).
+          _mm_prefetch(reinterpret_cast<const char*>(w + row * ldw +
+                                                     (c + 16) * kBytesPer32),
+                       _MM_HINT_T0);
+        }
         v[r] = row < rows ? row_codes<kW>(w + row * ldw, c)
                           : _mm256_setzero_si256();
-        if constexpr (kCodeSums) {
-          const std::int32_t sum = sum_i8(v[r]);
-          std::memcpy(first + kCodes + 4 * kRows + 4 * row, &sum, 4);
-        }
       }
       transpose8x8_epi32(v);
+      if constexpr (kCodeSums) {
+        // Lane r of every register holds four of row r's codes: |sums| of
+        // pairs <= 256, of sixteen <= 2048, so i16 lanes hold the total.
+        const __m256i ones8 = _mm256_set1_epi8(1);
+        __m256i sum16 = _mm256_maddubs_epi16(ones8, v[0]);
+        for (int t = 1; t < 8; ++t) {
+          sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(ones8, v[t]));
+        }
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(first + kCodes + 4 * kRows + 32 * half),
+            _mm256_madd_epi16(sum16, _mm256_set1_epi16(1)));
+      }
       for (int t = 0; t < 8; ++t) {
         std::uint8_t* reg = kL.group == 32 ? first + 4 * kRows * t
                                            : first + (t / 4) * kGroupBytes +
@@ -457,44 +476,58 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
   constexpr int kRegs = kL.group / 4;
   constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 16);
   constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
+  // Groups under one activation scale: a Q8_K block spans 8 or 16, whose
+  // scaled sums gather in `part` before the one multiply by it.
+  constexpr int kSpan = kL.act_block / kL.group;
+  static_assert(kSpan >= 1 && kL.act_block % kL.group == 0);
   const std::int64_t k = groups * kL.group;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    const std::uint8_t* tg = tile + g * kGroupBytes;
-    const std::uint8_t* ag[kMr];
-    for (int i = 0; i < kMr; ++i) ag[i] = a[i] + g * kL.group;
-    __m512i isum[kMr];
-    for (int i = 0; i < kMr; ++i) isum[i] = _mm512_setzero_si512();
+  for (std::int64_t g0 = 0; g0 < groups; g0 += kSpan) {
+    __m512 part[kMr];
+    for (int i = 0; i < kMr; ++i) part[i] = _mm512_setzero_ps();
+    for (std::int64_t g = g0; g < g0 + kSpan; ++g) {
+      const std::uint8_t* tg = tile + g * kGroupBytes;
+      const std::uint8_t* ag[kMr];
+      for (int i = 0; i < kMr; ++i) ag[i] = a[i] + g * kL.group;
+      __m512i isum[kMr];
+      for (int i = 0; i < kMr; ++i) isum[i] = _mm512_setzero_si512();
 #pragma GCC unroll 8
-    for (int t = 0; t < kRegs; ++t) {
-      const __m512i w = _mm512_loadu_si512(tg + 64 * t);
+      for (int t = 0; t < kRegs; ++t) {
+        const __m512i w = _mm512_loadu_si512(tg + 64 * t);
+#pragma GCC unroll 8
+        for (int i = 0; i < kMr; ++i) {
+          const __m512i ab = _mm512_set1_epi32(load_i32(ag[i] + 4 * t));
+          isum[i] = kL.signed_codes ? _mm512_dpbusd_epi32(isum[i], ab, w)
+                                    : _mm512_dpbusd_epi32(isum[i], w, ab);
+        }
+      }
+      const __m512 scale = _mm512_loadu_ps(tg + kCodes);
+      [[maybe_unused]] __m512i bias;
+      if constexpr (kL.signed_codes) {
+        bias = _mm512_slli_epi32(_mm512_loadu_si512(tg + kCodes + 64), 7);
+      }
 #pragma GCC unroll 8
       for (int i = 0; i < kMr; ++i) {
-        const __m512i ab = _mm512_set1_epi32(load_i32(ag[i] + 4 * t));
-        isum[i] = kL.signed_codes ? _mm512_dpbusd_epi32(isum[i], ab, w)
-                                  : _mm512_dpbusd_epi32(isum[i], w, ab);
+        [[maybe_unused]] const std::int32_t asum =
+            load_i32(a[i] + k + g * gemm::kActGroupBytes + 4);
+        if constexpr (kL.zero_point != 0) {
+          isum[i] = _mm512_sub_epi32(isum[i],
+                                     _mm512_set1_epi32(kL.zero_point * asum));
+        }
+        if constexpr (kL.signed_codes) {
+          isum[i] = _mm512_sub_epi32(isum[i], bias);
+        }
+        part[i] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum[i]), part[i]);
+        if constexpr (kL.has_min) {
+          part[i] =
+              _mm512_fnmadd_ps(_mm512_set1_ps(static_cast<float>(asum)),
+                               _mm512_loadu_ps(tg + kCodes + 64), part[i]);
+        }
       }
-    }
-    const __m512 scale = _mm512_loadu_ps(tg + kCodes);
-    [[maybe_unused]] __m512i bias;
-    if constexpr (kL.signed_codes) {
-      bias = _mm512_slli_epi32(_mm512_loadu_si512(tg + kCodes + 64), 7);
     }
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
-      const std::uint8_t* side = a[i] + k + g * gemm::kActGroupBytes;
-      const float dy = load_f32(side);
-      const std::int32_t asum = load_i32(side + 4);
-      if constexpr (kL.zero_point != 0) {
-        isum[i] =
-            _mm512_sub_epi32(isum[i], _mm512_set1_epi32(kL.zero_point * asum));
-      }
-      if constexpr (kL.signed_codes) isum[i] = _mm512_sub_epi32(isum[i], bias);
-      acc[i] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dy), scale),
-                               _mm512_cvtepi32_ps(isum[i]), acc[i]);
-      if constexpr (kL.has_min) {
-        acc[i] = _mm512_fnmadd_ps(_mm512_set1_ps(dy * static_cast<float>(asum)),
-                                  _mm512_loadu_ps(tg + kCodes + 64), acc[i]);
-      }
+      const float dy = load_f32(a[i] + k + g0 * gemm::kActGroupBytes);
+      acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(dy), part[i], acc[i]);
     }
   }
 }
