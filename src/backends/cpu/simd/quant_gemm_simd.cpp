@@ -333,30 +333,29 @@ inline __m256i broadcast4(const std::uint8_t* p) {
 // ---- 256-bit kernel: 8 weight rows x up to 4 activation rows ----
 
 // The f32 step of group g for kMr activation rows: isum[i] (eight rows'
-// integer sums) less the code offset, times the activation block's scale
-// and each row's group scale, less the K-quants' min term.
+// integer sums) less the code offset, times each row's group scale, less
+// the K-quants' min term, into part[i]; the activation block's scale
+// multiplies part once per block (span_end).
 template <Layout kL, int kMr>
 HWY_INLINE void add_group8(const std::uint8_t* tg,
                            const std::uint8_t* const* side, __m256i* isum,
-                           __m256* acc) {
+                           __m256* part) {
   constexpr std::size_t kCodes = gemm::codes_bytes(kL, 8);
   const __m256 scale =
       _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes));
 #pragma GCC unroll 4
   for (int i = 0; i < kMr; ++i) {
-    const float dy = load_f32(side[i]);
-    const std::int32_t asum = load_i32(side[i] + 4);
+    [[maybe_unused]] const std::int32_t asum = load_i32(side[i] + 4);
     if constexpr (kL.zero_point != 0) {
       isum[i] =
           _mm256_sub_epi32(isum[i], _mm256_set1_epi32(kL.zero_point * asum));
     }
-    acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(dy), scale),
-                             _mm256_cvtepi32_ps(isum[i]), acc[i]);
+    part[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[i]), part[i]);
     if constexpr (kL.has_min) {
       const __m256 min =
           _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes + 32));
-      acc[i] = _mm256_fnmadd_ps(_mm256_set1_ps(dy * static_cast<float>(asum)),
-                                min, acc[i]);
+      part[i] = _mm256_fnmadd_ps(_mm256_set1_ps(static_cast<float>(asum)), min,
+                                 part[i]);
     }
   }
 }
@@ -372,8 +371,14 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
   constexpr int kRegs = kL.group / 4;
   constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 8);
   const __m256i ones16 = _mm256_set1_epi16(1);
+  constexpr int kSpan = kL.act_block / kL.group;  // groups per act. scale
   const std::int64_t k = groups * kL.group;
+  __m256 part[kMr];
+  for (int i = 0; i < kMr; ++i) part[i] = _mm256_setzero_ps();
   for (std::int64_t g = 0; g < groups; ++g) {
+    if (g % kSpan == 0) {
+      for (int i = 0; i < kMr; ++i) part[i] = _mm256_setzero_ps();
+    }
     const std::uint8_t* tg = tile + g * kGroupBytes;
     const std::uint8_t* ag[kMr];
     const std::uint8_t* side[kMr];
@@ -414,7 +419,13 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
         }
       }
     }
-    add_group8<kL, kMr>(tg, side, isum, acc);
+    add_group8<kL, kMr>(tg, side, isum, part);
+    if (g % kSpan == kSpan - 1) {
+      for (int i = 0; i < kMr; ++i) {
+        acc[i] =
+            _mm256_fmadd_ps(_mm256_set1_ps(load_f32(side[i])), part[i], acc[i]);
+      }
+    }
   }
 }
 
