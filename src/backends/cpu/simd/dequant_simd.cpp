@@ -10,6 +10,7 @@
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/dequant_simd.hpp"
 #include "quant/iq4_codebook.hpp"
+#include "quant/scalars.hpp"
 
 #if HWY_ARCH_X86
 #include <immintrin.h>
@@ -91,12 +92,59 @@ void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
   }
 }
 
+// 32 unsigned codes -> dl * code - ml, in order: the scalar codec's two
+// roundings (this file is compiled without FMA contraction).
+inline void store_affine(__m256i q, __m256 dl, __m256 ml, float* out) {
+  const __m128i lo = _mm256_castsi256_si128(q);
+  const __m128i hi = _mm256_extracti128_si256(q, 1);
+  const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
+                            _mm_srli_si128(hi, 8)};
+  for (int i = 0; i < 4; ++i) {
+    const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[i]));
+    _mm256_storeu_ps(out + 8 * i, _mm256_sub_ps(_mm256_mul_ps(dl, v), ml));
+  }
+}
+
+// Q4_K and Q5_K (kHighBits: the fifth bit from qh): sub-block j's codes are
+// nibble j % 2 of qs[32 (j / 2) + l], its scale and min the table's pair j.
+template <bool kHighBits>
+void k4(const std::uint8_t* b, float* out, std::int64_t n) {
+  constexpr int kBytes = kHighBits ? 176 : 144, kQs = kHighBits ? 48 : 16;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (std::int64_t i = 0; i < n; ++i, b += kBytes) {
+    const float d = f16_at(b), dmin = f16_at(b + 2);
+    const quant::K4Scales s = quant::unpack_k4_scales(b + 4);
+    const std::uint32_t scales[2] = {s.scales_lo, s.scales_hi};
+    const std::uint32_t mins[2] = {s.mins_lo, s.mins_hi};
+    for (int j = 0; j < 8; ++j, out += 32) {
+      const __m256i bits = load256(b + kQs + 32 * (j / 2));
+      __m256i q =
+          _mm256_and_si256((j & 1) ? _mm256_srli_epi16(bits, 4) : bits, m4);
+      if constexpr (kHighBits) {
+        const __m256i top = _mm256_and_si256(
+            _mm256_srl_epi16(load256(b + 16), _mm_cvtsi32_si128(j)),
+            _mm256_set1_epi8(1));
+        q = _mm256_or_si256(q, _mm256_slli_epi16(top, 4));
+      }
+      const int shift = 8 * (j % 4);
+      store_affine(q,
+                   _mm256_set1_ps(
+                       d * static_cast<float>((scales[j / 4] >> shift) & 0xFF)),
+                   _mm256_set1_ps(dmin * static_cast<float>(
+                                             (mins[j / 4] >> shift) & 0xFF)),
+                   out);
+    }
+  }
+}
+
 static bool DequantizeImpl(int type, const std::uint8_t* blocks, float* out,
                            std::int64_t nblocks) {
   switch (static_cast<DType>(type)) {
     case DType::Q4_0: return q4_0(blocks, out, nblocks), true;
     case DType::IQ4_XS: return iq4_xs(blocks, out, nblocks), true;
     case DType::Q6_K: return q6_k(blocks, out, nblocks), true;
+    case DType::Q4_K: return k4<false>(blocks, out, nblocks), true;
+    case DType::Q5_K: return k4<true>(blocks, out, nblocks), true;
     default: return false;
   }
 }

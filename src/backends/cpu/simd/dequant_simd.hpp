@@ -1,7 +1,8 @@
 // Vector decoders for the block types whose scalar decoders fall short of
-// the memory limit (docs/quantisation.md): Q4_0, Q6_K and IQ4_XS. Each
-// computes every value with the same single f32 multiply as the scalar
-// codec in src/quant (which matches ggml), so the output is bit-identical.
+// the memory limit (docs/quantisation.md): Q4_0, Q4_K, Q5_K, Q6_K and
+// IQ4_XS. Each computes every value with the same f32 operations as the
+// scalar codec in src/quant (which matches ggml), so the output is
+// bit-identical.
 #pragma once
 
 #include <cstdint>
