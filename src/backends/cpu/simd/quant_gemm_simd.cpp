@@ -61,7 +61,10 @@ constexpr std::size_t group_bytes(const Layout& l, int rows) {
   return codes_bytes(l, rows) + static_cast<std::size_t>(8 * rows);
 }
 
-// An activation group's f32 block scale and i32 code sum, after the codes.
+// After an activation row's codes, per group: the f32 scale of its block,
+// then what the weight type needs of the group's code sum, ready to use:
+// zero_point x sum as i32 (Q4_0, Q6_K), or the sum as f32 for the min term
+// (Q4_K, Q5_K); unused otherwise.
 constexpr std::size_t kActGroupBytes = 8;
 
 // Row `row`'s codes 32 c .. 32 c + 31 in element order (one group, or two
@@ -345,17 +348,16 @@ HWY_INLINE void add_group8(const std::uint8_t* tg,
       _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes));
 #pragma GCC unroll 4
   for (int i = 0; i < kMr; ++i) {
-    [[maybe_unused]] const std::int32_t asum = load_i32(side[i] + 4);
     if constexpr (kL.zero_point != 0) {
       isum[i] =
-          _mm256_sub_epi32(isum[i], _mm256_set1_epi32(kL.zero_point * asum));
+          _mm256_sub_epi32(isum[i], _mm256_set1_epi32(load_i32(side[i] + 4)));
     }
     part[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[i]), part[i]);
     if constexpr (kL.has_min) {
       const __m256 min =
           _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes + 32));
-      part[i] = _mm256_fnmadd_ps(_mm256_set1_ps(static_cast<float>(asum)), min,
-                                 part[i]);
+      part[i] =
+          _mm256_fnmadd_ps(_mm256_set1_ps(load_f32(side[i] + 4)), min, part[i]);
     }
   }
 }
@@ -518,11 +520,11 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
       }
 #pragma GCC unroll 8
       for (int i = 0; i < kMr; ++i) {
-        [[maybe_unused]] const std::int32_t asum =
-            load_i32(a[i] + k + g * gemm::kActGroupBytes + 4);
+        // One instruction each: the side table's value broadcast from
+        // memory.
+        const std::uint8_t* sum = a[i] + k + g * gemm::kActGroupBytes + 4;
         if constexpr (kL.zero_point != 0) {
-          isum[i] = _mm512_sub_epi32(isum[i],
-                                     _mm512_set1_epi32(kL.zero_point * asum));
+          isum[i] = _mm512_sub_epi32(isum[i], _mm512_set1_epi32(load_i32(sum)));
         }
         if constexpr (kL.signed_codes) {
           isum[i] = _mm512_sub_epi32(isum[i], bias);
@@ -530,7 +532,7 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
         part[i] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum[i]), part[i]);
         if constexpr (kL.has_min) {
           part[i] =
-              _mm512_fnmadd_ps(_mm512_set1_ps(static_cast<float>(asum)),
+              _mm512_fnmadd_ps(_mm512_set1_ps(load_f32(sum)),
                                _mm512_loadu_ps(tg + kCodes + 64), part[i]);
         }
       }
@@ -668,12 +670,10 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
         }
         const std::uint8_t* side = a + k + g * gemm::kActGroupBytes;
         const float dy = load_f32(side);
-        const std::int32_t asum = load_i32(side + 4);
-        isum -= kL.zero_point * asum;
+        if constexpr (kL.zero_point != 0) isum -= load_i32(side + 4);
         acc += dy * load_f32(tg + kCodes + 4 * r) * static_cast<float>(isum);
         if constexpr (kL.has_min) {
-          acc -= dy * static_cast<float>(asum) *
-                 load_f32(tg + kCodes + 32 + 4 * r);
+          acc -= dy * load_f32(side + 4) * load_f32(tg + kCodes + 32 + 4 * r);
         }
       }
       y[m * ldy + r] = acc;
@@ -711,7 +711,7 @@ static void PackGemmTileImpl(int w_dtype, const std::uint8_t* w,
 
 // Activation rows from quantize_activations -> the GEMM's form: codes
 // (biased by 128 where biased_activations), then per group the block's f32
-// scale and the i32 sum of its (unbiased) codes.
+// scale and its code sum as the type uses it (kActGroupBytes).
 static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
                                        std::int64_t rows, std::int64_t k,
                                        std::uint8_t* out) {
@@ -741,7 +741,13 @@ static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
         for (int e = 0; e < l.group; ++e) sum += q[e];
         std::uint8_t* side = o + k + g * gemm::kActGroupBytes;
         std::memcpy(side, &d, 4);
-        std::memcpy(side + 4, &sum, 4);
+        if (l.has_min) {
+          const auto f = static_cast<float>(sum);
+          std::memcpy(side + 4, &f, 4);
+        } else {
+          const std::int32_t offset = l.zero_point * sum;
+          std::memcpy(side + 4, &offset, 4);
+        }
       }
       std::uint8_t* dst = o + b * block;
       for (std::int64_t e = 0; e < block; ++e) {

@@ -42,7 +42,8 @@ void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,
                     std::int64_t rows, std::int64_t k, std::uint8_t* tile);
 
 // Bytes of one activation row prepared for the GEMM: k 8-bit codes, then
-// per group its activation block's f32 scale and the i32 sum of its codes.
+// per group its activation block's f32 scale and its code sum (as the
+// type uses it: times the code offset, or as f32 for the min term).
 std::size_t gemm_activation_row_bytes(DType w, std::int64_t k);
 // Rewrites `rows` activation rows written by quantize_activations (for
 // w's activation kind) into the GEMM's form.
