@@ -1,0 +1,248 @@
+// Compiled once per Highway target: the packer of the integer GEMM's weight
+// tiles (quant_gemm_layout.hpp says what a tile holds, quant_gemm_simd.hpp
+// the contract).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/quant_gemm_pack_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include <cstring>
+
+#include "backends/cpu/simd/block_bytes_x86-inl.h"
+#include "backends/cpu/simd/quant_gemm_layout.hpp"
+#include "backends/cpu/simd/quant_gemm_simd.hpp"
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+
+using gemm::Layout;
+
+inline int tile_rows() { return gemm::tile_rows_for(HWY_TARGET == HWY_AVX3); }
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+// ---- packing: eight rows' codes transposed into 32-bit lanes ----
+
+// Row `row`'s codes 32 c .. 32 c + 31 (row_codes32) in one register.
+template <DType kW>
+inline __m256i row_codes(const std::uint8_t* row, std::int64_t c) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  if constexpr (kW == DType::Q4_0) {
+    return nibbles32(row + c * 18 + 2);
+  } else if constexpr (kW == DType::Q8_0) {
+    return load256(row + c * 34 + 2);
+  } else if constexpr (kW == DType::Q4_K || kW == DType::Q5_K) {
+    constexpr bool kFive = kW == DType::Q5_K;
+    const std::uint8_t* b = row + c / 8 * (kFive ? 176 : 144);
+    const int j = static_cast<int>(c % 8);
+    const __m256i bits = load256(b + (kFive ? 48 : 16) + 32 * (j / 2));
+    __m256i codes =
+        _mm256_and_si256((j & 1) ? _mm256_srli_epi16(bits, 4) : bits, m4);
+    if constexpr (kFive) {
+      const __m256i high = _mm256_and_si256(
+          _mm256_srl_epi16(load256(b + 16), _mm_cvtsi32_si128(j)),
+          _mm256_set1_epi8(1));
+      codes = _mm256_or_si256(codes, _mm256_slli_epi16(high, 4));
+    }
+    return codes;
+  } else if constexpr (kW == DType::Q6_K) {
+    const std::uint8_t* b = row + c / 8 * 210;
+    const int h = static_cast<int>(c % 8) / 4, t = static_cast<int>(c % 4);
+    const __m256i lo =
+        _mm256_and_si256(_mm256_srl_epi16(load256(b + 64 * h + 32 * (t & 1)),
+                                          _mm_cvtsi32_si128(4 * (t / 2))),
+                         m4);
+    const __m256i hi = _mm256_and_si256(
+        _mm256_srl_epi16(load256(b + 128 + 32 * h), _mm_cvtsi32_si128(2 * t)),
+        _mm256_set1_epi8(3));
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+  } else {
+    const __m256i codebook =
+        _mm256_broadcastsi128_si256(load128(quant::kIq4Codebook));
+    return _mm256_shuffle_epi8(codebook,
+                               nibbles32(row + c / 8 * 136 + 8 + 16 * (c % 8)));
+  }
+}
+
+// Bytes of a row holding 32 weights.
+template <DType kW>
+constexpr std::int64_t bytes_per_32() {
+  switch (kW) {
+    case DType::Q4_0: return 18;
+    case DType::Q8_0: return 34;
+    case DType::Q4_K: return 144 / 8;
+    case DType::Q5_K: return 176 / 8;
+    case DType::Q6_K: return 210 / 8;
+    default: return 136 / 8;  // IQ4_XS
+  }
+}
+
+// Eight rows' registers of 8 x 4 code bytes -> eight registers whose lane
+// r is row r's four bytes: an 8 x 8 transpose of 32-bit elements.
+inline void transpose8x8_epi32(__m256i* v) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    v[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
+}
+
+// kRows (8 or 16) rows into a tile, eight rows per transpose. kCodeSums:
+// store each row's group code sums as the extras (signed codes under the
+// 512-bit kernel, whose activations are biased).
+template <DType kW, int kRows, bool kCodeSums>
+void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
+               std::int64_t k, std::uint8_t* tile) {
+  constexpr Layout kL = gemm::layout_of(kW);
+  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, kRows);
+  constexpr std::size_t kCodes = gemm::codes_bytes(kL, kRows);
+  constexpr std::int64_t kBytesPer32 = bytes_per_32<kW>();
+  for (std::int64_t c = 0; c < k / 32; ++c) {
+    // 32 codes are one group, or two of 16.
+    std::uint8_t* first = tile + c * (32 / kL.group) * kGroupBytes;
+    for (int half = 0; half < kRows / 8; ++half) {
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) {
+        const int row = 8 * half + r;
+        if (row < rows) {
+          // Each row is its own stream from memory: ask ahead for it (as
+          // the dot kernels do).
+          _mm_prefetch(reinterpret_cast<const char*>(w + row * ldw +
+                                                     (c + 16) * kBytesPer32),
+                       _MM_HINT_T0);
+        }
+        v[r] = row < rows ? row_codes<kW>(w + row * ldw, c)
+                          : _mm256_setzero_si256();
+      }
+      transpose8x8_epi32(v);
+      if constexpr (kCodeSums) {
+        // Lane r of every register holds four of row r's codes: |sums| of
+        // pairs <= 256, of sixteen <= 2048, so i16 lanes hold the total.
+        const __m256i ones8 = _mm256_set1_epi8(1);
+        __m256i sum16 = _mm256_maddubs_epi16(ones8, v[0]);
+        for (int t = 1; t < 8; ++t) {
+          sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(ones8, v[t]));
+        }
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(first + kCodes + 4 * kRows + 32 * half),
+            _mm256_madd_epi16(sum16, _mm256_set1_epi16(1)));
+      }
+      for (int t = 0; t < 8; ++t) {
+        std::uint8_t* reg = kL.group == 32 ? first + 4 * kRows * t
+                                           : first + (t / 4) * kGroupBytes +
+                                                 4 * kRows * (t % 4);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg + 32 * half), v[t]);
+      }
+    }
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    gemm::store_row_scales(kW, kL, kRows, w + r * ldw, k, static_cast<int>(r),
+                           tile);
+  }
+}
+
+template <DType kW>
+void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
+          std::int64_t k, std::uint8_t* tile) {
+  if (tile_rows() == 16) {
+    return pack_tile<kW, 16, gemm::layout_of(kW).signed_codes>(w, ldw, rows, k,
+                                                               tile);
+  }
+  pack_tile<kW, 8, false>(w, ldw, rows, k, tile);
+}
+
+#else
+// ---- portable: 8-row tiles from the scalar decoding ----
+
+template <DType kW>
+void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
+          std::int64_t k, std::uint8_t* tile) {
+  constexpr Layout kL = gemm::layout_of(kW);
+  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 8);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::uint8_t* row = w + r * ldw;
+    for (std::int64_t c = 0; c < k / 32; ++c) {
+      std::uint8_t codes[32];
+      gemm::row_codes32(kW, row, c, codes);
+      for (int q = 0; q < 8; ++q) {
+        const std::int64_t g = (32 * c + 4 * q) / kL.group;
+        const int t = (32 * c + 4 * q) % kL.group / 4;
+        std::memcpy(tile + g * kGroupBytes + 32 * t + 4 * r, codes + 4 * q, 4);
+      }
+    }
+    gemm::store_row_scales(kW, kL, 8, row, k, static_cast<int>(r), tile);
+  }
+}
+#endif
+
+static std::int64_t GemmTileRowsImpl() { return tile_rows(); }
+
+static void PackGemmTileImpl(int w_dtype, const std::uint8_t* w,
+                             std::size_t ldw, std::int64_t rows, std::int64_t k,
+                             std::uint8_t* tile) {
+  const auto type = static_cast<DType>(w_dtype);
+  // Padding rows are zero codes and scales, so zero outputs.
+  if (rows < tile_rows()) {
+    std::memset(tile, 0,
+                static_cast<std::size_t>(k / gemm::layout_of(type).group) *
+                    gemm::group_bytes(gemm::layout_of(type), tile_rows()));
+  }
+  switch (type) {
+#define TESSEL_PACK_CASE(T) \
+  case DType::T: return pack<DType::T>(w, ldw, rows, k, tile);
+    TESSEL_PACK_CASE(Q4_0)
+    TESSEL_PACK_CASE(Q8_0)
+    TESSEL_PACK_CASE(Q4_K)
+    TESSEL_PACK_CASE(Q5_K)
+    TESSEL_PACK_CASE(Q6_K)
+    TESSEL_PACK_CASE(IQ4_XS)
+#undef TESSEL_PACK_CASE
+    default: return;
+  }
+}
+
+// Activation rows from quantize_activations -> the GEMM's form: codes
+// (biased by 128 where biased_activations), then per group the block's f32
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(GemmTileRowsImpl);
+HWY_EXPORT(PackGemmTileImpl);
+
+std::int64_t gemm_tile_rows() {
+  return HWY_DYNAMIC_DISPATCH(GemmTileRowsImpl)();
+}
+
+std::size_t gemm_tile_bytes(DType w, std::int64_t k) {
+  const gemm::Layout l = gemm::layout_of(w);
+  return static_cast<std::size_t>(k / l.group) *
+         gemm::group_bytes(l, static_cast<int>(gemm_tile_rows()));
+}
+
+void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,
+                    std::int64_t rows, std::int64_t k, std::uint8_t* tile) {
+  HWY_DYNAMIC_DISPATCH(PackGemmTileImpl)
+  (static_cast<int>(w_dtype), w, ldw, rows, k, tile);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE
