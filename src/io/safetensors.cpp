@@ -579,8 +579,9 @@ void save_safetensors(
                  "i4 or u4",
                  name, dtype_name(t.dtype));
     const std::int64_t axis = check_affine_quantization(t.shape, p, op);
-    const auto sibling = [&](const std::string& other, const Tensor& param,
-                             const char* what) {
+    const auto sibling = [&, &name = name](const std::string& other,
+                                           const Tensor& param,
+                                           const char* what) {
       TESSEL_CHECK(!quantization.count(other), BadShape, op,
                    "tensor '{}' cannot be quantised and the {} of '{}' at "
                    "once",

@@ -115,12 +115,13 @@ std::vector<fs::path> save_safetensors_sharded(
   // shard by save_safetensors.
   std::map<std::string, std::string> owner_of;  // sibling -> tensor
   for (const auto& [name, p] : quantization) {
-    TESSEL_CHECK(
-        std::any_of(
-            tensors.begin(), tensors.end(),
-            [&](const Tensor& t) { return t.defined() && t.name() == name; }),
-        BadShape, op,
-        "quantization is given for '{}' but no tensor has that name", name);
+    TESSEL_CHECK(std::any_of(tensors.begin(), tensors.end(),
+                             [&, &name = name](const Tensor& t) {
+                               return t.defined() && t.name() == name;
+                             }),
+                 BadShape, op,
+                 "quantization is given for '{}' but no tensor has that name",
+                 name);
     owner_of[safetensors_scale_name(name)] = name;
     if (p.zero_point.defined()) {
       owner_of[safetensors_zero_point_name(name)] = name;

@@ -116,8 +116,12 @@ BpeModel::BpeModel(
         }
       }
       // A string that several ids spell resolves as the vocabulary does.
+      // (A GGUF token that is not UTF-8, such as an overlong sequence, can
+      // decode to bytes whose encoding is no token: it keeps its own id.)
       for (auto& [raw_bytes, id] : raw_ids_) {
-        id = *vocab.find(byte_level_encode(raw_bytes));
+        if (const auto found = vocab.find(byte_level_encode(raw_bytes))) {
+          id = *found;
+        }
       }
     }
   }

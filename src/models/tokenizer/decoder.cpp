@@ -10,9 +10,32 @@ namespace tessel::tok {
 
 namespace {
 
-void replace_all(std::string& s, const std::string& from,
-                 const std::string& to) {
+// How far Replace steps may grow the decoded text: chains of them could
+// otherwise grow it exponentially (E3001, not gigabytes).
+constexpr std::size_t kMaxGrowth = 64;
+constexpr std::size_t kMaxGrowthSlack = 1 << 16;
+
+// `s` with every `from` replaced by `to`; `budget` is what the whole text
+// may still grow by, and shrinks by what this adds.
+void replace_all(std::string& s, const std::string& from, const std::string& to,
+                 std::size_t& budget, std::size_t input) {
   if (from.empty()) return;
+  if (to.size() > from.size()) {
+    std::size_t hits = 0;
+    for (std::size_t hit, pos = 0;
+         (hit = s.find(from, pos)) != std::string::npos;
+         pos = hit + from.size()) {
+      ++hits;
+    }
+    const std::size_t growth = to.size() - from.size();
+    if (hits > budget / growth) {
+      malformed("decoder",
+                fmt::format("its Replace steps grow the text of {} tokens "
+                            "past {} times its size",
+                            input, kMaxGrowth));
+    }
+    budget -= hits * growth;
+  }
   for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos;
        pos += to.size()) {
     s.replace(pos, from.size(), to);
@@ -94,6 +117,9 @@ std::string Decoder::decode(std::vector<std::string> tokens) const {
     }
     return out;
   }
+  std::size_t total = 0;
+  for (const std::string& t : tokens) total += t.size();
+  std::size_t budget = kMaxGrowth * total + kMaxGrowthSlack;
   for (const Step& step : steps_) {
     switch (step.kind) {
       case Kind::ByteLevel: {
@@ -106,8 +132,9 @@ std::string Decoder::decode(std::vector<std::string> tokens) const {
         break;
       }
       case Kind::Replace:
-        for (std::string& t : tokens)
-          replace_all(t, step.pattern, step.content);
+        for (std::string& t : tokens) {
+          replace_all(t, step.pattern, step.content, budget, tokens.size());
+        }
         break;
       case Kind::ByteFallback: {
         std::vector<std::string> out;

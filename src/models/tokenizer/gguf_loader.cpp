@@ -6,6 +6,7 @@
 
 #include "core/check.hpp"
 #include "models/tokenizer/tokenizer_impl.hpp"
+#include "models/tokenizer/utf8.hpp"
 #include "tessel/io/gguf.hpp"
 
 namespace tessel {
@@ -177,6 +178,13 @@ Tokenizer tokenizer_from_gguf(const GgufFile& file) {
   std::vector<bool> parse_only;
   for (std::size_t i = 0; i < n; ++i) {
     const GgufTokenType ty = t->types[i];
+    // A token that is not UTF-8 could only match inside a character of a
+    // (valid) text and would leave pieces that are not UTF-8, which the
+    // pre-tokeniser's regexes must not see: such tokens are not split out.
+    if (tok::utf8_invalid_offset(t->tokens.tokens[i]) !=
+        std::string_view::npos) {
+      continue;
+    }
     if (ty == GgufTokenType::Control || ty == GgufTokenType::Unknown ||
         ty == GgufTokenType::UserDefined) {
       special_ids.push_back(static_cast<TokenId>(i));

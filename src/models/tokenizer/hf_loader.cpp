@@ -23,6 +23,9 @@ using tok::json_string;
 using tok::malformed;
 using tok::unsupported;
 
+// How far ids may run past the number of tokens the file defines.
+constexpr std::size_t kMaxIdGap = 1 << 16;
+
 json read_json(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   TESSEL_CHECK(in.good(), IoFailure, tok::kHfOp, "cannot open {}",
@@ -34,6 +37,10 @@ json read_json(const std::filesystem::path& path) {
   } catch (const json::parse_error& e) {
     detail::fail_at(tok::kHfOp, static_cast<std::int64_t>(e.byte),
                     "{} is not JSON: {}", path.filename().string(), e.what());
+  } catch (const json::exception& e) {
+    // A number too large for a double (out_of_range 406).
+    detail::fail(ErrorCode::MalformedFile, tok::kHfOp, "{} is not JSON: {}",
+                 path.filename().string(), e.what());
   }
 }
 
@@ -195,15 +202,16 @@ Tokenizer load_hf_tokenizer(const std::filesystem::path& path) {
   }
   const json& vocab = json_object(model, "vocab", "model");
   TokenId max_id = -1;
+  std::string max_field;  // where max_id is
   for (const auto& [token, id_json] : vocab.items()) {
     const TokenId id = json_id(id_json, "model.vocab." + token);
     t->model_vocab.ids[token] = id;
-    max_id = std::max(max_id, id);
+    if (id > max_id) {
+      max_id = id;
+      max_field = "model.vocab." + token;
+    }
   }
-  t->model_vocab.tokens.resize(static_cast<std::size_t>(max_id + 1));
-  for (const auto& [token, id] : t->model_vocab.ids) {
-    t->model_vocab.tokens[id] = token;
-  }
+  const TokenId max_model_id = max_id;
 
   // Added tokens: ids may lie past the model's vocabulary.
   if (root.contains("added_tokens") && !root["added_tokens"].is_null()) {
@@ -219,9 +227,26 @@ Tokenizer load_hf_tokenizer(const std::filesystem::path& path) {
       token.lstrip = json_bool(a, "lstrip", f, false);
       token.rstrip = json_bool(a, "rstrip", f, false);
       token.normalized = json_bool(a, "normalized", f, !token.special);
-      max_id = std::max(max_id, token.id);
+      if (token.id > max_id) {
+        max_id = token.id;
+        max_field = f + ".id";
+      }
       t->added.push_back(std::move(token));
     }
+  }
+  // Ids index dense tables, so they may leave only a bounded number of
+  // gaps (tokenizers accepts any u32; real files are dense): a small file
+  // must not size gigabytes.
+  const std::size_t defined = vocab.size() + t->added.size();
+  if (static_cast<std::size_t>(max_id) + 1 > defined + kMaxIdGap) {
+    malformed(max_field,
+              fmt::format("token id {} lies more than {} past the {} tokens "
+                          "that model.vocab and added_tokens define",
+                          max_id, kMaxIdGap, defined));
+  }
+  t->model_vocab.tokens.resize(static_cast<std::size_t>(max_model_id + 1));
+  for (const auto& [token, id] : t->model_vocab.ids) {
+    t->model_vocab.tokens[id] = token;
   }
   t->tokens = t->model_vocab;
   t->tokens.tokens.resize(static_cast<std::size_t>(max_id + 1));

@@ -48,9 +48,33 @@ void unicode_form(std::string_view in, std::string& out,
   std::free(result);
 }
 
-void replace_all(std::string& s, const std::string& from,
-                 const std::string& to) {
+// How far Prepend and Replace steps may grow a text: chains of Replace
+// steps could otherwise grow it exponentially (E3001, not gigabytes).
+constexpr std::size_t kMaxGrowth = 64;
+constexpr std::size_t kMaxGrowthSlack = 1 << 16;
+
+[[noreturn]] void too_long(std::size_t input, std::size_t limit) {
+  malformed("normalizer",
+            fmt::format("its Prepend and Replace steps grow a text of {} "
+                        "bytes past {} bytes",
+                        input, limit));
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to,
+                 std::size_t input, std::size_t limit) {
   if (from.empty()) return;
+  if (to.size() > from.size()) {
+    std::size_t hits = 0;
+    for (std::size_t hit, pos = 0;
+         (hit = s.find(from, pos)) != std::string::npos;
+         pos = hit + from.size()) {
+      ++hits;
+    }
+    if (hits >
+        (limit - std::min(limit, s.size())) / (to.size() - from.size())) {
+      too_long(input, limit);
+    }
+  }
   std::string out;
   std::size_t pos = 0;
   for (std::size_t hit; (hit = s.find(from, pos)) != std::string::npos;
@@ -102,6 +126,7 @@ void Normalizer::add(const nlohmann::json& spec, const std::string& field) {
 }
 
 void Normalizer::apply(std::string_view text, std::string& out) const {
+  const std::size_t limit = kMaxGrowth * text.size() + kMaxGrowthSlack;
   out.assign(text);
   std::string tmp;
   for (const Step& step : steps_) {
@@ -124,9 +149,15 @@ void Normalizer::apply(std::string_view text, std::string& out) const {
       }
       case Kind::Prepend:
         // tokenizers prepends only to a non-empty string.
-        if (!out.empty()) out.insert(0, step.content);
+        if (out.empty()) break;
+        if (step.content.size() > limit - std::min(limit, out.size())) {
+          too_long(text.size(), limit);
+        }
+        out.insert(0, step.content);
         break;
-      case Kind::Replace: replace_all(out, step.pattern, step.content); break;
+      case Kind::Replace:
+        replace_all(out, step.pattern, step.content, text.size(), limit);
+        break;
     }
   }
 }

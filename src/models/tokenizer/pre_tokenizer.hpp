@@ -86,6 +86,12 @@ class PreTokenizer {
     }
     std::vector<Span>& spans = scratch(depth);
     const std::size_t first = spans.size();
+    // The spans of this call leave the scratch level however it ends (a
+    // regex that exceeds its limits throws).
+    struct Release {
+      std::size_t depth, first;
+      ~Release() { scratch(depth).resize(first); }
+    } release{depth, first};
     cut(s, text, spans);
     const std::size_t last = spans.size();
     for (std::size_t i = first; i < last; ++i) {
@@ -93,7 +99,6 @@ class PreTokenizer {
       const Span span = scratch(depth)[i];
       run_from(depth + 1, text.substr(span.begin, span.end - span.begin), fn);
     }
-    scratch(depth).resize(first);
   }
 
   std::vector<Step> steps_;

@@ -10,6 +10,15 @@ namespace tessel::tok {
 
 namespace {
 
+// Bounds on one match, so that a pattern from a file that backtracks
+// catastrophically fails (E3001) instead of hanging or exhausting memory:
+// PCRE2's default match (and depth) limit, stated here, and a heap limit
+// for the interpreter far below PCRE2's default of 20 GB. The match limit
+// counts per match, so the patterns tokenizers ship (whose matches are
+// words and runs of spaces) stay inside it.
+constexpr std::uint32_t kMatchLimit = 10'000'000;
+constexpr std::uint32_t kHeapLimitKiB = 256 * 1024;
+
 // Per-thread match data and JIT stack: matching allocates nothing. Only
 // group 0 is read, so one ovector pair serves every pattern.
 struct MatchScratch {
@@ -18,7 +27,12 @@ struct MatchScratch {
   // spaces under \s+(?!\S)); 8 MiB covers what a text can hold in memory.
   pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 8 << 20, nullptr);
   pcre2_match_context* context = pcre2_match_context_create(nullptr);
-  MatchScratch() { pcre2_jit_stack_assign(context, nullptr, stack); }
+  MatchScratch() {
+    pcre2_jit_stack_assign(context, nullptr, stack);
+    pcre2_set_match_limit(context, kMatchLimit);
+    pcre2_set_depth_limit(context, kMatchLimit);
+    pcre2_set_heap_limit(context, kHeapLimitKiB);
+  }
   ~MatchScratch() {
     pcre2_match_context_free(context);
     pcre2_jit_stack_free(stack);
@@ -80,7 +94,7 @@ std::string white_space_as_property(std::string_view p) {
 }  // namespace
 
 Regex::Regex(const std::string& pattern, std::string_view field)
-    : pattern_(pattern) {
+    : pattern_(pattern), field_(field) {
   int error = 0;
   PCRE2_SIZE offset = 0;
   const std::string rewritten = white_space_as_property(pattern);
@@ -112,9 +126,17 @@ void Regex::find_all(std::string_view text, std::vector<Span>& out) const {
                         : pcre2_match(code, subject, text.size(), start,
                                       PCRE2_NO_UTF_CHECK, s.data, s.context);
     if (rc == PCRE2_ERROR_NOMATCH) return;
+    TESSEL_CHECK(rc != PCRE2_ERROR_MATCHLIMIT && rc != PCRE2_ERROR_DEPTHLIMIT &&
+                     rc != PCRE2_ERROR_HEAPLIMIT &&
+                     rc != PCRE2_ERROR_JIT_STACKLIMIT,
+                 MalformedFile, "tokenizer",
+                 "{}: pattern {:?} exceeds the match limits at byte {} of a "
+                 "text of {} bytes (catastrophic backtracking; PCRE2 error {})",
+                 field_, pattern_, start, text.size(), rc);
     TESSEL_CHECK(rc >= 0, MalformedFile, "tokenizer",
-                 "pattern {:?} failed on a text of {} bytes (PCRE2 error {})",
-                 pattern_, text.size(), rc);
+                 "{}: pattern {:?} failed on a text of {} bytes (PCRE2 error "
+                 "{})",
+                 field_, pattern_, text.size(), rc);
     const std::size_t b = ovector[0], e = ovector[1];
     if (e > b) {
       out.push_back({b, e});

@@ -27,12 +27,15 @@ class Regex {
 
   // Appends the non-empty matches of `text`, left to right and
   // non-overlapping (an empty match moves the search on one character).
+  // E3001 naming the field when one match exceeds PCRE2's match, depth or
+  // heap limit (catastrophic backtracking).
   void find_all(std::string_view text, std::vector<Span>& out) const;
 
   const std::string& pattern() const { return pattern_; }
 
  private:
   std::string pattern_;
+  std::string field_;     // where the pattern came from, for errors
   void* code_ = nullptr;  // pcre2_code_8
   bool jit_ = false;
 };
