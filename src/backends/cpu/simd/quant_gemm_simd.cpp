@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
@@ -35,6 +36,41 @@ inline std::int32_t load_i32(const std::uint8_t* p) {
 
 inline __m256i broadcast4(const std::uint8_t* p) {
   return _mm256_set1_epi32(load_i32(p));
+}
+
+// Calls f(std::integral_constant<int, mr>) for the run-time mr in
+// [1, kMax]: the kernels take their row count as a template argument.
+template <int kMax, class F>
+void with_rows(std::int64_t mr, F&& f) {
+  if constexpr (kMax > 1) {
+    if (mr < kMax) return with_rows<kMax - 1>(mr, f);
+  }
+  f(std::integral_constant<int, kMax>{});
+}
+
+// The activation rows kMaxMr at a time through step(kMr, rows' codes,
+// accumulators), each accumulator's first `rows` lanes then stored to its
+// output row. A short last step repeats its last row's pointer.
+template <int kMaxMr, class Vec, class Step>
+void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
+                      std::int64_t m_rows, std::int64_t rows, float* y,
+                      std::int64_t ldy, Step&& step) {
+  for (std::int64_t m0 = 0; m0 < m_rows; m0 += kMaxMr) {
+    const std::int64_t mr = std::min<std::int64_t>(kMaxMr, m_rows - m0);
+    const std::uint8_t* a[kMaxMr];
+    for (int i = 0; i < kMaxMr; ++i) {
+      a[i] = act +
+             static_cast<std::size_t>(m0 + std::min<std::int64_t>(i, mr - 1)) *
+                 act_bytes;
+    }
+    Vec acc[kMaxMr] = {};
+    with_rows<kMaxMr>(mr, [&](auto kMr) { step(kMr, a, acc); });
+    for (std::int64_t i = 0; i < mr; ++i) {
+      float lanes[sizeof(Vec) / sizeof(float)];
+      std::memcpy(lanes, &acc[i], sizeof(Vec));
+      std::copy(lanes, lanes + rows, y + (m0 + i) * ldy);
+    }
+  }
 }
 
 // ---- 256-bit kernel: 8 weight rows x up to 4 activation rows ----
@@ -140,30 +176,12 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
                 const std::uint8_t* act, std::size_t act_bytes,
                 std::int64_t m_rows, std::int64_t k, float* y,
                 std::int64_t ldy) {
-  constexpr int kMaxMr = 4;  // 4 x (sums, products, accumulators) + codes
-  const std::int64_t groups = k / kL.group;
-  for (std::int64_t m0 = 0; m0 < m_rows; m0 += kMaxMr) {
-    const std::int64_t mr = std::min<std::int64_t>(kMaxMr, m_rows - m0);
-    const std::uint8_t* a[kMaxMr];
-    for (int i = 0; i < kMaxMr; ++i) {
-      a[i] = act +
-             static_cast<std::size_t>(m0 + std::min<std::int64_t>(i, mr - 1)) *
-                 act_bytes;
-    }
-    __m256 acc[kMaxMr];
-    for (__m256& v : acc) v = _mm256_setzero_ps();
-    switch (mr) {
-      case 4: tile_rows8<kL, 4>(tile, a, groups, acc); break;
-      case 3: tile_rows8<kL, 3>(tile, a, groups, acc); break;
-      case 2: tile_rows8<kL, 2>(tile, a, groups, acc); break;
-      default: tile_rows8<kL, 1>(tile, a, groups, acc); break;
-    }
-    for (std::int64_t i = 0; i < mr; ++i) {
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, acc[i]);
-      std::copy(lanes, lanes + rows, y + (m0 + i) * ldy);
-    }
-  }
+  // 4 x (sums, products, accumulators) + codes: the 16 registers.
+  activation_steps<4, __m256>(
+      act, act_bytes, m_rows, rows, y, ldy,
+      [&](auto kMr, const std::uint8_t* const* a, __m256* acc) {
+        tile_rows8<kL, decltype(kMr)::value>(tile, a, k / kL.group, acc);
+      });
 }
 
 #if HWY_TARGET == HWY_AVX3
@@ -249,35 +267,14 @@ void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
                  const std::uint8_t* act, std::size_t act_bytes,
                  std::int64_t m_rows, std::int64_t k, float* y,
                  std::int64_t ldy) {
-  constexpr int kMaxMr = 8;  // 8 x (sums, accumulators) of 32 registers
-  const std::int64_t groups = k / kL.group;
-  for (std::int64_t m0 = 0; m0 < m_rows; m0 += kMaxMr) {
-    const std::int64_t mr = std::min<std::int64_t>(kMaxMr, m_rows - m0);
-    const std::uint8_t* a[kMaxMr];
-    for (int i = 0; i < kMaxMr; ++i) {
-      a[i] = act +
-             static_cast<std::size_t>(m0 + std::min<std::int64_t>(i, mr - 1)) *
-                 act_bytes;
-    }
-    __m512 acc[kMaxMr];
-    for (__m512& v : acc) v = _mm512_setzero_ps();
-    switch (mr) {
-      case 8: tile_rows16<kL, 8>(tile, a, groups, acc); break;
-      case 7: tile_rows16<kL, 7>(tile, a, groups, acc); break;
-      case 6: tile_rows16<kL, 6>(tile, a, groups, acc); break;
-      case 5: tile_rows16<kL, 5>(tile, a, groups, acc); break;
-      case 4: tile_rows16<kL, 4>(tile, a, groups, acc); break;
-      case 3: tile_rows16<kL, 3>(tile, a, groups, acc); break;
-      case 2: tile_rows16<kL, 2>(tile, a, groups, acc); break;
-      default: tile_rows16<kL, 1>(tile, a, groups, acc); break;
-    }
-    for (std::int64_t i = 0; i < mr; ++i) {
-      alignas(64) float lanes[16];
-      _mm512_store_ps(lanes, acc[i]);
-      std::copy(lanes, lanes + rows, y + (m0 + i) * ldy);
-    }
-  }
+  // 8 x (sums, partials, accumulators) of the 32 registers.
+  activation_steps<8, __m512>(
+      act, act_bytes, m_rows, rows, y, ldy,
+      [&](auto kMr, const std::uint8_t* const* a, __m512* acc) {
+        tile_rows16<kL, decltype(kMr)::value>(tile, a, k / kL.group, acc);
+      });
 }
+
 #pragma GCC diagnostic pop
 #endif  // HWY_AVX3
 
