@@ -1,6 +1,7 @@
 // Per-target helpers of the block-quantised kernels (quant_dot_simd.cpp,
-// dequant_simd.cpp) on AVX2 and up: unaligned loads, an f16 block scale,
-// and the 32 nibbles of a 16-byte code run. Included once per target by
+// dequant_simd.cpp, quant_gemm_pack_simd.cpp) on AVX2 and up: unaligned
+// loads, an f16 block scale, the 32 nibbles of a 16-byte code run and a
+// Q4_K/Q5_K sub-block's codes. Included once per target by
 // files that use foreach_target.h, hence Highway's include-guard idiom.
 #if defined(TESSEL_BLOCK_BYTES_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSEL_BLOCK_BYTES_X86_INL_H_
@@ -41,6 +42,23 @@ inline __m256i nibbles32(const std::uint8_t* p) {
   const __m128i raw = load128(p);
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
                           _mm256_set1_epi8(0x0F));
+}
+
+// The 32 codes of sub-block j (0-7) of a Q4_K super-block, or with
+// kHighBits of a Q5_K one (the fifth bit from qh): nibble j % 2 of
+// qs[32 (j / 2) + l], plus bit j of qh[l] as bit 4.
+template <bool kHighBits>
+inline __m256i k4_codes(const std::uint8_t* block, int j) {
+  const __m256i bits = load256(block + (kHighBits ? 48 : 16) + 32 * (j / 2));
+  __m256i codes = _mm256_and_si256((j & 1) ? _mm256_srli_epi16(bits, 4) : bits,
+                                   _mm256_set1_epi8(0x0F));
+  if constexpr (kHighBits) {
+    const __m256i top = _mm256_and_si256(
+        _mm256_srl_epi16(load256(block + 16), _mm_cvtsi32_si128(j)),
+        _mm256_set1_epi8(1));
+    codes = _mm256_or_si256(codes, _mm256_slli_epi16(top, 4));
+  }
+  return codes;
 }
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE

@@ -109,25 +109,15 @@ inline void store_affine(__m256i q, __m256 dl, __m256 ml, float* out) {
 // nibble j % 2 of qs[32 (j / 2) + l], its scale and min the table's pair j.
 template <bool kHighBits>
 void k4(const std::uint8_t* b, float* out, std::int64_t n) {
-  constexpr int kBytes = kHighBits ? 176 : 144, kQs = kHighBits ? 48 : 16;
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  constexpr int kBytes = kHighBits ? 176 : 144;
   for (std::int64_t i = 0; i < n; ++i, b += kBytes) {
     const float d = f16_at(b), dmin = f16_at(b + 2);
     const quant::K4Scales s = quant::unpack_k4_scales(b + 4);
     const std::uint32_t scales[2] = {s.scales_lo, s.scales_hi};
     const std::uint32_t mins[2] = {s.mins_lo, s.mins_hi};
     for (int j = 0; j < 8; ++j, out += 32) {
-      const __m256i bits = load256(b + kQs + 32 * (j / 2));
-      __m256i q =
-          _mm256_and_si256((j & 1) ? _mm256_srli_epi16(bits, 4) : bits, m4);
-      if constexpr (kHighBits) {
-        const __m256i top = _mm256_and_si256(
-            _mm256_srl_epi16(load256(b + 16), _mm_cvtsi32_si128(j)),
-            _mm256_set1_epi8(1));
-        q = _mm256_or_si256(q, _mm256_slli_epi16(top, 4));
-      }
       const int shift = 8 * (j % 4);
-      store_affine(q,
+      store_affine(k4_codes<kHighBits>(b, j),
                    _mm256_set1_ps(
                        d * static_cast<float>((scales[j / 4] >> shift) & 0xFF)),
                    _mm256_set1_ps(dmin * static_cast<float>(

@@ -38,18 +38,8 @@ inline __m256i row_codes(const std::uint8_t* row, std::int64_t c) {
     return load256(row + c * 34 + 2);
   } else if constexpr (kW == DType::Q4_K || kW == DType::Q5_K) {
     constexpr bool kFive = kW == DType::Q5_K;
-    const std::uint8_t* b = row + c / 8 * (kFive ? 176 : 144);
-    const int j = static_cast<int>(c % 8);
-    const __m256i bits = load256(b + (kFive ? 48 : 16) + 32 * (j / 2));
-    __m256i codes =
-        _mm256_and_si256((j & 1) ? _mm256_srli_epi16(bits, 4) : bits, m4);
-    if constexpr (kFive) {
-      const __m256i high = _mm256_and_si256(
-          _mm256_srl_epi16(load256(b + 16), _mm_cvtsi32_si128(j)),
-          _mm256_set1_epi8(1));
-      codes = _mm256_or_si256(codes, _mm256_slli_epi16(high, 4));
-    }
-    return codes;
+    return k4_codes<kFive>(row + c / 8 * (kFive ? 176 : 144),
+                           static_cast<int>(c % 8));
   } else if constexpr (kW == DType::Q6_K) {
     const std::uint8_t* b = row + c / 8 * 210;
     const int h = static_cast<int>(c % 8) / 4, t = static_cast<int>(c % 4);
