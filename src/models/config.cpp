@@ -61,14 +61,45 @@ constexpr std::pair<const char*, std::int64_t DecoderConfig::*> kSizes[] = {
     {"max_position_embeddings", &DecoderConfig::max_position_embeddings},
 };
 
+bool is_supported(const std::string& model_type) {
+  return model_type == "llama" || model_type == "qwen2" ||
+         model_type == "qwen3";
+}
+
+// rope_scaling (transformers 4) or rope_parameters (transformers 5): none,
+// "default", or "llama3"; other types are refused rather than ignored,
+// since ignoring them gives wrong logits past the original context.
+std::optional<Llama3RopeScaling> rope_scaling_of(const json& r) {
+  if (!r.is_object()) bad("'rope_scaling' must be an object");
+  std::string type = "default";
+  for (const char* key : {"rope_type", "type"}) {
+    if (const auto it = r.find(key); it != r.end()) {
+      if (!it->is_string()) bad(fmt::format("rope_scaling '{}' must be a string", key));
+      type = it->get<std::string>();
+      break;
+    }
+  }
+  if (type == "default") return std::nullopt;
+  if (type != "llama3") {
+    bad(fmt::format("rope_scaling type '{}' is not supported (default, llama3)",
+                    type));
+  }
+  Llama3RopeScaling s;
+  s.factor = get_double(r, "factor", s.factor);
+  s.low_freq_factor = get_double(r, "low_freq_factor", s.low_freq_factor);
+  s.high_freq_factor = get_double(r, "high_freq_factor", s.high_freq_factor);
+  s.original_max_position_embeddings =
+      get_int(r, "original_max_position_embeddings",
+              s.original_max_position_embeddings);
+  return s;
+}
+
 }  // namespace
 
 void DecoderConfig::validate() const {
-  if (model_type != "qwen3" && model_type != "llama") {
-    bad(
-        fmt::format("model_type '{}' is not a supported decoder (qwen3, "
-                    "llama)",
-                    model_type));
+  if (!is_supported(model_type)) {
+    bad(fmt::format("model_type '{}' is not a supported decoder ({})",
+                    model_type, kSupportedArchitectures));
   }
   for (const auto& [key, member] : kSizes) {
     if (this->*member <= 0) {
@@ -86,6 +117,15 @@ void DecoderConfig::validate() const {
   }
   if (!(rms_norm_eps > 0) || !(rope_theta > 0)) {
     bad("rms_norm_eps and rope_theta must be positive");
+  }
+  if (rope_scaling) {
+    const Llama3RopeScaling& s = *rope_scaling;
+    if (!(s.factor > 0) || !(s.low_freq_factor > 0) ||
+        !(s.high_freq_factor > s.low_freq_factor) ||
+        s.original_max_position_embeddings <= 0) {
+      bad("rope_scaling (llama3) needs factor > 0, 0 < low_freq_factor < "
+          "high_freq_factor and original_max_position_embeddings > 0");
+    }
   }
   for (const auto& [key, id] : {std::pair{"bos_token_id", bos_token_id},
                                 std::pair{"eos_token_id", eos_token_id}}) {
@@ -109,8 +149,9 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
     if (!it->is_string()) bad("'model_type' must be a string");
     c.model_type = it->get<std::string>();
   }
+  if (!is_supported(c.model_type)) c.validate();  // names the type
   // HuggingFace's defaults of the model_type's class where a key is absent.
-  const bool qwen = c.model_type == "qwen3";
+  const bool qwen = c.model_type != "llama";
   c.vocab_size = get_int(j, "vocab_size", qwen ? 151936 : 32000);
   c.hidden_size = get_int(j, "hidden_size", 4096);
   c.intermediate_size = get_int(j, "intermediate_size", qwen ? 22016 : 11008);
@@ -118,9 +159,9 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
   c.num_attention_heads = get_int(j, "num_attention_heads", 32);
   c.num_key_value_heads =
       get_int(j, "num_key_value_heads", c.num_attention_heads);
-  // Qwen3Config's head_dim defaults to 128; Llama derives it.
+  // Qwen3Config's head_dim defaults to 128; Llama and Qwen2 derive it.
   c.head_dim = get_int(j, "head_dim",
-                       qwen ? 128
+                       c.model_type == "qwen3" ? 128
                        : c.num_attention_heads > 0
                            ? c.hidden_size / c.num_attention_heads
                            : 0);
@@ -130,14 +171,26 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
   c.rope_theta = get_double(j, "rope_theta", 10000.0);
   c.initializer_range = get_double(j, "initializer_range", 0.02);
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false);
-  c.attention_bias = get_bool(j, "attention_bias", false);
+  // Qwen2's attention always has q/k/v biases (its config has no key).
+  c.attention_bias =
+      c.model_type == "qwen2" || get_bool(j, "attention_bias", false);
   c.bos_token_id = get_token(j, "bos_token_id");
   c.eos_token_id = get_token(j, "eos_token_id");
-  if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null()) {
-    bad("'rope_scaling' is not supported (only plain RoPE)");
+  // transformers 5 moved rope_theta and the scaling into rope_parameters.
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (it->is_object()) {
+      c.rope_theta = get_double(*it, "rope_theta", c.rope_theta);
+    }
+    c.rope_scaling = rope_scaling_of(*it);
   }
   if (const auto it = j.find("hidden_act"); it != j.end() && *it != "silu") {
     bad(fmt::format("hidden_act {} is not supported (only silu)", it->dump()));
+  }
+  if (get_bool(j, "mlp_bias", false)) bad("'mlp_bias' true is not supported");
+  if (get_bool(j, "use_sliding_window", false)) {
+    bad("'use_sliding_window' true is not supported (full attention only)");
   }
   c.validate();
   return c;
@@ -151,7 +204,9 @@ DecoderConfig DecoderConfig::load(const std::filesystem::path& path) {
 std::string DecoderConfig::to_json() const {
   json j = {
       {"architectures",
-       {model_type == "qwen3" ? "Qwen3ForCausalLM" : "LlamaForCausalLM"}},
+       {model_type == "qwen3"   ? "Qwen3ForCausalLM"
+        : model_type == "qwen2" ? "Qwen2ForCausalLM"
+                                : "LlamaForCausalLM"}},
       {"model_type", model_type},
       {"rms_norm_eps", rms_norm_eps},
       {"rope_theta", rope_theta},
@@ -164,6 +219,15 @@ std::string DecoderConfig::to_json() const {
       {"eos_token_id", eos_token_id ? json(*eos_token_id) : json(nullptr)},
   };
   for (const auto& [key, member] : kSizes) j[key] = this->*member;
+  if (rope_scaling) {
+    j["rope_scaling"] = {
+        {"rope_type", "llama3"},
+        {"factor", rope_scaling->factor},
+        {"low_freq_factor", rope_scaling->low_freq_factor},
+        {"high_freq_factor", rope_scaling->high_freq_factor},
+        {"original_max_position_embeddings",
+         rope_scaling->original_max_position_embeddings}};
+  }
   return j.dump(2) + "\n";
 }
 

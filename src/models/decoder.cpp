@@ -1,6 +1,7 @@
 #include "tessel/models/decoder.hpp"
 
-#include <map>
+#include <cmath>
+#include <numbers>
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
@@ -8,6 +9,8 @@
 #include "tessel/autograd/functions.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/ops/attention.hpp"
+#include "tessel/models/gguf_model.hpp"
+#include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/linalg.hpp"
@@ -51,24 +54,24 @@ namespace nn {
 
 // ---- layers ---------------------------------------------------------------
 
-Attention::Attention(const DecoderConfig& c, Generator& g)
+Attention::Attention(const DecoderConfig& c, const Weights& w)
     : heads(c.num_attention_heads),
       kv_heads(c.num_key_value_heads),
       head_dim(c.head_dim),
-      q_proj(c.hidden_size, heads * head_dim, c.attention_bias, g,
-             c.initializer_range),
-      k_proj(c.hidden_size, kv_heads * head_dim, c.attention_bias, g,
-             c.initializer_range),
-      v_proj(c.hidden_size, kv_heads * head_dim, c.attention_bias, g,
-             c.initializer_range),
-      o_proj(heads * head_dim, c.hidden_size, false, g, c.initializer_range) {
+      q_proj(w["q_proj"], c.hidden_size, heads * head_dim, c.attention_bias),
+      k_proj(w["k_proj"], c.hidden_size, kv_heads * head_dim,
+             c.attention_bias),
+      v_proj(w["v_proj"], c.hidden_size, kv_heads * head_dim,
+             c.attention_bias),
+      o_proj(w["o_proj"], heads * head_dim, c.hidden_size, false),
+      rope_style(c.rope_interleaved ? RopeStyle::GPTJ : RopeStyle::NeoX) {
   register_module("q_proj", q_proj);
   register_module("k_proj", k_proj);
   register_module("v_proj", v_proj);
   register_module("o_proj", o_proj);
   if (c.qk_norm()) {
-    q_norm = std::make_unique<RMSNorm>(head_dim, c.rms_norm_eps);
-    k_norm = std::make_unique<RMSNorm>(head_dim, c.rms_norm_eps);
+    q_norm = std::make_unique<RMSNorm>(w["q_norm"], head_dim, c.rms_norm_eps);
+    k_norm = std::make_unique<RMSNorm>(w["k_norm"], head_dim, c.rms_norm_eps);
     register_module("q_norm", *q_norm);
     register_module("k_norm", *k_norm);
   }
@@ -91,8 +94,10 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
     q = a.q_norm->forward(q);
     k = a.k_norm->forward(k);
   }
-  q = rope_with_tables(q, cos, sin).transpose(1, 2);
-  k = rope_with_tables(k, cos, sin).transpose(1, 2);
+  // Interleaved rows (llama GGUF files) rotate adjacent pairs: the same
+  // attention as HF's halves, since q and k share the order.
+  q = rope_with_tables(q, cos, sin, a.rope_style).transpose(1, 2);
+  k = rope_with_tables(k, cos, sin, a.rope_style).transpose(1, 2);
   v = v.transpose(1, 2);
   AttentionOptions options;
   options.causal = true;
@@ -129,11 +134,12 @@ Tensor Attention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
   return attention_forward(*this, x, cos, sin, cache, layer);
 }
 
-DecoderLayer::DecoderLayer(const DecoderConfig& c, Generator& g)
-    : input_layernorm(c.hidden_size, c.rms_norm_eps),
-      self_attn(c, g),
-      post_attention_layernorm(c.hidden_size, c.rms_norm_eps),
-      mlp(c.hidden_size, c.intermediate_size, g, c.initializer_range) {
+DecoderLayer::DecoderLayer(const DecoderConfig& c, const Weights& w)
+    : input_layernorm(w["input_layernorm"], c.hidden_size, c.rms_norm_eps),
+      self_attn(c, w["self_attn"]),
+      post_attention_layernorm(w["post_attention_layernorm"], c.hidden_size,
+                               c.rms_norm_eps),
+      mlp(w["mlp"], c.hidden_size, c.intermediate_size) {
   register_module("input_layernorm", input_layernorm);
   register_module("self_attn", self_attn);
   register_module("post_attention_layernorm", post_attention_layernorm);
@@ -151,12 +157,13 @@ Tensor DecoderLayer::forward(const Tensor& x, const Tensor& cos,
   return layer_forward(*this, x, cos, sin, cache, layer);
 }
 
-DecoderModel::DecoderModel(const DecoderConfig& c, Generator g)
-    : embed_tokens(c.vocab_size, c.hidden_size, g, c.initializer_range),
-      norm(c.hidden_size, c.rms_norm_eps) {
+DecoderModel::DecoderModel(const DecoderConfig& c, const Weights& w)
+    : embed_tokens(w["embed_tokens"], c.vocab_size, c.hidden_size),
+      norm(w["norm"], c.hidden_size, c.rms_norm_eps) {
   register_module("embed_tokens", embed_tokens);
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    layers.push_back(std::make_unique<DecoderLayer>(c, g));
+    layers.push_back(std::make_unique<DecoderLayer>(
+        c, w["layers." + std::to_string(i)]));
     register_module("layers." + std::to_string(i), *layers.back());
   }
   register_module("norm", norm);
@@ -173,26 +180,62 @@ const DecoderConfig& validated(const DecoderConfig& c) {
   return c;
 }
 
+// theta^(-2i / head_dim) in f64, with Llama 3's scaling (HF's
+// _compute_llama3_parameters) and then divided by a GGUF file's factors.
+Tensor rope_inverse_frequencies(const DecoderConfig& c, const Tensor& factors) {
+  const std::int64_t half = c.head_dim / 2;
+  std::vector<double> inv(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i) {
+    inv[static_cast<std::size_t>(i)] =
+        std::pow(c.rope_theta, -2.0 * static_cast<double>(i) /
+                                   static_cast<double>(c.head_dim));
+  }
+  if (c.rope_scaling) {
+    const Llama3RopeScaling& s = *c.rope_scaling;
+    const double old_context =
+        static_cast<double>(s.original_max_position_embeddings);
+    const double low_wavelen = old_context / s.low_freq_factor;
+    const double high_wavelen = old_context / s.high_freq_factor;
+    for (double& f : inv) {
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > low_wavelen) {
+        f /= s.factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth = (old_context / wavelen - s.low_freq_factor) /
+                              (s.high_freq_factor - s.low_freq_factor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }
+    }
+  }
+  Tensor out = from_vector(inv, {half});
+  if (factors.defined()) out = div(out, factors.to(DType::F64));
+  return out;
+}
+
 }  // namespace
 
 CausalLM::CausalLM(const DecoderConfig& config, std::uint64_t seed)
-    : model(validated(config), Generator(seed)), config_(config) {
+    : CausalLM(config,
+               *random_weights(seed, validated(config).initializer_range)) {}
+
+CausalLM::CausalLM(const DecoderConfig& config, WeightSource& source)
+    : model(validated(config), Weights(source)["model"]), config_(config) {
   if (config.tie_word_embeddings) {
     lm_head = model.embed_tokens.weight;
   } else {
-    // Its own stream: tying or untying leaves the decoder's weights as
-    // they are.
-    Generator g(seed ^ 0x9e3779b97f4a7c15ull);
     lm_head = register_parameter(
-        "lm_head.weight", mul(randn({config.vocab_size, config.hidden_size}, g),
-                              config.initializer_range));
+        "lm_head.weight", Weights(source)["lm_head"].take(
+                              "weight", {config.vocab_size, config.hidden_size}));
   }
   register_module("model", model);
-  const RopeTables tables =
-      rope_tables(arange(0, config.max_position_embeddings, 1, DType::F32),
-                  config.head_dim, config.rope_theta);
-  rope_cos_ = tables.cos;
-  rope_sin_ = tables.sin;
+  Tensor factors;
+  // A GGUF file's per-frequency divisors (llama.cpp's rope_freqs, which
+  // its converter writes for Llama 3's scaling).
+  if (source.contains(kRopeFreqsTensor)) {
+    factors = source.take(kRopeFreqsTensor, {config.head_dim / 2},
+                          WeightInit::Ones);
+  }
+  inv_freq_ = rope_inverse_frequencies(config, factors);
 }
 
 Variable CausalLM::forward(const Tensor& ids, KVCache* cache) const {
@@ -218,15 +261,16 @@ T CausalLM::run(const Tensor& ids, KVCache* cache) const {
                "CausalLM", "the cache holds batch {} but the ids have {}",
                cache ? cache->batch() : 0, ids.size(0));
   const std::int64_t half = config_.head_dim / 2;
-  const Tensor cos =
-      rope_cos_.slice(0, start, start + seq).reshape({seq, 1, half});
-  const Tensor sin =
-      rope_sin_.slice(0, start, start + seq).reshape({seq, 1, half});
+  const Tensor angles =
+      mul(arange(start, start + seq, 1, DType::F64).unsqueeze(1), inv_freq_);
+  const Tensor cos = tessel::cos(angles).to(DType::F32).reshape({seq, 1, half});
+  const Tensor sin = tessel::sin(angles).to(DType::F32).reshape({seq, 1, half});
   T h;
   if constexpr (nn::detail::kRecords<T>) {
     h = model.embed_tokens.forward(ids);
   } else {
-    h = model.embed_tokens.lookup(ids);
+    // Inference computes in f32 whatever the file stores.
+    h = model.embed_tokens.lookup(ids).to(DType::F32);
   }
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     h = model.layers[i]->forward(h, cos, sin, cache,
@@ -243,30 +287,6 @@ void CausalLM::save(const std::filesystem::path& dir) const {
       {reinterpret_cast<const std::uint8_t*>(json.data()), json.size()}, {});
   save_safetensors(dir / "model.safetensors", state_tensors(),
                    {{"format", "pt"}});
-}
-
-std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& dir) {
-  auto lm =
-      std::make_unique<CausalLM>(DecoderConfig::load(dir / "config.json"));
-  const SafetensorsFile file = load_safetensors_checkpoint(dir);
-  std::map<std::string, const Tensor*> unused;
-  for (const Tensor& t : file.tensors) unused[t.name()] = &t;
-  lm->load_state([&](const std::string& name) -> const Tensor* {
-    const auto it = unused.find(name);
-    if (it == unused.end()) return nullptr;
-    const Tensor* t = it->second;
-    unused.erase(it);
-    return t;
-  });
-  for (const auto& [name, t] : unused) {
-    const bool tied_head =
-        name == "lm_head.weight" && lm->config().tie_word_embeddings;
-    TESSEL_CHECK(tied_head, BadConfig, "CausalLM",
-                 "'{}' in {} is not a parameter of the model config.json "
-                 "describes",
-                 name, dir.string());
-  }
-  return lm;
 }
 
 }  // namespace tessel

@@ -4,25 +4,19 @@
 #include "tessel/autograd/functions.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/embedding.hpp"
-#include "tessel/ops/factories.hpp"
 #include "tessel/ops/linalg.hpp"
 #include "tessel/ops/norm.hpp"
 
 namespace tessel::nn {
 
-namespace {
-
-Tensor normal(Shape shape, Generator& generator, double std) {
-  return mul(randn(std::move(shape), generator), std);
-}
-
-}  // namespace
-
-Linear::Linear(std::int64_t in_features, std::int64_t out_features,
-               bool with_bias, Generator& generator, double init_std) {
-  weight = register_parameter(
-      "weight", normal({out_features, in_features}, generator, init_std));
-  if (with_bias) bias = register_parameter("bias", zeros({out_features}));
+Linear::Linear(const Weights& w, std::int64_t in_features,
+               std::int64_t out_features, bool with_bias) {
+  weight = register_parameter("weight",
+                              w.take("weight", {out_features, in_features}));
+  if (with_bias) {
+    bias = register_parameter(
+        "bias", w.take("bias", {out_features}, WeightInit::Zeros));
+  }
 }
 
 Variable Linear::forward(const Variable& x) const {
@@ -32,10 +26,9 @@ Tensor Linear::forward(const Tensor& x) const {
   return linear(x, weight.value(), detail::use<Tensor>(bias));
 }
 
-Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim,
-                     Generator& generator, double init_std) {
-  weight = register_parameter(
-      "weight", normal({num_embeddings, dim}, generator, init_std));
+Embedding::Embedding(const Weights& w, std::int64_t num_embeddings,
+                     std::int64_t dim) {
+  weight = register_parameter("weight", w.take("weight", {num_embeddings, dim}));
 }
 
 Variable Embedding::forward(const Tensor& ids) const {
@@ -45,8 +38,9 @@ Tensor Embedding::lookup(const Tensor& ids) const {
   return embedding(weight.value(), ids);
 }
 
-RMSNorm::RMSNorm(std::int64_t dim, double eps_) : eps(eps_) {
-  weight = register_parameter("weight", ones({dim}));
+RMSNorm::RMSNorm(const Weights& w, std::int64_t dim, double eps_)
+    : eps(eps_) {
+  weight = register_parameter("weight", w.take("weight", {dim}, WeightInit::Ones));
 }
 
 Variable RMSNorm::forward(const Variable& x) const {
@@ -56,11 +50,11 @@ Tensor RMSNorm::forward(const Tensor& x) const {
   return rms_norm(x, weight.value(), eps);
 }
 
-SwiGLUMLP::SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
-                     Generator& generator, double init_std)
-    : gate_proj(hidden, intermediate, false, generator, init_std),
-      up_proj(hidden, intermediate, false, generator, init_std),
-      down_proj(intermediate, hidden, false, generator, init_std) {
+SwiGLUMLP::SwiGLUMLP(const Weights& w, std::int64_t hidden,
+                     std::int64_t intermediate)
+    : gate_proj(w["gate_proj"], hidden, intermediate, false),
+      up_proj(w["up_proj"], hidden, intermediate, false),
+      down_proj(w["down_proj"], intermediate, hidden, false) {
   register_module("gate_proj", gate_proj);
   register_module("up_proj", up_proj);
   register_module("down_proj", down_proj);

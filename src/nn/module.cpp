@@ -7,7 +7,9 @@
 namespace tessel::nn {
 
 Variable Module::register_parameter(std::string name, Tensor value) {
-  Variable parameter(std::move(value), /*requires_grad=*/true);
+  // Block-quantised weights (a GGUF file's) have no gradient: frozen.
+  const bool trainable = is_floating_point(value.dtype());
+  Variable parameter(std::move(value), trainable);
   parameters_.emplace_back(std::move(name), parameter);
   return parameter;
 }

@@ -57,6 +57,19 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   ops::check_operands(op, {&weight, &ids});
   rules::embedding(weight.shape(), ids.shape(), op);
   const Tensor flat = checked_ids(ids, weight.shape(), "weight", op);
+  if (is_block_quantized(weight.dtype())) {
+    // GGUF token embeddings stay in blocks: each chosen row dequantises to
+    // f32 (DESIGN §1 rule 4), the table itself is never expanded.
+    const std::int64_t count = flat.numel(), dim = weight.shape()[1];
+    Tensor out = empty({count, dim}, DType::F32, weight.device());
+    const std::int64_t* p = flat.const_data<std::int64_t>();
+    for (std::int64_t i = 0; i < count; ++i) {
+      out.select(0, i).copy_(weight.select(0, p[i]).to(DType::F32));
+    }
+    Shape shape = ids.shape();
+    shape.push_back(dim);
+    return out.reshape(shape);
+  }
   return gather(weight, flat, 0);
 }
 

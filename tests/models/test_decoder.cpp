@@ -179,11 +179,64 @@ TEST(DecoderConfig, ReadsHuggingFaceConfigs) {
       "E4001", "multiple");
   EXPECT_TESSEL_ERROR(
       DecoderConfig::from_json(
-          R"({"model_type": "llama", "rope_scaling": {"rope_type": "llama3"}})"),
-      "E4001", "rope_scaling");
+          R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4}})"),
+      "E4001", "yarn");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(R"({"model_type": "llama", "mlp_bias": true})"),
+      "E4001", "mlp_bias");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(
+          R"({"model_type": "qwen2", "use_sliding_window": true})"),
+      "E4001", "use_sliding_window");
   EXPECT_TESSEL_ERROR(
       DecoderConfig::from_json(R"({"model_type": "llama", "hidden_size": 0})"),
       "E4001");
+}
+
+TEST(DecoderConfig, ReadsQwen2AndLlama3RopeScaling) {
+  // Qwen2.5-0.5B's config.json (abridged): no attention_bias key, yet q/k/v
+  // have biases; head_dim derived.
+  const DecoderConfig q2 = DecoderConfig::from_json(R"({
+    "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+    "num_attention_heads": 14, "num_hidden_layers": 24,
+    "num_key_value_heads": 2, "rope_theta": 1000000.0,
+    "tie_word_embeddings": true, "use_sliding_window": false,
+    "vocab_size": 151936})");
+  EXPECT_TRUE(q2.attention_bias);
+  EXPECT_FALSE(q2.qk_norm());
+  EXPECT_EQ(q2.head_dim, 64);
+  EXPECT_EQ(q2.max_position_embeddings, 32768);
+
+  // Llama-3.2-1B's rope_scaling (transformers 4), then the same under
+  // transformers 5's rope_parameters, which also carries rope_theta.
+  const DecoderConfig l3 = DecoderConfig::from_json(R"({
+    "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100,
+    "rope_theta": 500000.0,
+    "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0,
+                     "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192,
+                     "rope_type": "llama3"}})");
+  ASSERT_TRUE(l3.rope_scaling.has_value());
+  EXPECT_EQ(l3.rope_scaling->factor, 32.0);
+  EXPECT_EQ(l3.rope_scaling->original_max_position_embeddings, 8192);
+  const DecoderConfig l5 = DecoderConfig::from_json(R"({
+    "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100,
+    "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0,
+                        "factor": 32.0, "high_freq_factor": 4.0,
+                        "low_freq_factor": 1.0,
+                        "original_max_position_embeddings": 8192}})");
+  EXPECT_EQ(l5.rope_theta, 500000.0);
+  EXPECT_EQ(l5.to_json(), l3.to_json());
+  EXPECT_EQ(DecoderConfig::from_json(l3.to_json()).to_json(), l3.to_json());
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(R"({"model_type": "llama",
+        "rope_scaling": {"rope_type": "llama3", "low_freq_factor": 4.0,
+                         "high_freq_factor": 1.0}})"),
+      "E4001", "rope_scaling");
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json(R"({"model_type": "mistral"})"),
+                      "E4001", "llama, qwen2, qwen3");
 }
 
 TEST(Sampler, GreedyTopKTopPAndSeeds) {

@@ -80,7 +80,8 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
       }
     }
     state = load_train_state(o.resume);
-    lm = CausalLM::load(o.resume);
+    // Private pages: the optimiser updates the mapped weights in place.
+    lm = CausalLM::load(o.resume, MapMode::CopyOnWrite);
     task = task_for(state);
     if (cmd.count("--steps") > 0) state.total_steps = o.steps;
     if (state.total_steps < state.step) {

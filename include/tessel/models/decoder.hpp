@@ -8,6 +8,9 @@
 //   model.layers.{i}.mlp.{gate,up,down}_proj.weight
 //   model.norm.weight
 //   lm_head.weight                                       (unless tied)
+// Parameters come from a WeightSource: random for training, or the
+// tensors of a checkpoint (an HF directory or a GGUF file) as they are
+// stored, which is what CausalLM::load builds from.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +19,11 @@
 #include <optional>
 #include <vector>
 
+#include "tessel/core/storage.hpp"
 #include "tessel/models/config.hpp"
+#include "tessel/models/weights.hpp"
 #include "tessel/nn/layers.hpp"
+#include "tessel/ops/embedding.hpp"
 
 namespace tessel {
 
@@ -52,7 +58,7 @@ namespace nn {
 
 class Attention : public Module {
  public:
-  Attention(const DecoderConfig& config, Generator& generator);
+  Attention(const DecoderConfig& config, const Weights& w);
   // x (B, S, hidden) at positions given by the RoPE tables (S, head_dim/2).
   Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
                    KVCache* cache, std::int64_t layer) const;
@@ -68,11 +74,12 @@ class Attention : public Module {
   Linear o_proj;
   std::unique_ptr<RMSNorm> q_norm;  // Qwen3 only
   std::unique_ptr<RMSNorm> k_norm;
+  RopeStyle rope_style;  // GPTJ when the q/k rows are interleaved
 };
 
 class DecoderLayer : public Module {
  public:
-  DecoderLayer(const DecoderConfig& config, Generator& generator);
+  DecoderLayer(const DecoderConfig& config, const Weights& w);
   Variable forward(const Variable& x, const Tensor& cos, const Tensor& sin,
                    KVCache* cache, std::int64_t layer) const;
   Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
@@ -87,8 +94,7 @@ class DecoderLayer : public Module {
 // HuggingFace's "model": embeddings, the layers and the final norm.
 class DecoderModel : public Module {
  public:
-  // Draws every weight from `generator` in module order.
-  DecoderModel(const DecoderConfig& config, Generator generator);
+  DecoderModel(const DecoderConfig& config, const Weights& w);
 
   Embedding embed_tokens;
   std::vector<std::unique_ptr<DecoderLayer>> layers;
@@ -102,6 +108,9 @@ class CausalLM : public nn::Module {
  public:
   // Weights drawn from N(0, initializer_range) with `seed`; norms at 1.
   explicit CausalLM(const DecoderConfig& config, std::uint64_t seed = 0);
+  // Parameters from `source` by canonical name (E4001 for a missing or
+  // mis-shaped one; the caller checks what the source holds beyond them).
+  CausalLM(const DecoderConfig& config, WeightSource& source);
 
   // ids (B, S) integer token ids -> logits (B, S, vocab_size). With a
   // cache, the ids continue the cached positions and are appended to it
@@ -117,9 +126,17 @@ class CausalLM : public nn::Module {
   // config.json + model.safetensors (canonical names; lm_head.weight is
   // omitted when tied) into an existing directory.
   void save(const std::filesystem::path& dir) const;
-  // From such a directory, or one sharded with model.safetensors.index.json
-  // (E4001 for missing, unexpected or mis-shaped weights).
-  static std::unique_ptr<CausalLM> load(const std::filesystem::path& dir);
+  // A checkpoint: an HF directory (config.json with model.safetensors, or
+  // shards with model.safetensors.index.json) or a GGUF file written by
+  // llama.cpp's converter or tessel. The parameters are the file's mapped
+  // tensors, not copies: f16/bf16 stay so and GGUF blocks stay quantised
+  // (every product still computes in f32). The configuration is checked
+  // against every tensor's name and shape before any weight is read:
+  // E4001 naming the key or tensor for a missing, unexpected or
+  // mis-shaped one. `mode` CopyOnWrite makes the parameters writable
+  // (training on from a checkpoint) without touching the file.
+  static std::unique_ptr<CausalLM> load(const std::filesystem::path& path,
+                                        MapMode mode = MapMode::ReadOnly);
 
   nn::DecoderModel model;
   Variable lm_head;  // [vocab, hidden]; the embedding matrix when tied
@@ -130,8 +147,10 @@ class CausalLM : public nn::Module {
   T run(const Tensor& ids, KVCache* cache) const;
 
   DecoderConfig config_;
-  Tensor rope_cos_;  // (max_position_embeddings, head_dim / 2)
-  Tensor rope_sin_;
+  // RoPE's angular frequency per pair of head dimensions (head_dim / 2,
+  // f64): theta^(-2i / head_dim), Llama 3's scaling and a GGUF file's
+  // rope_freqs factors applied.
+  Tensor inv_freq_;
 };
 
 }  // namespace tessel

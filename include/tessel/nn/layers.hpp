@@ -6,16 +6,20 @@
 
 #include <cstdint>
 
-#include "tessel/core/random.hpp"
+#include "tessel/models/weights.hpp"
 #include "tessel/nn/module.hpp"
 
 namespace tessel::nn {
 
-// y = x @ W^T + b, W [out_features, in_features] drawn from N(0, init_std).
+// Every layer takes its parameters from `w` (random for training, the
+// file's tensors for a checkpoint), under its own names.
+
+// y = x @ W^T + b, W [out_features, in_features]. W may be any float dtype
+// or a GGUF block type (quantised matmul); the result is f32 then.
 class Linear : public Module {
  public:
-  Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias,
-         Generator& generator, double init_std = 0.02);
+  Linear(const Weights& w, std::int64_t in_features,
+         std::int64_t out_features, bool with_bias);
   Variable forward(const Variable& x) const;
   Tensor forward(const Tensor& x) const;
 
@@ -28,8 +32,7 @@ class Linear : public Module {
 // Rows of weight [num_embeddings, dim] picked by integer ids.
 class Embedding : public Module {
  public:
-  Embedding(std::int64_t num_embeddings, std::int64_t dim, Generator& generator,
-            double init_std = 0.02);
+  Embedding(const Weights& w, std::int64_t num_embeddings, std::int64_t dim);
   Variable forward(const Tensor& ids) const;
   // The same rows as a plain tensor, for inference.
   Tensor lookup(const Tensor& ids) const;
@@ -37,10 +40,11 @@ class Embedding : public Module {
   Variable weight;
 };
 
-// x / sqrt(mean(x^2) + eps) * weight over the last axis; weight starts at 1.
+// x / sqrt(mean(x^2) + eps) * weight over the last axis; a fresh weight
+// starts at 1.
 class RMSNorm : public Module {
  public:
-  explicit RMSNorm(std::int64_t dim, double eps = 1e-6);
+  RMSNorm(const Weights& w, std::int64_t dim, double eps = 1e-6);
   Variable forward(const Variable& x) const;
   Tensor forward(const Tensor& x) const;
 
@@ -51,8 +55,7 @@ class RMSNorm : public Module {
 // down_proj(silu(gate_proj(x)) * up_proj(x)).
 class SwiGLUMLP : public Module {
  public:
-  SwiGLUMLP(std::int64_t hidden, std::int64_t intermediate,
-            Generator& generator, double init_std = 0.02);
+  SwiGLUMLP(const Weights& w, std::int64_t hidden, std::int64_t intermediate);
   Variable forward(const Variable& x) const;
   Tensor forward(const Tensor& x) const;
 

@@ -38,7 +38,8 @@ class Module {
       const std::function<const Tensor*(const std::string&)>& lookup);
 
  protected:
-  // A trainable parameter initialised to `value`.
+  // A parameter holding `value` (not a copy): trainable when it is a float
+  // tensor, frozen when it is block-quantised.
   Variable register_parameter(std::string name, Tensor value);
   // A parameter that is another module's (weight tying).
   void register_shared_parameter(std::string name, const Variable& parameter);

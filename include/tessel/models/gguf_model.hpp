@@ -1,0 +1,54 @@
+// A decoder in llama.cpp's terms (FORMATS.md §3): its tensor names, the
+// metadata keys of the llama, qwen2 and qwen3 architectures, and the q/k
+// row order its converter writes for llama files. Both directions, so
+// that loading a GGUF file and converting to and from one share one map.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tessel/io/gguf.hpp"
+#include "tessel/models/config.hpp"
+
+namespace tessel {
+
+// llama.cpp's per-frequency RoPE divisors (its converter writes them for
+// Llama 3's scaling instead of metadata). Kept under its GGUF name.
+inline constexpr const char* kRopeFreqsTensor = "rope_freqs.weight";
+
+// "model.layers.3.self_attn.q_proj.weight" -> "blk.3.attn_q.weight", and
+// back; nullopt for a name outside the map.
+std::optional<std::string> gguf_tensor_name(std::string_view hf_name);
+std::optional<std::string> hf_tensor_name(std::string_view gguf_name);
+
+// The decoder a GGUF file describes: general.architecture (llama, qwen2,
+// qwen3; E4001 listing them otherwise) and its `<arch>.*` keys, the vocab
+// size from `<arch>.vocab_size` or token_embd, tying from whether
+// output.weight exists, BOS/EOS from tokenizer.ggml.*. E4001 naming the
+// key for a missing or mistyped required key, and for what tessel does not
+// implement (RoPE scaling types, a partial rotary dimension). Reads
+// metadata and tensor shapes only.
+DecoderConfig decoder_config_from_gguf(const GgufFile& file);
+
+// The keys llama.cpp's converter writes for `config` (architecture, sizes,
+// RoPE, norms), in its order; the caller adds general.name, file type and
+// the tokenizer.
+std::vector<std::pair<std::string, GgufValue>> gguf_decoder_metadata(
+    const DecoderConfig& config);
+
+// The file's tensors renamed to HF names (views of the same bytes; names
+// outside the map keep their GGUF names, so a loader can report them).
+std::vector<Tensor> gguf_tensors_as_hf(const GgufFile& file);
+
+// llama.cpp's converter reorders the rows of llama's q_proj and k_proj
+// (weights and biases; `heads` is the q or the kv head count) from HF's
+// half-split rotary layout to Meta's interleaved one. These apply and
+// undo it (copies; block-quantised rows move as whole rows).
+Tensor interleave_rope_rows(const Tensor& w, std::int64_t heads);
+Tensor deinterleave_rope_rows(const Tensor& w, std::int64_t heads);
+
+}  // namespace tessel
