@@ -106,9 +106,9 @@ void Backend::matmul(const Tensor&, const Tensor&, const Tensor*,
                      const Tensor&) const {
   missing("matmul");
 }
-void Backend::quantized_linear(const Tensor&, const Tensor&, const Tensor*,
-                               const Tensor&) const {
-  missing("quantized_linear");
+void Backend::narrow_weight_linear(const Tensor&, const Tensor&,
+                                   const Tensor*, const Tensor&) const {
+  missing("narrow_weight_linear");
 }
 void Backend::convolution(const Tensor&, const Tensor&, const Tensor&,
                           const Tensor&, const ConvGeometry&, bool) const {

@@ -130,11 +130,13 @@ class Backend {
   // 8-bit pairs with an i32 out. out may be any view.
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
                       const Tensor& out) const;
-  // out (M, N) = x (M, K) @ w^T (+ bias[N]) for a block-quantised weight
-  // w (N, K) in whole blocks along a unit-stride last axis; x, out and bias
-  // contiguous f32.
-  virtual void quantized_linear(const Tensor& x, const Tensor& w,
-                                const Tensor* bias, const Tensor& out) const;
+  // out (M, N) = x (M, K) @ w^T (+ bias[N]) for a weight stored narrower
+  // than the f32 it multiplies as: block-quantised (whole blocks along a
+  // unit-stride last axis) or f16/bf16 (unit-stride rows). w is read as
+  // stored, never widened whole; x, out and bias contiguous f32.
+  virtual void narrow_weight_linear(const Tensor& x, const Tensor& w,
+                                    const Tensor* bias,
+                                    const Tensor& out) const;
   // y = conv(x, w) + bias on channels-first views of one float dtype
   // (transposed: w is (C, O/groups, K...)).
   virtual void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -239,15 +239,19 @@ CausalLM::CausalLM(const DecoderConfig& config, WeightSource& source)
 }
 
 Variable CausalLM::forward(const Tensor& ids, KVCache* cache) const {
-  return run<Variable>(ids, cache);
+  return run<Variable>(ids, cache, false);
 }
 
 Tensor CausalLM::logits(const Tensor& ids, KVCache* cache) const {
-  return run<Tensor>(ids, cache);
+  return run<Tensor>(ids, cache, false);
+}
+
+Tensor CausalLM::next_token_logits(const Tensor& ids, KVCache* cache) const {
+  return run<Tensor>(ids, cache, true).select(1, 0);
 }
 
 template <class T>
-T CausalLM::run(const Tensor& ids, KVCache* cache) const {
+T CausalLM::run(const Tensor& ids, KVCache* cache, bool last_only) const {
   TESSEL_CHECK(ids.rank() == 2, BadShape, "CausalLM",
                "token ids must be (batch, sequence), not shape [{}]",
                fmt::join(ids.shape(), ", "));
@@ -277,6 +281,7 @@ T CausalLM::run(const Tensor& ids, KVCache* cache) const {
                                  static_cast<std::int64_t>(i));
   }
   if (cache != nullptr) cache->advance(seq);
+  if (last_only) h = h.slice(1, seq - 1, seq);
   return linear(model.norm.forward(h), nn::detail::use<T>(lm_head));
 }
 

@@ -93,8 +93,7 @@ std::vector<std::vector<std::int64_t>> generate(
         cache.length() + ids.size(1) > lm.config().max_position_embeddings) {
       break;  // the model has no positions left
     }
-    const Tensor logits = lm.logits(ids, &cache);
-    const std::int64_t last = logits.size(1) - 1;
+    const Tensor logits = lm.next_token_logits(ids, &cache);
     std::vector<std::int64_t> next(static_cast<std::size_t>(batch));
     bool all_done = true;
     for (std::int64_t b = 0; b < batch; ++b) {
@@ -103,7 +102,7 @@ std::vector<std::vector<std::int64_t>> generate(
         next[i] = *options.stop_token;
         continue;
       }
-      next[i] = sampler.sample(logits.select(0, b).select(0, last));
+      next[i] = sampler.sample(logits.select(0, b));
       out[i].push_back(next[i]);
       if (on_token) on_token(b, next[i]);
       done[i] = options.stop_token && next[i] == *options.stop_token;

@@ -93,16 +93,21 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   DType dtype = product_dtype(x.dtype(), weight.dtype(), "linear");
   if (bias.defined()) dtype = promote_types(dtype, bias.dtype(), "linear");
-  // GGUF weights (blocks along K) multiply as stored: the backend never
-  // expands W whole (DESIGN §1 rule 4 still decides the f32 result).
-  if (is_block_quantized(weight.dtype()) && dtype == DType::F32 && k > 0) {
+  // GGUF weights (blocks along K) and 16-bit weights under f32 activations
+  // (a bf16 checkpoint run in f32) multiply as stored: the backend never
+  // widens W whole (DESIGN §1 rule 4 still decides the f32 result).
+  const bool narrow = is_block_quantized(weight.dtype()) ||
+                      weight.dtype() == DType::F16 ||
+                      weight.dtype() == DType::BF16;
+  if (narrow && dtype == DType::F32 && k > 0 &&
+      (is_block_quantized(weight.dtype()) || weight.stride(1) == 1)) {
     const Tensor x2 = x.reshape({-1, k}).to(DType::F32).contiguous();
     Tensor out = empty({x2.shape()[0], n}, DType::F32, x.device());
     const Tensor b =
         bias.defined() ? bias.to(DType::F32).contiguous() : Tensor();
     if (out.numel() > 0) {
-      ops::backend_of(out).quantized_linear(x2, weight,
-                                            bias.defined() ? &b : nullptr, out);
+      ops::backend_of(out).narrow_weight_linear(
+          x2, weight, bias.defined() ? &b : nullptr, out);
     }
     return out.reshape(shape);
   }

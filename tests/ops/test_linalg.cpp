@@ -187,5 +187,29 @@ TEST(Linear, DecodeStepAndSquareShapesMatchF64) {
   EXPECT_TRUE(allclose(linear(x, ws), linear(x, ws.contiguous()), 1e-5, 1e-5));
 }
 
+TEST(Linear, SixteenBitWeightsUnderF32ActivationsStayNarrow) {
+  // A bf16/f16 checkpoint run in f32: the weights widen exactly, the
+  // activations stay f32 (no rounding to 16 bits) and the result is f32,
+  // so the reference is the f64 product of the same values (rtol 1e-5 for
+  // f32 sums of 1000 products). One row (the GEMV over the stored
+  // weights), a few rows and many (tiles widened for sgemm), row-strided
+  // weights (a slice) and a bias.
+  Generator g(22);
+  const Tensor wide = randn({77, 1200}, g);
+  const Tensor b = randn({77}, g);
+  for (DType d : {DType::BF16, DType::F16}) {
+    const Tensor w = wide.to(d).slice(1, 100, 1100);
+    for (std::int64_t m : {1, 2, 5, 300}) {
+      const Tensor x = randn({m, 1000}, g);
+      const Tensor got = linear(x, w, b);
+      EXPECT_EQ(got.dtype(), DType::F32);
+      const Tensor want = linear(x.to(DType::F64), w.to(DType::F64),
+                                 b.to(DType::F64));
+      EXPECT_TRUE(allclose(got.to(DType::F64), want, 1e-5, 1e-4))
+          << m << dtype_name(d);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessel

@@ -120,6 +120,10 @@ class CausalLM : public nn::Module {
   // The same logits on plain tensors: no graph, nothing recorded
   // (inference, generation).
   Tensor logits(const Tensor& ids, KVCache* cache = nullptr) const;
+  // The logits of the last position only, (B, vocab): what generation
+  // needs, without the head's product for every prompt position (for a
+  // 150k vocabulary that product costs more than the layers).
+  Tensor next_token_logits(const Tensor& ids, KVCache* cache = nullptr) const;
 
   const DecoderConfig& config() const { return config_; }
 
@@ -144,7 +148,7 @@ class CausalLM : public nn::Module {
  private:
   // forward (T = Variable) and logits (T = Tensor), written once.
   template <class T>
-  T run(const Tensor& ids, KVCache* cache) const;
+  T run(const Tensor& ids, KVCache* cache, bool last_only) const;
 
   DecoderConfig config_;
   // RoPE's angular frequency per pair of head dimensions (head_dim / 2,

@@ -68,8 +68,9 @@ class CpuBackend final : public Backend {
                  const ReduceShape& shape, bool descending) const override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
               const Tensor& out) const override;
-  void quantized_linear(const Tensor& x, const Tensor& w, const Tensor* bias,
-                        const Tensor& out) const override;
+  void narrow_weight_linear(const Tensor& x, const Tensor& w,
+                            const Tensor* bias,
+                            const Tensor& out) const override;
   void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,
                    const Tensor& y, const ConvGeometry& g,
                    bool transpose) const override;

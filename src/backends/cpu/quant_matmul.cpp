@@ -12,13 +12,19 @@
 // Every other block type dequantises a tile of weight rows to f32 in a
 // per-thread buffer and runs oneDNN's sgemm on it. W is never expanded in
 // memory as a whole.
+//
+// f16/bf16 weights (a 16-bit checkpoint run in f32) take the same tile
+// path, widened exactly instead of dequantised, and one activation row
+// takes the GEMV that streams them as stored.
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
@@ -113,16 +119,32 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   });
 }
 
+// Row r of W as f32: blocks dequantised, 16-bit floats widened exactly.
+void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
+               float* out) {
+  if (w_dtype == DType::F16) {
+    cpu::simd::cast_f16_to_f32(reinterpret_cast<const std::uint16_t*>(row),
+                               out, k);
+  } else if (w_dtype == DType::BF16) {
+    const auto* h = reinterpret_cast<const std::uint16_t*>(row);
+    auto* bits = reinterpret_cast<std::uint32_t*>(out);
+    for (std::int64_t j = 0; j < k; ++j) {
+      bits[j] = static_cast<std::uint32_t>(h[j]) << 16;
+    }
+  } else {
+    cpu::dequantize_run(w_dtype, row, out, k / dtype_traits(w_dtype).block_size);
+  }
+}
+
 void tile_path(const float* x, const WeightRows& w, DType w_dtype,
                std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
-  const auto& tr = dtype_traits(w_dtype);
   parallel_for(0, n, kTileRows, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<float> tile(static_cast<std::size_t>(kTileRows * k));
     for (std::int64_t r0 = lo; r0 < hi; r0 += kTileRows) {
       const std::int64_t rows = std::min(kTileRows, hi - r0);
       for (std::int64_t r = 0; r < rows; ++r) {
-        cpu::dequantize_run(w_dtype, w.base + (r0 + r) * w.row_bytes,
-                            tile.data() + r * k, k / tr.block_size);
+        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k,
+                  tile.data() + r * k);
       }
       // Inside the pool's region sgemm runs on this thread only.
       cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, tile.data(), k,
@@ -133,14 +155,21 @@ void tile_path(const float* x, const WeightRows& w, DType w_dtype,
 
 }  // namespace
 
-void CpuBackend::quantized_linear(const Tensor& x, const Tensor& w,
+void CpuBackend::narrow_weight_linear(const Tensor& x, const Tensor& w,
                                   const Tensor* bias, const Tensor& out) const {
   const KernelInput wv = input_view(w);
   const std::int64_t n = w.shape()[0], k = w.shape()[1], m = x.shape()[0];
   const WeightRows rows = weight_rows(wv);
   const float* xd = input_view(x).data<float>();
   float* od = output_view(out).data<float>();
-  if (cpu::simd::has_quant_dot(w.dtype()) && m <= max_dot_rows(w.dtype())) {
+  const bool half = w.dtype() == DType::F16 || w.dtype() == DType::BF16;
+  if (half && m == 1) {
+    cpu::gemv(input_view(x), wv.raw_data(), w.dtype(), w.strides()[0], n,
+              output_view(out));
+  } else if (half) {
+    tile_path(xd, rows, w.dtype(), m, n, k, od);
+  } else if (cpu::simd::has_quant_dot(w.dtype()) &&
+             m <= max_dot_rows(w.dtype())) {
     integer_path(xd, rows, w.dtype(), m, n, k, od);
   } else if (cpu::simd::has_quant_gemm(w.dtype())) {
     gemm_path(xd, rows, w.dtype(), m, n, k, od);

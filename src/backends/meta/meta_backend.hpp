@@ -63,8 +63,8 @@ class MetaBackend final : public Backend {
                  const ReduceShape&, bool) const override {}
   void matmul(const Tensor&, const Tensor&, const Tensor*,
               const Tensor&) const override {}
-  void quantized_linear(const Tensor&, const Tensor&, const Tensor*,
-                        const Tensor&) const override {}
+  void narrow_weight_linear(const Tensor&, const Tensor&, const Tensor*,
+                            const Tensor&) const override {}
   void convolution(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                    const ConvGeometry&, bool) const override {}
   void max_pool(const Tensor&, const Tensor&, const Tensor&,

@@ -1,0 +1,142 @@
+// Whole-model speed (issue 14): prompt processing and decode tokens per
+// second of a GGUF or HF checkpoint named by TESSEL_BENCH_MODEL, as
+// bench/compare_models.py runs it beside llama.cpp on the same file.
+//   BM_Prompt/N   a fresh KV cache, then N prompt tokens in one forward
+//                 (the next token's logits only, as llama.cpp computes)
+//   BM_Decode/N   N single-token steps after a 16-token prompt
+// items_per_second is tokens per second.
+//
+// `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
+// f32 GGUF the comparison starts from (SHAPE 160m: hidden 1024, 8 layers,
+// 16/8 heads, FFN 2816, vocab 32000; 0.6b: Qwen3-0.6B's shape), with
+// llama.cpp's "no_vocab" tokenizer so that llama.cpp loads it too.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+
+const CausalLM* model() {
+  static const CausalLM* lm = []() -> const CausalLM* {
+    const char* path = std::getenv("TESSEL_BENCH_MODEL");
+    if (path == nullptr) return nullptr;
+    return CausalLM::load(path).release();
+  }();
+  return lm;
+}
+
+Tensor token_ids(std::int64_t n, std::int64_t vocab) {
+  Generator g(7);
+  return randint(0, vocab, {1, n}, g, DType::I64);
+}
+
+void BM_Prompt(benchmark::State& state) {
+  const CausalLM* lm = model();
+  if (lm == nullptr) {
+    state.SkipWithError("set TESSEL_BENCH_MODEL");
+    return;
+  }
+  const std::int64_t n = state.range(0);
+  const Tensor ids = token_ids(n, lm->config().vocab_size);
+  for (auto _ : state) {
+    KVCache cache(lm->config(), 1, n);
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(lm->next_token_logits(ids, &cache));
+    state.SetIterationTime(std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_Decode(benchmark::State& state) {
+  const CausalLM* lm = model();
+  if (lm == nullptr) {
+    state.SkipWithError("set TESSEL_BENCH_MODEL");
+    return;
+  }
+  const std::int64_t n = state.range(0), prompt = 16;
+  const Tensor ids = token_ids(prompt + n, lm->config().vocab_size);
+  for (auto _ : state) {
+    KVCache cache(lm->config(), 1, prompt + n);
+    lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t i = prompt; i < prompt + n; ++i) {
+      benchmark::DoNotOptimize(
+          lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
+    }
+    state.SetIterationTime(std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+BENCHMARK(BM_Prompt)->Arg(128)->Arg(512)->UseManualTime()->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(BM_Decode)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+int write_random_qwen3(const char* path, const std::string& shape) {
+  DecoderConfig c;
+  c.model_type = "qwen3";
+  c.hidden_size = 1024;
+  c.num_attention_heads = 16;
+  c.num_key_value_heads = 8;
+  c.max_position_embeddings = 4096;
+  c.rms_norm_eps = 1e-6;
+  c.rope_theta = 1e6;
+  if (shape == "160m") {
+    c.num_hidden_layers = 8;
+    c.intermediate_size = 2816;
+    c.head_dim = 64;
+    c.vocab_size = 32000;
+    c.tie_word_embeddings = false;
+  } else if (shape == "0.6b") {
+    c.num_hidden_layers = 28;
+    c.intermediate_size = 3072;
+    c.head_dim = 128;
+    c.vocab_size = 151936;
+    c.tie_word_embeddings = true;
+  } else {
+    std::fprintf(stderr, "unknown shape %s (160m, 0.6b)\n", shape.c_str());
+    return 2;
+  }
+  const CausalLM lm(c, 1);
+  std::vector<Tensor> tensors;
+  for (Tensor t : lm.state_tensors()) {
+    Tensor view(t.storage(), t.shape(), t.strides(), t.storage_offset(),
+                t.dtype());
+    view.set_name(*gguf_tensor_name(t.name()));
+    tensors.push_back(view);
+  }
+  auto metadata = gguf_decoder_metadata(c);
+  metadata.emplace_back("qwen3.vocab_size",
+                        GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
+                                  static_cast<std::uint64_t>(c.vocab_size)});
+  metadata.emplace_back("tokenizer.ggml.model",
+                        GgufValue{GgufValue::Type::String, GgufValue::Type::U8,
+                                  std::string("no_vocab")});
+  save_gguf(path, metadata, tensors);
+  std::printf("%s: %lld parameters\n", path,
+              static_cast<long long>(lm.num_parameters()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--write-random-qwen3") == 0) {
+    return write_random_qwen3(argv[2], argv[3]);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

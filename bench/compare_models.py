@@ -1,0 +1,136 @@
+"""Issue 14's speed targets: whole decoders, tessel (bench_decoder) against
+llama.cpp (llama-cpp-python) on the same GGUF file, same threads, in one
+run. Prompt processing of 128 and 512 tokens and decode tokens per second,
+printed with the ratio tessel / llama.cpp (> 1: tessel is faster) and
+decode as a fraction of this machine's read bandwidth in weight bytes.
+
+Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
+       [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
+       [--read-gbps X]
+The files are made once into CACHE (default /tmp/tessel-models): a random
+Qwen3 f32 GGUF written by bench_decoder, the other types quantised from it
+by llama_model_quantize. llama.cpp runs with its defaults (f16 KV cache,
+which only helps it) and n_batch = 512; each measurement takes the best of
+`rounds`. Time it on an idle machine: a busy core halves both.
+"""
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import run_benchmarks  # noqa: E402
+
+FTYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2, "q4_k_m": 15}
+
+
+def make_files(tool, shape, types, cache):
+    import llama_cpp
+    os.makedirs(cache, exist_ok=True)
+    base = os.path.join(cache, f"qwen3-{shape}-f32.gguf")
+    if not os.path.exists(base):
+        subprocess.run([tool, "--write-random-qwen3", base, shape], check=True)
+    paths = {}
+    for t in types:
+        path = os.path.join(cache, f"qwen3-{shape}-{t}.gguf")
+        if not os.path.exists(path):
+            p = llama_cpp.llama_model_quantize_default_params()
+            p.ftype = FTYPES[t]
+            p.nthread = os.cpu_count()
+            if llama_cpp.llama_model_quantize(base.encode(), path.encode(), ctypes.byref(p)) != 0:
+                raise RuntimeError(f"llama_model_quantize {t} failed")
+        paths[t] = path
+    return paths
+
+
+def llama_speeds(path, threads, rounds):
+    import llama_cpp
+    llm = llama_cpp.Llama(model_path=path, n_ctx=1024, n_batch=512, n_ubatch=512,
+                          n_threads=threads, n_threads_batch=threads, verbose=False)
+    rng = np.random.default_rng(7)
+    vocab = llm.n_vocab()
+    out = {}
+    for n in (128, 512):
+        ids = [int(i) for i in rng.integers(0, vocab, n)]
+        best = float("inf")
+        for _ in range(rounds):
+            llm.reset()
+            start = time.perf_counter()
+            llm.eval(ids)
+            best = min(best, time.perf_counter() - start)
+        out[f"prompt{n}"] = n / best
+    ids = [int(i) for i in rng.integers(0, vocab, 16 + 64)]
+    best = float("inf")
+    for _ in range(rounds):
+        llm.reset()
+        llm.eval(ids[:16])
+        start = time.perf_counter()
+        for t in ids[16:]:
+            llm.eval([t])
+        best = min(best, time.perf_counter() - start)
+    out["decode"] = 64 / best
+    del llm
+    return out
+
+
+def tessel_speeds(tool, path, rounds):
+    os.environ["TESSEL_BENCH_MODEL"] = path
+    out = {}
+    for _ in range(rounds):
+        r = run_benchmarks(tool, "BM_(Prompt|Decode)/", min_time=0.5)
+        for key, name in (("prompt128", "BM_Prompt/128/manual_time"),
+                          ("prompt512", "BM_Prompt/512/manual_time"),
+                          ("decode", "BM_Decode/64/manual_time")):
+            if name in r:
+                out[key] = max(out.get(key, 0), r[name]["items_per_second"])
+    return out
+
+
+def weight_bytes(path):
+    """Bytes of every tensor decode streams (all but the embedding table
+    when the head is not tied to it)."""
+    from gguf import GGUFReader
+    reader = GGUFReader(path)
+    names = {t.name for t in reader.tensors}
+    tied = "output.weight" not in names
+    return sum(int(t.n_bytes) for t in reader.tensors
+               if tied or t.name != "token_embd.weight")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("--shape", default="160m")
+    ap.add_argument("--types", default=",".join(FTYPES))
+    ap.add_argument("--dir", default="/tmp/tessel-models")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--read-gbps", type=float, default=None,
+                    help="STREAM read bandwidth of this machine (bench_quant's BM_StreamRead)")
+    args = ap.parse_args()
+    types = args.types.split(",")
+    paths = make_files(args.tool, args.shape, types, args.dir)
+    load = os.getloadavg()[0]
+    print(f"Qwen3 {args.shape}, {args.threads} threads, load average {load:.2f}\n")
+    print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
+          "decode | ratio | decode GB/s (weights) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t in types:
+        lc = llama_speeds(paths[t], args.threads, args.rounds)
+        ts = tessel_speeds(args.tool, paths[t], args.rounds)
+        gbs = ts.get("decode", 0) * weight_bytes(paths[t]) / 1e9
+        frac = f" ({gbs / args.read_gbps:.0%} of read)" if args.read_gbps else ""
+        cells = []
+        for k in ("prompt128", "prompt512", "decode"):
+            a, b = ts.get(k), lc.get(k)
+            cells.append(f"{a:.0f} / {b:.0f}" if a and b else "-")
+            cells.append(f"{a / b:.2f}x" if a and b else "-")
+        print(f"| {t} | " + " | ".join(cells) + f" | {gbs:.1f}{frac} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
