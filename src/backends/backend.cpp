@@ -106,8 +106,8 @@ void Backend::matmul(const Tensor&, const Tensor&, const Tensor*,
                      const Tensor&) const {
   missing("matmul");
 }
-void Backend::narrow_weight_linear(const Tensor&, const Tensor&,
-                                   const Tensor*, const Tensor&) const {
+void Backend::narrow_weight_linear(const Tensor&, const Tensor&, const Tensor*,
+                                   const Tensor&) const {
   missing("narrow_weight_linear");
 }
 void Backend::convolution(const Tensor&, const Tensor&, const Tensor&,

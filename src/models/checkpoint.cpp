@@ -66,8 +66,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& path,
   const GgufFile file = load_gguf(path);
   const DecoderConfig config = decoder_config_from_gguf(file);
   const std::unique_ptr<WeightSource> source =
-      tensor_weights(gguf_tensors_as_hf(file), path.string(),
-                     gguf_tensor_name);
+      tensor_weights(gguf_tensors_as_hf(file), path.string(), gguf_tensor_name);
   auto lm = std::make_unique<CausalLM>(config, *source);
   check_nothing_left(*source, config, path.string());
   return lm;

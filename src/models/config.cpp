@@ -74,7 +74,8 @@ std::optional<Llama3RopeScaling> rope_scaling_of(const json& r) {
   std::string type = "default";
   for (const char* key : {"rope_type", "type"}) {
     if (const auto it = r.find(key); it != r.end()) {
-      if (!it->is_string()) bad(fmt::format("rope_scaling '{}' must be a string", key));
+      if (!it->is_string())
+        bad(fmt::format("rope_scaling '{}' must be a string", key));
       type = it->get<std::string>();
       break;
     }
@@ -220,13 +221,12 @@ std::string DecoderConfig::to_json() const {
   };
   for (const auto& [key, member] : kSizes) j[key] = this->*member;
   if (rope_scaling) {
-    j["rope_scaling"] = {
-        {"rope_type", "llama3"},
-        {"factor", rope_scaling->factor},
-        {"low_freq_factor", rope_scaling->low_freq_factor},
-        {"high_freq_factor", rope_scaling->high_freq_factor},
-        {"original_max_position_embeddings",
-         rope_scaling->original_max_position_embeddings}};
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", rope_scaling->factor},
+                         {"low_freq_factor", rope_scaling->low_freq_factor},
+                         {"high_freq_factor", rope_scaling->high_freq_factor},
+                         {"original_max_position_embeddings",
+                          rope_scaling->original_max_position_embeddings}};
   }
   return j.dump(2) + "\n";
 }

@@ -8,8 +8,8 @@
 #include "nn/value_kind.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/io/safetensors.hpp"
-#include "tessel/ops/attention.hpp"
 #include "tessel/models/gguf_model.hpp"
+#include "tessel/ops/attention.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"
@@ -59,10 +59,8 @@ Attention::Attention(const DecoderConfig& c, const Weights& w)
       kv_heads(c.num_key_value_heads),
       head_dim(c.head_dim),
       q_proj(w["q_proj"], c.hidden_size, heads * head_dim, c.attention_bias),
-      k_proj(w["k_proj"], c.hidden_size, kv_heads * head_dim,
-             c.attention_bias),
-      v_proj(w["v_proj"], c.hidden_size, kv_heads * head_dim,
-             c.attention_bias),
+      k_proj(w["k_proj"], c.hidden_size, kv_heads * head_dim, c.attention_bias),
+      v_proj(w["v_proj"], c.hidden_size, kv_heads * head_dim, c.attention_bias),
       o_proj(w["o_proj"], heads * head_dim, c.hidden_size, false),
       rope_style(c.rope_interleaved ? RopeStyle::GPTJ : RopeStyle::NeoX) {
   register_module("q_proj", q_proj);
@@ -162,8 +160,8 @@ DecoderModel::DecoderModel(const DecoderConfig& c, const Weights& w)
       norm(w["norm"], c.hidden_size, c.rms_norm_eps) {
   register_module("embed_tokens", embed_tokens);
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    layers.push_back(std::make_unique<DecoderLayer>(
-        c, w["layers." + std::to_string(i)]));
+    layers.push_back(
+        std::make_unique<DecoderLayer>(c, w["layers." + std::to_string(i)]));
     register_module("layers." + std::to_string(i), *layers.back());
   }
   register_module("norm", norm);
@@ -224,16 +222,17 @@ CausalLM::CausalLM(const DecoderConfig& config, WeightSource& source)
     lm_head = model.embed_tokens.weight;
   } else {
     lm_head = register_parameter(
-        "lm_head.weight", Weights(source)["lm_head"].take(
-                              "weight", {config.vocab_size, config.hidden_size}));
+        "lm_head.weight",
+        Weights(source)["lm_head"].take(
+            "weight", {config.vocab_size, config.hidden_size}));
   }
   register_module("model", model);
   Tensor factors;
   // A GGUF file's per-frequency divisors (llama.cpp's rope_freqs, which
   // its converter writes for Llama 3's scaling).
   if (source.contains(kRopeFreqsTensor)) {
-    factors = source.take(kRopeFreqsTensor, {config.head_dim / 2},
-                          WeightInit::Ones);
+    factors =
+        source.take(kRopeFreqsTensor, {config.head_dim / 2}, WeightInit::Ones);
   }
   inv_freq_ = rope_inverse_frequencies(config, factors);
 }

@@ -90,7 +90,8 @@ std::optional<std::int64_t> int_key(const GgufFile& f, const std::string& key,
   const GgufValue* v = find_key(f, key, required);
   if (v == nullptr) return std::nullopt;
   if (const auto* u = std::get_if<std::uint64_t>(&v->value)) {
-    if (*u > static_cast<std::uint64_t>(INT64_MAX)) bad_key(key, "is too large");
+    if (*u > static_cast<std::uint64_t>(INT64_MAX))
+      bad_key(key, "is too large");
     return static_cast<std::int64_t>(*u);
   }
   if (const auto* i = std::get_if<std::int64_t>(&v->value)) return *i;
@@ -105,8 +106,7 @@ std::optional<double> float_key(const GgufFile& f, const std::string& key,
   bad_key(key, "must be a number");
 }
 
-std::optional<std::string> string_key(const GgufFile& f,
-                                      const std::string& key,
+std::optional<std::string> string_key(const GgufFile& f, const std::string& key,
                                       bool required = true) {
   const GgufValue* v = find_key(f, key, required);
   if (v == nullptr) return std::nullopt;
@@ -132,14 +132,13 @@ GgufValue str(std::string v) {
   return {GgufValue::Type::String, GgufValue::Type::U8, std::move(v)};
 }
 
-// Row r of the result is row source_row(r) of w, whole rows of bytes (so
-// block-quantised rows move as they are).
-template <class SourceRow>
+// Row r of the result is row rope_row_source(r) of w, whole rows of bytes
+// (so block-quantised rows move as they are).
 Tensor reorder_rows(const Tensor& w, std::int64_t heads, const char* op,
-                    SourceRow source_row) {
+                    bool interleave) {
   const std::int64_t rows = w.rank() > 0 ? w.size(0) : 0;
-  TESSEL_CHECK(w.rank() >= 1 && heads > 0 && rows % (2 * heads) == 0,
-               BadShape, op,
+  TESSEL_CHECK(w.rank() >= 1 && heads > 0 && rows % (2 * heads) == 0, BadShape,
+               op,
                "needs rows in whole pairs of halves per head: {} rows, {} "
                "heads",
                rows, heads);
@@ -149,9 +148,8 @@ Tensor reorder_rows(const Tensor& w, std::int64_t heads, const char* op,
       rows == 0 ? 0 : static_cast<std::size_t>(src.nbytes() / rows);
   const auto* from = static_cast<const std::uint8_t*>(src.raw_data());
   auto* to = static_cast<std::uint8_t*>(out.mutable_raw_data());
-  const std::int64_t half = rows / heads / 2;
   for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t s = source_row(r, half);
+    const std::int64_t s = rope_row_source(r, rows, heads, interleave);
     std::memcpy(to + static_cast<std::size_t>(r) * row_bytes,
                 from + static_cast<std::size_t>(s) * row_bytes, row_bytes);
   }
@@ -183,9 +181,8 @@ DecoderConfig decoder_config_from_gguf(const GgufFile& f) {
   c.intermediate_size = *int_key(f, a + "feed_forward_length");
   c.num_hidden_layers = *int_key(f, a + "block_count");
   c.num_attention_heads = *int_key(f, a + "attention.head_count");
-  c.num_key_value_heads =
-      int_key(f, a + "attention.head_count_kv", false)
-          .value_or(c.num_attention_heads);
+  c.num_key_value_heads = int_key(f, a + "attention.head_count_kv", false)
+                              .value_or(c.num_attention_heads);
   c.max_position_embeddings = *int_key(f, a + "context_length");
   c.rms_norm_eps = *float_key(f, a + "attention.layer_norm_rms_epsilon");
   c.rope_theta = float_key(f, a + "rope.freq_base", false).value_or(10000.0);
@@ -196,9 +193,9 @@ DecoderConfig decoder_config_from_gguf(const GgufFile& f) {
                    .value_or(c.hidden_size / c.num_attention_heads);
   if (const auto v = int_key(f, a + "attention.value_length", false);
       v && *v != c.head_dim) {
-    bad_key(a + "attention.value_length",
-            fmt::format("({}) differs from the key length ({})", *v,
-                        c.head_dim));
+    bad_key(
+        a + "attention.value_length",
+        fmt::format("({}) differs from the key length ({})", *v, c.head_dim));
   }
   if (const auto r = int_key(f, a + "rope.dimension_count", false);
       r && *r != c.head_dim) {
@@ -233,27 +230,38 @@ DecoderConfig decoder_config_from_gguf(const GgufFile& f) {
 }
 
 std::vector<std::pair<std::string, GgufValue>> gguf_decoder_metadata(
-    const DecoderConfig& c) {
+    const DecoderConfig& c, const GgufModelInfo& info) {
   const std::string a = c.model_type + ".";
   std::vector<std::pair<std::string, GgufValue>> m{
-      {"general.architecture", str(c.model_type)},
-      {a + "block_count", u32(c.num_hidden_layers)},
-      {a + "context_length", u32(c.max_position_embeddings)},
-      {a + "embedding_length", u32(c.hidden_size)},
-      {a + "feed_forward_length", u32(c.intermediate_size)},
-      {a + "attention.head_count", u32(c.num_attention_heads)},
-      {a + "attention.head_count_kv", u32(c.num_key_value_heads)},
-      {a + "rope.freq_base", f32(c.rope_theta)},
-      {a + "attention.layer_norm_rms_epsilon", f32(c.rms_norm_eps)},
-  };
-  if (c.model_type == "qwen3") {
+      {"general.architecture", str(c.model_type)}};
+  if (!info.name.empty()) {
+    m.emplace_back("general.type", str("model"));
+    m.emplace_back("general.name", str(info.name));
+  }
+  if (!info.size_label.empty()) {
+    m.emplace_back("general.size_label", str(info.size_label));
+  }
+  m.insert(m.end(),
+           {
+               {a + "block_count", u32(c.num_hidden_layers)},
+               {a + "context_length", u32(c.max_position_embeddings)},
+               {a + "embedding_length", u32(c.hidden_size)},
+               {a + "feed_forward_length", u32(c.intermediate_size)},
+               {a + "attention.head_count", u32(c.num_attention_heads)},
+               {a + "attention.head_count_kv", u32(c.num_key_value_heads)},
+               {a + "rope.freq_base", f32(c.rope_theta)},
+               {a + "attention.layer_norm_rms_epsilon", f32(c.rms_norm_eps)},
+           });
+  if (info.head_dim_keys.value_or(c.model_type == "qwen3")) {
     m.emplace_back(a + "attention.key_length", u32(c.head_dim));
     m.emplace_back(a + "attention.value_length", u32(c.head_dim));
   }
+  if (info.file_type) m.emplace_back("general.file_type", u32(*info.file_type));
   if (c.model_type == "llama") {
     m.emplace_back(a + "vocab_size", u32(c.vocab_size));
     m.emplace_back(a + "rope.dimension_count", u32(c.head_dim));
   }
+  if (info.file_type) m.emplace_back("general.quantization_version", u32(2));
   return m;
 }
 
@@ -271,26 +279,22 @@ std::vector<Tensor> gguf_tensors_as_hf(const GgufFile& file) {
   return out;
 }
 
+std::int64_t rope_row_source(std::int64_t row, std::int64_t rows,
+                             std::int64_t heads, bool interleave) {
+  const std::int64_t half = rows / heads / 2;
+  const std::int64_t head = row / (2 * half);
+  const std::int64_t within = row % (2 * half);
+  // Interleaved row (h, i, j), i < half, j < 2, is HF's row (h, j, i).
+  return interleave ? head * 2 * half + (within % 2) * half + within / 2
+                    : head * 2 * half + (within % half) * 2 + within / half;
+}
+
 Tensor interleave_rope_rows(const Tensor& w, std::int64_t heads) {
-  // Row (h, i, j) of the result, i < half, j < 2, is row (h, j, i) of HF's
-  // layout.
-  return reorder_rows(w, heads, "interleave_rope_rows",
-                      [](std::int64_t r, std::int64_t half) {
-                        const std::int64_t head = r / (2 * half);
-                        const std::int64_t i = (r % (2 * half)) / 2;
-                        const std::int64_t j = r % 2;
-                        return head * 2 * half + j * half + i;
-                      });
+  return reorder_rows(w, heads, "interleave_rope_rows", true);
 }
 
 Tensor deinterleave_rope_rows(const Tensor& w, std::int64_t heads) {
-  return reorder_rows(w, heads, "deinterleave_rope_rows",
-                      [](std::int64_t r, std::int64_t half) {
-                        const std::int64_t head = r / (2 * half);
-                        const std::int64_t j = (r % (2 * half)) / half;
-                        const std::int64_t i = r % half;
-                        return head * 2 * half + i * 2 + j;
-                      });
+  return reorder_rows(w, heads, "deinterleave_rope_rows", false);
 }
 
 }  // namespace tessel

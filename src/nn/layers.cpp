@@ -28,7 +28,8 @@ Tensor Linear::forward(const Tensor& x) const {
 
 Embedding::Embedding(const Weights& w, std::int64_t num_embeddings,
                      std::int64_t dim) {
-  weight = register_parameter("weight", w.take("weight", {num_embeddings, dim}));
+  weight =
+      register_parameter("weight", w.take("weight", {num_embeddings, dim}));
 }
 
 Variable Embedding::forward(const Tensor& ids) const {
@@ -38,9 +39,9 @@ Tensor Embedding::lookup(const Tensor& ids) const {
   return embedding(weight.value(), ids);
 }
 
-RMSNorm::RMSNorm(const Weights& w, std::int64_t dim, double eps_)
-    : eps(eps_) {
-  weight = register_parameter("weight", w.take("weight", {dim}, WeightInit::Ones));
+RMSNorm::RMSNorm(const Weights& w, std::int64_t dim, double eps_) : eps(eps_) {
+  weight =
+      register_parameter("weight", w.take("weight", {dim}, WeightInit::Ones));
 }
 
 Variable RMSNorm::forward(const Variable& x) const {

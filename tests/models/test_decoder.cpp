@@ -230,11 +230,10 @@ TEST(DecoderConfig, ReadsQwen2AndLlama3RopeScaling) {
   EXPECT_EQ(l5.rope_theta, 500000.0);
   EXPECT_EQ(l5.to_json(), l3.to_json());
   EXPECT_EQ(DecoderConfig::from_json(l3.to_json()).to_json(), l3.to_json());
-  EXPECT_TESSEL_ERROR(
-      DecoderConfig::from_json(R"({"model_type": "llama",
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json(R"({"model_type": "llama",
         "rope_scaling": {"rope_type": "llama3", "low_freq_factor": 4.0,
                          "high_freq_factor": 1.0}})"),
-      "E4001", "rope_scaling");
+                      "E4001", "rope_scaling");
   EXPECT_TESSEL_ERROR(DecoderConfig::from_json(R"({"model_type": "mistral"})"),
                       "E4001", "llama, qwen2, qwen3");
 }

@@ -43,8 +43,7 @@ fs::path temp_path(const std::string& name) {
 // What llama.cpp's converter writes for `lm`: GGUF names, the decoder's
 // metadata, q/k rows interleaved for llama, each 2-D weight in `dtype`.
 void save_as_gguf(const CausalLM& lm, const fs::path& path,
-                  DType dtype = DType::F32,
-                  std::vector<Tensor> extra = {}) {
+                  DType dtype = DType::F32, std::vector<Tensor> extra = {}) {
   const DecoderConfig& c = lm.config();
   std::vector<Tensor> tensors;
   for (Tensor t : lm.state_tensors()) {
@@ -66,9 +65,8 @@ void save_as_gguf(const CausalLM& lm, const fs::path& path,
 }
 
 Tensor logits_of(const CausalLM& lm) {
-  const Tensor ids = from_vector<std::int64_t>({3, 1, 4, 1, 5, 9, 2, 6, 5, 3,
-                                                5, 8, 9, 7, 9, 3, 2, 3, 8, 4},
-                                               {1, 20});
+  const Tensor ids = from_vector<std::int64_t>(
+      {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4}, {1, 20});
   return lm.logits(ids);
 }
 
@@ -110,16 +108,16 @@ TEST(GgufNames, RopeRowsInterleaveAsLlamaCppsConverter) {
   EXPECT_EQ(interleave_rope_rows(b, 2).at<float>({1}), 2.0f);
   Generator g(1);
   const Tensor q = randn({8, 32}, g).to(DType::Q8_0);
-  EXPECT_TRUE(allclose(deinterleave_rope_rows(interleave_rope_rows(q, 2), 2)
-                           .to(DType::F32),
-                       q.to(DType::F32), 0, 0));
+  EXPECT_TRUE(allclose(
+      deinterleave_rope_rows(interleave_rope_rows(q, 2), 2).to(DType::F32),
+      q.to(DType::F32), 0, 0));
   EXPECT_TESSEL_ERROR(interleave_rope_rows(w, 3), "E2102");
 }
 
 TEST(ModelLoading, GgufFilesGiveTheSameModelAsHfDirectories) {
-  for (const auto& [type, tied] : {std::pair{"llama", false},
-                                   std::pair{"qwen2", true},
-                                   std::pair{"qwen3", false}}) {
+  for (const auto& [type, tied] :
+       {std::pair{"llama", false}, std::pair{"qwen2", true},
+        std::pair{"qwen3", false}}) {
     const CausalLM lm(small(type, tied), 4);
     const fs::path dir = temp_path(std::string("hf_") + type);
     const fs::path gguf = temp_path(std::string(type) + ".gguf");
@@ -269,9 +267,12 @@ TEST(ModelLoading, RefusesFilesThatContradictTheirConfiguration) {
   EXPECT_TESSEL_ERROR(CausalLM::load(gguf), "E4001", "llama, qwen2, qwen3");
   with([](Metadata& m) { m.pop_back(); }, good);  // value_length
   EXPECT_NO_THROW(CausalLM::load(gguf));
-  with([](Metadata& m) { std::erase_if(m, [](auto& kv) {
-         return kv.first == "qwen3.block_count"; }); },
-       good);
+  with(
+      [](Metadata& m) {
+        std::erase_if(m,
+                      [](auto& kv) { return kv.first == "qwen3.block_count"; });
+      },
+      good);
   EXPECT_TESSEL_ERROR(CausalLM::load(gguf), "E4001", "qwen3.block_count");
   with(set("qwen3.feed_forward_length",
            {GgufValue::Type::String, GgufValue::Type::U8, std::string("96")}),

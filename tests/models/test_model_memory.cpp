@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "tessel/tessel.hpp"
@@ -75,13 +75,14 @@ TEST(ModelMemory, Bf16CheckpointPagesAreTheParameters) {
   const Tensor logits = lm->next_token_logits(ids);
   EXPECT_EQ(logits.shape(), (Shape{1, 16000}));
   const std::int64_t after = resident_bytes();
-  std::printf("resident memory over %lld tensor bytes: +%.2f%% loaded, "
-              "+%.2f%% after the first forward\n",
-              static_cast<long long>(tensor_bytes),
-              100.0 * static_cast<double>(loaded - before) /
-                  static_cast<double>(tensor_bytes),
-              100.0 * static_cast<double>(after - before) /
-                  static_cast<double>(tensor_bytes));
+  std::printf(
+      "resident memory over %lld tensor bytes: +%.2f%% loaded, "
+      "+%.2f%% after the first forward\n",
+      static_cast<long long>(tensor_bytes),
+      100.0 * static_cast<double>(loaded - before) /
+          static_cast<double>(tensor_bytes),
+      100.0 * static_cast<double>(after - before) /
+          static_cast<double>(tensor_bytes));
   EXPECT_GT(after - before, tensor_bytes * 9 / 10)
       << "the forward should have touched every weight page";
   EXPECT_LT(after - before, tensor_bytes * 11 / 10)

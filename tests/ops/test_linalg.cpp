@@ -203,8 +203,8 @@ TEST(Linear, SixteenBitWeightsUnderF32ActivationsStayNarrow) {
       const Tensor x = randn({m, 1000}, g);
       const Tensor got = linear(x, w, b);
       EXPECT_EQ(got.dtype(), DType::F32);
-      const Tensor want = linear(x.to(DType::F64), w.to(DType::F64),
-                                 b.to(DType::F64));
+      const Tensor want =
+          linear(x.to(DType::F64), w.to(DType::F64), b.to(DType::F64));
       EXPECT_TRUE(allclose(got.to(DType::F64), want, 1e-5, 1e-4))
           << m << dtype_name(d);
     }

@@ -17,6 +17,10 @@ which ml_dtypes' f32 -> narrow cast is the correctly rounded single
 rounding (f32 has more than twice the narrow types' precision plus two
 bits). f64 -> f16 is NumPy's direct cast, which rounds once.
 
+Between a checkpoint directory with config.json and GGUF, `tessel convert`
+converts models (test_convert_model.py); here `--tensors` asks for the
+tensors alone.
+
 Failures: a dtype the output format lacks (E2201), several tensors into
 one .npy (E2102), a truncated input (E3001, exit 3), a GGUF output with no
 architecture (E4001, exit 4); none may leave an output or temporary file,
@@ -343,9 +347,11 @@ def safetensors_to_gguf(tmp, ins):
     for name, a in src.items():
         check(dims.get(name) == list(reversed(a.shape)),
               f"{what}: '{name}' ne[] {dims.get(name)} is the shape {a.shape} innermost first")
-    # The whole model directory works as input too (it has model.safetensors).
+    # The whole directory works as input too, as tensors with --tensors (a
+    # directory with config.json is otherwise converted as a model).
     out2 = os.path.join(tmp, "dir_in.gguf")
-    converted("safetensors dir -> gguf", os.path.join(tmp, "with_config"), out2, "--dtype", "f16")
+    converted("safetensors dir -> gguf", os.path.join(tmp, "with_config"), out2, "--dtype", "f16",
+              "--tensors")
     check(read_gguf(out2)[1]["general.architecture"][0] == "qwen3",
           "checkpoint dir -> gguf: architecture from its config.json")
 
@@ -392,7 +398,7 @@ def gguf_conversions(tmp, ins):
 
     out_dir = os.path.join(tmp, "from_gguf_npys")
     what = "gguf -> npy-dir"
-    converted(what, ins["gguf"], out_dir)
+    converted(what, ins["gguf"], out_dir, "--tensors")
     files = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
     check(files == sorted(n + ".npy" for n in src), f"{what}: one .npy per tensor ({files})")
     compare_all(what, {f[:-4]: np.load(os.path.join(out_dir, f)) for f in files}, src)
@@ -400,7 +406,8 @@ def gguf_conversions(tmp, ins):
     # A directory named with a trailing slash, new and existing.
     for label in ("new", "existing"):
         slash_dir = os.path.join(tmp, "slash_npys")
-        converted(f"gguf -> npy-dir/ ({label})", ins["gguf"], slash_dir + "/", "--dtype", "f16")
+        converted(f"gguf -> npy-dir/ ({label})", ins["gguf"], slash_dir + "/", "--dtype", "f16",
+                  "--tensors")
         files = sorted(os.listdir(slash_dir)) if os.path.isdir(slash_dir) else []
         compare_all(f"gguf -> npy-dir/ ({label})",
                     {f[:-4]: np.load(os.path.join(slash_dir, f)) for f in files},
@@ -482,7 +489,8 @@ def sharded_conversion(tmp, ins):
     check(summary.get("tensors") == len(ins["st_tensors"]) and summary.get("bytes") == want_bytes,
           f"--json --dtype bf16: {len(ins['st_tensors'])} tensors, {want_bytes} output bytes "
           f"({summary})")
-    p = converted("--json gguf -> npy-dir", ins["gguf"], os.path.join(tmp, "j_npys"), "--json")
+    p = converted("--json gguf -> npy-dir", ins["gguf"], os.path.join(tmp, "j_npys"), "--json",
+                  "--to", "npy-dir")
     summary = json.loads(p.stdout) if p.returncode == 0 else {}
     check(summary.get("input_format") == "gguf" and summary.get("output_format") == "npy-dir"
           and summary.get("tensors") == len(ins["gguf_tensors"]),
@@ -508,7 +516,8 @@ def failures(tmp, ins):
             "E2201", 2, os.path.join(fail_dir, "x.npy"))
     refused("f8 into .npy", [c_order, os.path.join(fail_dir, "x.npy"), "--dtype", "f8"],
             "E2201", 2, os.path.join(fail_dir, "x.npy"))
-    refused("bf16 into an npy-dir", [ins["gguf"], os.path.join(fail_dir, "d"), "--dtype", "bf16"],
+    refused("bf16 into an npy-dir", [ins["gguf"], os.path.join(fail_dir, "d"), "--dtype", "bf16",
+                                     "--tensors"],
             "E2201", 2, os.path.join(fail_dir, "d"))
     refused("several tensors into one .npy", [ins["st"], os.path.join(fail_dir, "y.npy")],
             "E2102", 2, os.path.join(fail_dir, "y.npy"))

@@ -12,6 +12,7 @@ using Runner = std::function<int()>;
 Runner add_info_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
 Runner add_generate_command(CLI::App& app);
+Runner add_perplexity_command(CLI::App& app);
 Runner add_inspect_command(CLI::App& app);
 Runner add_convert_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);

@@ -3,7 +3,9 @@
 // floating-point tensors to one dtype. The input is mapped and the output
 // laid out from the header alone; each tensor is then cast chunk by chunk
 // straight into the output file, so memory holds one chunk, not the model.
-// Every output file is atomic, and a directory appears whole.
+// Every output file is atomic, and a directory appears whole. Between an
+// HF checkpoint directory and a GGUF file it converts the model instead
+// (convert_model.hpp), unless --tensors asks for the tensors alone.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/convert_model.hpp"
 #include "cli/progress.hpp"
 #include "cli/staged_directory.hpp"
 #include "cli/tensor_files.hpp"
@@ -29,7 +32,10 @@ struct ConvertOptions {
   std::string dtype;
   std::string to;
   std::string arch;
+  std::string tokenizer_pre;
+  std::string shard_size = "5GB";
   bool saturate = false;
+  bool tensors = false;
   bool json = false;
 };
 
@@ -196,8 +202,74 @@ std::int64_t peak_resident_bytes() {
   return -1;
 }
 
-int run_convert(const ConvertOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+enum class Mode { Tensors, HfToGguf, GgufToHf };
+
+// A model conversion when one side is an HF checkpoint directory (one
+// with config.json) and the other a GGUF file: IN a checkpoint and OUT a
+// .gguf (or --to gguf), or IN a .gguf and OUT a directory (a name without
+// extension, an existing directory, or --to hf). --tensors, or --to
+// npy-dir, keeps the plain tensor conversion.
+Mode mode_for(const ConvertOptions& o) {
+  if (o.tensors) {
+    if (o.to == "hf") {
+      throw_error(ErrorCode::BadConfig,
+                  "[convert] --to hf is a model conversion; drop --tensors");
+    }
+    return Mode::Tensors;
+  }
+  const fs::path in = o.input;
+  const bool gguf_in =
+      !fs::is_directory(in) && detect_input_format(in) == TensorFormat::Gguf;
+  if (o.to == "hf") {
+    if (!gguf_in) {
+      throw_error(ErrorCode::BadConfig,
+                  fmt::format("[convert] --to hf converts a GGUF model file, "
+                              "and '{}' is not one",
+                              o.input));
+    }
+    return Mode::GgufToHf;
+  }
+  if (is_hf_model_directory(in)) {
+    const TensorFormat out =
+        o.to.empty() ? output_format_for(o.output) : parse_format(o.to);
+    return out == TensorFormat::Gguf ? Mode::HfToGguf : Mode::Tensors;
+  }
+  if (gguf_in && o.to.empty() &&
+      output_format_for(o.output) == TensorFormat::NpyDirectory) {
+    return Mode::GgufToHf;
+  }
+  return Mode::Tensors;
+}
+
+struct Summary {
+  std::string input_format;
+  std::string output_format;
+  std::size_t tensors = 0;
+  std::int64_t bytes = 0;
+  std::vector<std::string> notes;
+};
+
+Summary run_model_conversion(const ConvertOptions& o, Mode mode) {
+  if (!o.arch.empty()) {
+    throw_error(ErrorCode::BadConfig,
+                "[convert] --arch is for tensor conversions (--tensors); a "
+                "model's architecture comes from its config.json or GGUF "
+                "metadata");
+  }
+  ModelConvertOptions m;
+  m.input = o.input;
+  m.output = o.output;
+  if (!o.dtype.empty()) m.dtype = parse_target_dtype(o.dtype);
+  m.tokenizer_pre = o.tokenizer_pre;
+  m.shard_bytes = parse_byte_size(o.shard_size);
+  m.saturate = o.saturate;
+  ModelConversionReport r =
+      mode == Mode::HfToGguf ? convert_hf_to_gguf(m) : convert_gguf_to_hf(m);
+  return {r.input_format, r.output_format, r.tensors, r.bytes,
+          std::move(r.notes)};
+}
+
+Summary run_tensor_conversion(const ConvertOptions& o) {
   const TensorFile in = open_tensor_file(o.input);
   const TensorFormat format =
       o.to.empty() ? output_format_for(o.output) : parse_format(o.to);
@@ -224,23 +296,36 @@ int run_convert(const ConvertOptions& o) {
   } else {
     write_output(o, format, in, casting);
   }
+  return {format_name(in.format),
+          format_name(format),
+          in.tensors.size(),
+          total,
+          {}};
+}
+
+int run_convert(const ConvertOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const Mode mode = mode_for(o);
+  const Summary s = mode == Mode::Tensors ? run_tensor_conversion(o)
+                                          : run_model_conversion(o, mode);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  for (const std::string& note : s.notes) {
+    fmt::print(stderr, "tessel: note: {}\n", note);
+  }
   if (o.json) {
-    nlohmann::json out = {{"input", o.input},
-                          {"input_format", format_name(in.format)},
-                          {"output", o.output},
-                          {"output_format", format_name(format)},
-                          {"tensors", in.tensors.size()},
-                          {"bytes", total},
-                          {"seconds", seconds},
-                          {"peak_resident_bytes", peak_resident_bytes()}};
+    nlohmann::json out = {
+        {"input", o.input},     {"input_format", s.input_format},
+        {"output", o.output},   {"output_format", s.output_format},
+        {"tensors", s.tensors}, {"bytes", s.bytes},
+        {"seconds", seconds},   {"peak_resident_bytes", peak_resident_bytes()},
+        {"notes", s.notes}};
     fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("{} ({}) -> {} ({}): {} tensors, {} bytes in {:.2f} s\n",
-               o.input, format_name(in.format), o.output, format_name(format),
-               in.tensors.size(), total, seconds);
+               o.input, s.input_format, o.output, s.output_format, s.tensors,
+               s.bytes, seconds);
   }
   return 0;
 }
@@ -251,23 +336,53 @@ Runner add_convert_command(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   CLI::App* cmd = app.add_subcommand(
       "convert",
-      "Convert tensors between safetensors (file or checkpoint directory), "
-      "GGUF, .npy and directories of .npy files, optionally casting them");
-  cmd->add_option("input", o->input, "File or directory to read")
+      "Convert a model between a HuggingFace checkpoint directory and a GGUF "
+      "file, or tensors between safetensors, GGUF, .npy and directories of "
+      ".npy files, optionally casting them");
+  cmd->footer(
+      "Models (llama, qwen2, qwen3), converted as llama.cpp's "
+      "convert_hf_to_gguf.py does:\n"
+      "  tessel convert MODEL_DIR model.gguf [--dtype f32|f16|bf16]\n"
+      "      MODEL_DIR has config.json, safetensors and tokenizer.json; the "
+      "GGUF\n      gets llama.cpp's names, metadata, vocabulary and chat "
+      "template\n      (without --dtype: f16/bf16 weights keep their type, "
+      "others f32)\n"
+      "  tessel convert model.gguf OUT_DIR [--dtype D] [--shard-size 5GB]\n"
+      "      OUT_DIR gets config.json, model.safetensors (sharded above "
+      "the size)\n      and the tokenizer files; quantised tensors become "
+      "f32 (or --dtype)\n"
+      "Tensors alone (names and metadata as they are): --tensors, or any "
+      "other\npair of formats.");
+  cmd->add_option("input", o->input,
+                  "File or directory to read (a directory with config.json "
+                  "is a model)")
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("output", o->output,
                   "File or directory to write (format from its extension; a "
-                  "name without one is a directory of .npy files)")
+                  "name without one is a model directory from a GGUF input, "
+                  "else a directory of .npy files)")
       ->required();
   cmd->add_option("--dtype", o->dtype,
                   "Cast the floating-point tensors: f32, f16, bf16, f8 "
-                  "(= f8_e4m3fn), f8_e5m2, f64");
+                  "(= f8_e4m3fn), f8_e5m2, f64 (a GGUF model: f32, f16, "
+                  "bf16)");
   cmd->add_option("--to", o->to,
-                  "Output format: safetensors, gguf, npy or npy-dir");
+                  "Output format: safetensors, gguf, npy, npy-dir, or hf (a "
+                  "model directory from a GGUF model)");
+  cmd->add_flag("--tensors", o->tensors,
+                "Convert the tensors alone, even between a checkpoint "
+                "directory and GGUF (no renaming, no model metadata)");
+  cmd->add_option("--tokenizer-pre", o->tokenizer_pre,
+                  "tokenizer.ggml.pre for a GGUF model whose pre-tokenizer "
+                  "tessel does not name itself (gpt-2, llama-bpe, smaug-bpe, "
+                  "qwen2)");
+  cmd->add_option("--shard-size", o->shard_size,
+                  "Largest safetensors shard of a model directory (default "
+                  "5GB; 500MB, 2GiB, bytes)");
   cmd->add_option("--arch", o->arch,
                   "general.architecture for a GGUF output when the input "
-                  "has none");
+                  "has none (tensor conversions)");
   cmd->add_flag("--saturate", o->saturate,
                 "Clamp values too large for a narrow dtype to its largest "
                 "finite value instead of Inf/NaN");

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   runners["info"] = tessel::cli::add_info_command(app);
   runners["train"] = tessel::cli::add_train_command(app);
   runners["generate"] = tessel::cli::add_generate_command(app);
+  runners["perplexity"] = tessel::cli::add_perplexity_command(app);
   runners["inspect"] = tessel::cli::add_inspect_command(app);
   runners["convert"] = tessel::cli::add_convert_command(app);
   runners["plan"] = tessel::cli::add_plan_command(app);

@@ -34,11 +34,27 @@ std::optional<std::string> hf_tensor_name(std::string_view gguf_name);
 // metadata and tensor shapes only.
 DecoderConfig decoder_config_from_gguf(const GgufFile& file);
 
+// What llama.cpp's converter writes about a model beside its configuration
+// (models/gguf_conversion.hpp makes these values). Left empty, a key is
+// not written.
+struct GgufModelInfo {
+  // general.type "model" and general.name.
+  std::string name;
+  std::string size_label;  // general.size_label
+  // general.file_type (llama.cpp's LlamaFileType), and then
+  // general.quantization_version 2, as the converter writes both.
+  std::optional<std::uint32_t> file_type;
+  // attention.key_length / value_length: the converter writes them when
+  // config.json has head_dim; unset, for qwen3 only (whose config.json
+  // always has it).
+  std::optional<bool> head_dim_keys;
+};
+
 // The keys llama.cpp's converter writes for `config` (architecture, sizes,
-// RoPE, norms), in its order; the caller adds general.name, file type and
-// the tokenizer.
+// RoPE, norms) and `info`, in its order; the caller adds the tokenizer
+// (models/gguf_tokenizer_metadata.hpp).
 std::vector<std::pair<std::string, GgufValue>> gguf_decoder_metadata(
-    const DecoderConfig& config);
+    const DecoderConfig& config, const GgufModelInfo& info = {});
 
 // The file's tensors renamed to HF names (views of the same bytes; names
 // outside the map keep their GGUF names, so a loader can report them).
@@ -50,5 +66,11 @@ std::vector<Tensor> gguf_tensors_as_hf(const GgufFile& file);
 // undo it (copies; block-quantised rows move as whole rows).
 Tensor interleave_rope_rows(const Tensor& w, std::int64_t heads);
 Tensor deinterleave_rope_rows(const Tensor& w, std::int64_t heads);
+// The row of the input that row `row` of interleave_rope_rows (or, with
+// `interleave` false, deinterleave_rope_rows) of a tensor of `rows` rows
+// comes from, for code that moves the rows itself (`tessel convert`
+// streams them). `rows` must be a multiple of 2 * heads.
+std::int64_t rope_row_source(std::int64_t row, std::int64_t rows,
+                             std::int64_t heads, bool interleave);
 
 }  // namespace tessel

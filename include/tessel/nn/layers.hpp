@@ -18,8 +18,8 @@ namespace tessel::nn {
 // or a GGUF block type (quantised matmul); the result is f32 then.
 class Linear : public Module {
  public:
-  Linear(const Weights& w, std::int64_t in_features,
-         std::int64_t out_features, bool with_bias);
+  Linear(const Weights& w, std::int64_t in_features, std::int64_t out_features,
+         bool with_bias);
   Variable forward(const Variable& x) const;
   Tensor forward(const Tensor& x) const;
 

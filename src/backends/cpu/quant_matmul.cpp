@@ -23,8 +23,8 @@
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
-#include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/cast_simd.hpp"
+#include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
@@ -123,8 +123,8 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
 void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
                float* out) {
   if (w_dtype == DType::F16) {
-    cpu::simd::cast_f16_to_f32(reinterpret_cast<const std::uint16_t*>(row),
-                               out, k);
+    cpu::simd::cast_f16_to_f32(reinterpret_cast<const std::uint16_t*>(row), out,
+                               k);
   } else if (w_dtype == DType::BF16) {
     const auto* h = reinterpret_cast<const std::uint16_t*>(row);
     auto* bits = reinterpret_cast<std::uint32_t*>(out);
@@ -132,7 +132,8 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
       bits[j] = static_cast<std::uint32_t>(h[j]) << 16;
     }
   } else {
-    cpu::dequantize_run(w_dtype, row, out, k / dtype_traits(w_dtype).block_size);
+    cpu::dequantize_run(w_dtype, row, out,
+                        k / dtype_traits(w_dtype).block_size);
   }
 }
 
@@ -156,7 +157,8 @@ void tile_path(const float* x, const WeightRows& w, DType w_dtype,
 }  // namespace
 
 void CpuBackend::narrow_weight_linear(const Tensor& x, const Tensor& w,
-                                  const Tensor* bias, const Tensor& out) const {
+                                      const Tensor* bias,
+                                      const Tensor& out) const {
   const KernelInput wv = input_view(w);
   const std::int64_t n = w.shape()[0], k = w.shape()[1], m = x.shape()[0];
   const WeightRows rows = weight_rows(wv);

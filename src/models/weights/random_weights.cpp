@@ -17,12 +17,9 @@ class RandomWeights final : public WeightSource {
   Tensor take(const std::string& name, const Shape& shape,
               WeightInit init) override {
     switch (init) {
-      case WeightInit::Ones:
-        return ones(shape);
-      case WeightInit::Zeros:
-        return zeros(shape);
-      case WeightInit::Normal:
-        break;
+      case WeightInit::Ones: return ones(shape);
+      case WeightInit::Zeros: return zeros(shape);
+      case WeightInit::Normal: break;
     }
     Generator& g = name.rfind("lm_head", 0) == 0 ? head_ : body_;
     return mul(randn(shape, g), std_);

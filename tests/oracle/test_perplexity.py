@@ -1,0 +1,89 @@
+"""`tessel perplexity` against llama.cpp's and transformers' perplexity.
+
+On the model fixtures of model_fixtures.py (TESSEL_MODEL_FIXTURES): every
+GGUF (llama, qwen2, qwen3 in f32, f16, bf16, q8_0, q4_0, q4_k_m) against
+the perplexity llama.cpp computes on it by llama-perplexity's rule, and
+every HF directory (qwen3 sharded and bf16 too) against transformers' by
+the same rule, both on expected/perplexity.txt with the fixtures' n_ctx,
+with the same token count and BOS decision. Where both compute in f32 (f32
+GGUFs, every HF directory) the rule alone separates them: within 1e-5.
+Other GGUF types: within 0.1%, except Q4_K_M within 0.25% (measured 0.11%
+and 0.17%): there the two runtimes' rounding differs (llama.cpp multiplies
+bf16 weights with bf16-rounded activations, tessel widens to f32; the
+K-quant mixes), and these random models amplify a perturbation about five
+times (test_model_fixtures.py). The plain output is llama-perplexity's.
+
+Usage: test_perplexity.py --tessel PATH (TESSEL_MODEL_FIXTURES set)."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_fixtures as mf  # noqa: E402
+
+# Relative, by GGUF type; HF directories as f32.
+TOLERANCE = {"f32": 1e-5, "q4_k_m": 2.5e-3}
+DEFAULT_TOLERANCE = 1e-3
+FAILURES = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def tessel_perplexity(tessel, model, text, n_ctx):
+    p = subprocess.run([tessel, "perplexity", "--model", model, "--file", text,
+                        "--ctx", str(n_ctx), "--json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr)
+        return None
+    return json.loads(p.stdout)
+
+
+def compare(tessel, fixtures, text, n_ctx, model, reference, add_bos, label, tolerance):
+    got = tessel_perplexity(tessel, os.path.join(fixtures, model), text, n_ctx)
+    if got is None:
+        check(False, f"{model}: tessel perplexity runs")
+        return
+    diff = abs(got["perplexity"] - reference["ppl"]) / reference["ppl"]
+    check(diff <= tolerance,
+          f"{model}: PPL {got['perplexity']:.4f} vs {label} {reference['ppl']:.4f} "
+          f"(relative {diff:.1e})")
+    check(got["tokens"] == reference["n_tokens"] and got["add_bos"] == add_bos,
+          f"{model}: {got['tokens']} tokens, add_bos {got['add_bos']} as {label}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessel", required=True)
+    args = ap.parse_args()
+    fixtures = os.environ["TESSEL_MODEL_FIXTURES"]
+    index = mf.load_index(fixtures)
+    text = os.path.join(fixtures, index["perplexity"]["text"])
+    n_ctx = index["perplexity"]["n_ctx"]
+    for g in index["ggufs"].values():
+        ref = g["llama_cpp_perplexity"]
+        compare(args.tessel, fixtures, text, n_ctx, g["file"], ref, ref["add_bos"],
+                "llama.cpp", TOLERANCE.get(g["type"], DEFAULT_TOLERANCE))
+    for name, m in index["models"].items():
+        compare(args.tessel, fixtures, text, n_ctx, m["hf_dir"],
+                m["transformers_perplexity"], m["add_bos"], "transformers",
+                TOLERANCE["f32"])
+
+    p = subprocess.run([args.tessel, "perplexity", "--model",
+                        os.path.join(fixtures, "qwen3-f32.gguf"), "--file", text,
+                        "--ctx", str(n_ctx)], capture_output=True, text=True)
+    check(re.fullmatch(r"(\[\d+\]\d+\.\d{4},)+\nFinal estimate: PPL = \d+\.\d{4} "
+                       r"\+/- \d+\.\d{5}\n", p.stdout) is not None and p.stderr == "",
+          "plain output is llama-perplexity's, stderr quiet when piped")
+    print("perplexity:", "ok" if not FAILURES else f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
