@@ -49,9 +49,9 @@ void BM_Prompt(benchmark::State& state) {
     KVCache cache(lm->config(), 1, n);
     const auto start = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(lm->next_token_logits(ids, &cache));
-    state.SetIterationTime(std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
@@ -72,9 +72,9 @@ void BM_Decode(benchmark::State& state) {
       benchmark::DoNotOptimize(
           lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
     }
-    state.SetIterationTime(std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
