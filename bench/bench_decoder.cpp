@@ -4,6 +4,9 @@
 //   BM_Prompt/N   a fresh KV cache, then N prompt tokens in one forward
 //                 (the next token's logits only, as llama.cpp computes)
 //   BM_Decode/N   N single-token steps after a 16-token prompt
+//   BM_Load       CausalLM::load of the file (its pages cached): the
+//                 header, the configuration and the module tree, no weight
+//   BM_Header     load_gguf alone (what `tessel inspect` reads), for scale
 // items_per_second is tokens per second.
 //
 // `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
@@ -79,6 +82,26 @@ void BM_Decode(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+void BM_Load(benchmark::State& state) {
+  const char* path = std::getenv("TESSEL_BENCH_MODEL");
+  if (path == nullptr) {
+    state.SkipWithError("set TESSEL_BENCH_MODEL");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(CausalLM::load(path));
+}
+
+void BM_Header(benchmark::State& state) {
+  const char* path = std::getenv("TESSEL_BENCH_MODEL");
+  if (path == nullptr) {
+    state.SkipWithError("set TESSEL_BENCH_MODEL");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(load_gguf(path));
+}
+
+BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Header)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prompt)->Arg(128)->Arg(512)->UseManualTime()->Unit(
     benchmark::kMillisecond);
 BENCHMARK(BM_Decode)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
