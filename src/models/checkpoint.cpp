@@ -3,7 +3,11 @@
 // headers are read: the configuration is checked against every tensor's
 // name and shape, and the weights' pages are first touched by the first
 // forward pass.
-#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "core/check.hpp"
 #include "tessel/io/gguf.hpp"
@@ -15,27 +19,49 @@ namespace tessel {
 
 namespace {
 
+// Whether the existing file `path` starts with GGUF's magic: E3002 when it
+// cannot be opened or read (a file shorter than the magic is no GGUF).
 bool is_gguf_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TESSEL_CHECK(fd >= 0, IoFailure, "load model", "cannot open {}: {}",
+               path.string(), std::strerror(errno));
   char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
-}
-
-// Whatever the source holds that the model did not take contradicts the
-// configuration, except a tied head's copy of the embedding that some
-// writers keep.
-void check_nothing_left(const WeightSource& source, const DecoderConfig& c,
-                        const std::string& origin) {
-  for (const std::string& name : source.untaken()) {
-    const bool tied_head = name == "lm_head.weight" && c.tie_word_embeddings;
-    TESSEL_CHECK(tied_head, BadConfig, "load model",
-                 "'{}' in {} is not a parameter of the model its "
-                 "configuration describes",
-                 name, origin);
+  std::size_t got = 0;
+  while (got < sizeof magic) {
+    const ssize_t n = ::read(fd, magic + got, sizeof magic - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      detail::fail(ErrorCode::IoFailure, "load model", "cannot read {}: {}",
+                   path.string(), std::strerror(error));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
   }
+  ::close(fd);
+  return got == sizeof magic && std::string_view(magic, 4) == "GGUF";
 }
 
 }  // namespace
+
+void check_no_unexpected_tensors(
+    const WeightSource& source, const DecoderConfig& config,
+    const std::string& origin,
+    const std::function<std::optional<std::string>(std::string_view)>&
+        name_in_file) {
+  for (const std::string& name : source.untaken()) {
+    if (name == "lm_head.weight" && config.tie_word_embeddings) continue;
+    const std::optional<std::string> own =
+        name_in_file ? name_in_file(name) : std::nullopt;
+    detail::fail(ErrorCode::BadConfig, "load model",
+                 "'{}'{} in {} is not a parameter of the {} decoder its "
+                 "configuration describes",
+                 name,
+                 own ? fmt::format(" ({} in the file)", *own) : std::string(),
+                 origin, config.model_type);
+  }
+}
 
 std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& path,
                                          MapMode mode) {
@@ -50,7 +76,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& path,
     const std::unique_ptr<WeightSource> source =
         tensor_weights(std::move(file.tensors), path.string());
     auto lm = std::make_unique<CausalLM>(config, *source);
-    check_nothing_left(*source, config, path.string());
+    check_no_unexpected_tensors(*source, config, path.string());
     return lm;
   }
   TESSEL_CHECK(std::filesystem::exists(path, ec), IoFailure, "load model",
@@ -68,7 +94,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& path,
   const std::unique_ptr<WeightSource> source =
       tensor_weights(gguf_tensors_as_hf(file), path.string(), gguf_tensor_name);
   auto lm = std::make_unique<CausalLM>(config, *source);
-  check_nothing_left(*source, config, path.string());
+  check_no_unexpected_tensors(*source, config, path.string(), gguf_tensor_name);
   return lm;
 }
 

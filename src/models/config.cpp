@@ -1,5 +1,8 @@
 #include "tessel/models/config.hpp"
 
+#include <fmt/ranges.h>
+
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "core/check.hpp"
@@ -61,11 +64,6 @@ constexpr std::pair<const char*, std::int64_t DecoderConfig::*> kSizes[] = {
     {"max_position_embeddings", &DecoderConfig::max_position_embeddings},
 };
 
-bool is_supported(const std::string& model_type) {
-  return model_type == "llama" || model_type == "qwen2" ||
-         model_type == "qwen3";
-}
-
 // rope_scaling (transformers 4) or rope_parameters (transformers 5): none,
 // "default", or "llama3"; other types are refused rather than ignored,
 // since ignoring them gives wrong logits past the original context.
@@ -95,16 +93,52 @@ std::optional<Llama3RopeScaling> rope_scaling_of(const json& r) {
   return s;
 }
 
+// E4001 unless the product of the sizes `keys` names (each at most
+// kMaxDecoderSize, so the product in double is exact enough for the bound)
+// is at most kMaxDecoderProduct.
+void check_product(std::initializer_list<std::pair<const char*, double>> keys,
+                   const char* what) {
+  double product = 1;
+  std::string names;
+  std::string values;
+  for (const auto& [key, factor] : keys) {
+    product *= factor;
+    names += fmt::format("{}'{}'", names.empty() ? "" : " * ", key);
+    values += fmt::format("{}{}", values.empty() ? "" : " * ", factor);
+  }
+  if (product > static_cast<double>(kMaxDecoderProduct)) {
+    bad(
+        fmt::format("{} ({} = {}, {}) is past tessel's bound of 2^48 "
+                    "elements",
+                    names, values, product, what));
+  }
+}
+
 }  // namespace
 
+bool is_supported_architecture(std::string_view model_type) {
+  for (const std::string_view a : kDecoderArchitectures) {
+    if (a == model_type) return true;
+  }
+  return false;
+}
+
+std::string supported_architectures() {
+  return fmt::format("{}", fmt::join(kDecoderArchitectures, ", "));
+}
+
 void DecoderConfig::validate() const {
-  if (!is_supported(model_type)) {
+  if (!is_supported_architecture(model_type)) {
     bad(fmt::format("model_type '{}' is not a supported decoder ({})",
-                    model_type, kSupportedArchitectures));
+                    model_type, supported_architectures()));
   }
   for (const auto& [key, member] : kSizes) {
     if (this->*member <= 0) {
       bad(fmt::format("'{}' must be positive, not {}", key, this->*member));
+    }
+    if (this->*member > kMaxDecoderSize) {
+      bad(fmt::format("'{}' {} is past tessel's bound of 2^31", key,
+                      this->*member));
     }
   }
   if (num_attention_heads % num_key_value_heads != 0) {
@@ -113,6 +147,30 @@ void DecoderConfig::validate() const {
                     "num_key_value_heads ({})",
                     num_attention_heads, num_key_value_heads));
   }
+  // Every tensor the decoder forms, in elements.
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  check_product(
+      {{"vocab_size", d(vocab_size)}, {"hidden_size", d(hidden_size)}},
+      "the embedding");
+  check_product({{"num_attention_heads", d(num_attention_heads)},
+                 {"head_dim", d(head_dim)},
+                 {"hidden_size", d(hidden_size)}},
+                "q_proj and o_proj");
+  check_product({{"intermediate_size", d(intermediate_size)},
+                 {"hidden_size", d(hidden_size)}},
+                "the MLP's projections");
+  check_product({{"max_position_embeddings", d(max_position_embeddings)},
+                 {"num_key_value_heads", d(num_key_value_heads)},
+                 {"head_dim", d(head_dim)}},
+                "a layer's KV cache");
+  // And all the parameters together.
+  const double per_layer =
+      d(hidden_size) * (d(num_attention_heads) + d(num_key_value_heads)) *
+          d(head_dim) * 2 +
+      3 * d(intermediate_size) * d(hidden_size);
+  check_product({{"num_hidden_layers", d(num_hidden_layers)},
+                 {"parameters per layer", per_layer}},
+                "the parameters of all layers");
   if (head_dim % 2 != 0) {
     bad(fmt::format("head_dim ({}) must be even for RoPE", head_dim));
   }
@@ -150,7 +208,9 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
     if (!it->is_string()) bad("'model_type' must be a string");
     c.model_type = it->get<std::string>();
   }
-  if (!is_supported(c.model_type)) c.validate();  // names the type
+  if (!is_supported_architecture(c.model_type)) {
+    c.validate();  // names the type
+  }
   // HuggingFace's defaults of the model_type's class where a key is absent.
   const bool qwen = c.model_type != "llama";
   c.vocab_size = get_int(j, "vocab_size", qwen ? 151936 : 32000);

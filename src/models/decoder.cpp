@@ -1,5 +1,8 @@
 #include "tessel/models/decoder.hpp"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -210,6 +213,44 @@ Tensor rope_inverse_frequencies(const DecoderConfig& c, const Tensor& factors) {
   return out;
 }
 
+// What the decoder's products read: float parameters (computed in f32),
+// and GGUF blocks as matrices only (the quantised matmul and embedding
+// rows); anything else fails here, not in the first forward.
+void check_parameter_dtypes(const nn::Module& m) {
+  for (const auto& [name, p] : m.named_parameters()) {
+    const DType d = p.dtype();
+    const bool is_float = d == DType::F32 || d == DType::F16 ||
+                          d == DType::BF16 || d == DType::F64;
+    TESSEL_CHECK(is_float || (is_block_quantized(d) && p.rank() == 2), BadDType,
+                 "load model",
+                 "parameter '{}' is {} of shape [{}]: the decoder takes f32, "
+                 "f16, bf16 or f64 parameters, and GGUF blocks for "
+                 "matrices only",
+                 name, dtype_name(d), fmt::join(p.shape(), ", "));
+  }
+}
+
+// A GGUF file's per-frequency divisors: floats, each finite and positive
+// (a zero or negative one would make RoPE's angles infinite or reversed).
+Tensor checked_rope_freqs(const Tensor& t) {
+  const DType d = t.dtype();
+  TESSEL_CHECK(
+      d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64,
+      BadConfig, "load model",
+      "{} is {}: RoPE's frequency divisors must be f32, f16, bf16 "
+      "or f64",
+      kRopeFreqsTensor, dtype_name(d));
+  const Tensor f64 = t.to(DType::F64).contiguous();
+  const double* v = f64.const_data<double>();
+  for (std::int64_t i = 0; i < f64.numel(); ++i) {
+    TESSEL_CHECK(std::isfinite(v[i]) && v[i] > 0, BadConfig, "load model",
+                 "{}[{}] is {}: RoPE's frequency divisors must be finite "
+                 "and positive",
+                 kRopeFreqsTensor, i, v[i]);
+  }
+  return f64;
+}
+
 }  // namespace
 
 CausalLM::CausalLM(const DecoderConfig& config, std::uint64_t seed)
@@ -227,12 +268,16 @@ CausalLM::CausalLM(const DecoderConfig& config, WeightSource& source)
             "weight", {config.vocab_size, config.hidden_size}));
   }
   register_module("model", model);
+  check_parameter_dtypes(*this);
   Tensor factors;
   // A GGUF file's per-frequency divisors (llama.cpp's rope_freqs, which
   // its converter writes for Llama 3's scaling).
   if (source.contains(kRopeFreqsTensor)) {
-    factors =
-        source.take(kRopeFreqsTensor, {config.head_dim / 2}, WeightInit::Ones);
+    factors = checked_rope_freqs(
+        source.take(kRopeFreqsTensor, {config.head_dim / 2}, WeightInit::Ones));
+    const double* f = factors.const_data<double>();
+    rope_freqs_scaled_ =
+        std::any_of(f, f + factors.numel(), [](double v) { return v != 1; });
   }
   inv_freq_ = rope_inverse_frequencies(config, factors);
 }
@@ -285,12 +330,32 @@ T CausalLM::run(const Tensor& ids, KVCache* cache, bool last_only) const {
 }
 
 void CausalLM::save(const std::filesystem::path& dir) const {
+  TESSEL_CHECK(!rope_freqs_scaled_, BadConfig, "CausalLM::save",
+               "the model's {} factors (a GGUF file's Llama 3 RoPE "
+               "scaling) have no config.json form here; tessel convert "
+               "turns the GGUF file into a checkpoint directory with the "
+               "scaling recovered as rope_scaling",
+               kRopeFreqsTensor);
+  std::vector<Tensor> tensors;
+  for (Tensor t : state_tensors()) {
+    TESSEL_CHECK(!is_block_quantized(t.dtype()), BadConfig, "CausalLM::save",
+                 "parameter '{}' is {} blocks, which a checkpoint directory "
+                 "does not hold; tessel convert writes a GGUF file as a "
+                 "directory of dequantised tensors",
+                 t.name(), dtype_name(t.dtype()));
+    // A llama GGUF file's q/k rows go back to HF's half-split order.
+    if (config_.rope_interleaved) {
+      if (const auto heads = rope_interleave_heads(config_, t.name())) {
+        t = deinterleave_rope_rows(t, *heads);
+      }
+    }
+    tensors.push_back(std::move(t));
+  }
   const std::string json = config_.to_json();
   io::write_file_atomically(
       dir / "config.json",
       {reinterpret_cast<const std::uint8_t*>(json.data()), json.size()}, {});
-  save_safetensors(dir / "model.safetensors", state_tensors(),
-                   {{"format", "pt"}});
+  save_safetensors(dir / "model.safetensors", tensors, {{"format", "pt"}});
 }
 
 }  // namespace tessel

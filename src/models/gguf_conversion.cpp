@@ -52,6 +52,10 @@ std::string title_case(const std::string& w) {
 
 }  // namespace
 
+double f32_shortest_decimal(double value) {
+  return std::stod(fmt::format("{}", static_cast<float>(value)));
+}
+
 DType gguf_converted_dtype(std::string_view gguf_name, std::int64_t rank,
                            DType outtype) {
   check_outtype(outtype, "gguf_converted_dtype");

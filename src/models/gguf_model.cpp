@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/check.hpp"
+#include "models/gguf_values.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -54,8 +55,8 @@ std::optional<std::pair<std::int64_t, std::string_view>> split_index(
   return std::pair{i, s.substr(dot + 1)};
 }
 
-// Maps `name` from one naming to the other: `from_first` says whether the
-// table's first column is the source.
+// Maps `name` from one naming to the other: `from_hf` says whether `name`
+// is an HF name (the tables' first column) or a GGUF one.
 std::optional<std::string> map_name(std::string_view name, bool from_hf) {
   for (const auto& [hf, gguf] : kModelNames) {
     if (name == (from_hf ? hf : gguf)) return std::string(from_hf ? gguf : hf);
@@ -98,6 +99,20 @@ std::optional<std::int64_t> int_key(const GgufFile& f, const std::string& key,
   bad_key(key, "must be an integer");
 }
 
+// A size (a dimension or a count): positive and at most kMaxDecoderSize,
+// E4001 naming the file's key otherwise (DecoderConfig::validate bounds
+// their products).
+std::optional<std::int64_t> size_key(const GgufFile& f, const std::string& key,
+                                     bool required = true) {
+  const std::optional<std::int64_t> v = int_key(f, key, required);
+  if (v && (*v <= 0 || *v > kMaxDecoderSize)) {
+    bad_key(key, fmt::format("is {}: a size must be positive and at most "
+                             "2^31",
+                             *v));
+  }
+  return v;
+}
+
 std::optional<double> float_key(const GgufFile& f, const std::string& key,
                                 bool required = true) {
   const GgufValue* v = find_key(f, key, required);
@@ -121,10 +136,6 @@ const Tensor* find_tensor(const GgufFile& f, std::string_view name) {
   return nullptr;
 }
 
-GgufValue u32(std::int64_t v) {
-  return {GgufValue::Type::U32, GgufValue::Type::U8,
-          static_cast<std::uint64_t>(v)};
-}
 GgufValue f32(double v) {
   return {GgufValue::Type::F32, GgufValue::Type::U8, v};
 }
@@ -171,25 +182,22 @@ DecoderConfig decoder_config_from_gguf(const GgufFile& f) {
   const std::string arch = *string_key(f, "general.architecture");
   DecoderConfig c;
   c.model_type = arch;
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3") {
+  if (!is_supported_architecture(arch)) {
     bad_key("general.architecture",
             fmt::format("'{}' is not a supported decoder ({})", arch,
-                        kSupportedArchitectures));
+                        supported_architectures()));
   }
   const std::string a = arch + ".";
-  c.hidden_size = *int_key(f, a + "embedding_length");
-  c.intermediate_size = *int_key(f, a + "feed_forward_length");
-  c.num_hidden_layers = *int_key(f, a + "block_count");
-  c.num_attention_heads = *int_key(f, a + "attention.head_count");
-  c.num_key_value_heads = int_key(f, a + "attention.head_count_kv", false)
+  c.hidden_size = *size_key(f, a + "embedding_length");
+  c.intermediate_size = *size_key(f, a + "feed_forward_length");
+  c.num_hidden_layers = *size_key(f, a + "block_count");
+  c.num_attention_heads = *size_key(f, a + "attention.head_count");
+  c.num_key_value_heads = size_key(f, a + "attention.head_count_kv", false)
                               .value_or(c.num_attention_heads);
-  c.max_position_embeddings = *int_key(f, a + "context_length");
+  c.max_position_embeddings = *size_key(f, a + "context_length");
   c.rms_norm_eps = *float_key(f, a + "attention.layer_norm_rms_epsilon");
   c.rope_theta = float_key(f, a + "rope.freq_base", false).value_or(10000.0);
-  if (c.num_attention_heads <= 0) {
-    bad_key(a + "attention.head_count", "must be positive");
-  }
-  c.head_dim = int_key(f, a + "attention.key_length", false)
+  c.head_dim = size_key(f, a + "attention.key_length", false)
                    .value_or(c.hidden_size / c.num_attention_heads);
   if (const auto v = int_key(f, a + "attention.value_length", false);
       v && *v != c.head_dim) {
@@ -212,7 +220,7 @@ DecoderConfig decoder_config_from_gguf(const GgufFile& f) {
                         *s));
   }
   const Tensor* embd = find_tensor(f, "token_embd.weight");
-  if (const auto v = int_key(f, a + "vocab_size", false)) {
+  if (const auto v = size_key(f, a + "vocab_size", false)) {
     c.vocab_size = *v;
   } else if (embd != nullptr && embd->rank() == 2) {
     c.vocab_size = embd->size(0);
@@ -241,27 +249,27 @@ std::vector<std::pair<std::string, GgufValue>> gguf_decoder_metadata(
   if (!info.size_label.empty()) {
     m.emplace_back("general.size_label", str(info.size_label));
   }
-  m.insert(m.end(),
-           {
-               {a + "block_count", u32(c.num_hidden_layers)},
-               {a + "context_length", u32(c.max_position_embeddings)},
-               {a + "embedding_length", u32(c.hidden_size)},
-               {a + "feed_forward_length", u32(c.intermediate_size)},
-               {a + "attention.head_count", u32(c.num_attention_heads)},
-               {a + "attention.head_count_kv", u32(c.num_key_value_heads)},
-               {a + "rope.freq_base", f32(c.rope_theta)},
-               {a + "attention.layer_norm_rms_epsilon", f32(c.rms_norm_eps)},
-           });
+  const auto u32 = [&](const std::string& key, std::int64_t v) {
+    m.emplace_back(key, gguf_u32(key, v));
+  };
+  u32(a + "block_count", c.num_hidden_layers);
+  u32(a + "context_length", c.max_position_embeddings);
+  u32(a + "embedding_length", c.hidden_size);
+  u32(a + "feed_forward_length", c.intermediate_size);
+  u32(a + "attention.head_count", c.num_attention_heads);
+  u32(a + "attention.head_count_kv", c.num_key_value_heads);
+  m.emplace_back(a + "rope.freq_base", f32(c.rope_theta));
+  m.emplace_back(a + "attention.layer_norm_rms_epsilon", f32(c.rms_norm_eps));
   if (info.head_dim_keys.value_or(c.model_type == "qwen3")) {
-    m.emplace_back(a + "attention.key_length", u32(c.head_dim));
-    m.emplace_back(a + "attention.value_length", u32(c.head_dim));
+    u32(a + "attention.key_length", c.head_dim);
+    u32(a + "attention.value_length", c.head_dim);
   }
-  if (info.file_type) m.emplace_back("general.file_type", u32(*info.file_type));
+  if (info.file_type) u32("general.file_type", *info.file_type);
   if (c.model_type == "llama") {
-    m.emplace_back(a + "vocab_size", u32(c.vocab_size));
-    m.emplace_back(a + "rope.dimension_count", u32(c.head_dim));
+    u32(a + "vocab_size", c.vocab_size);
+    u32(a + "rope.dimension_count", c.head_dim);
   }
-  if (info.file_type) m.emplace_back("general.quantization_version", u32(2));
+  if (info.file_type) u32("general.quantization_version", 2);
   return m;
 }
 
@@ -277,6 +285,23 @@ std::vector<Tensor> gguf_tensors_as_hf(const GgufFile& file) {
     out.push_back(std::move(view));
   }
   return out;
+}
+
+std::optional<std::int64_t> rope_interleave_heads(const DecoderConfig& config,
+                                                  std::string_view hf_name) {
+  if (config.model_type != "llama") return std::nullopt;
+  constexpr std::string_view layers = "model.layers.";
+  if (!hf_name.starts_with(layers)) return std::nullopt;
+  const auto split = split_index(hf_name.substr(layers.size()));
+  if (!split) return std::nullopt;
+  const std::string_view rest = split->second;
+  if (rest == "self_attn.q_proj.weight" || rest == "self_attn.q_proj.bias") {
+    return config.num_attention_heads;
+  }
+  if (rest == "self_attn.k_proj.weight" || rest == "self_attn.k_proj.bias") {
+    return config.num_key_value_heads;
+  }
+  return std::nullopt;
 }
 
 std::int64_t rope_row_source(std::int64_t row, std::int64_t rows,

@@ -69,10 +69,6 @@ std::vector<float> divisors(const DecoderConfig& c,
   return out;
 }
 
-// The double a Python float literal written as the f32 `v`'s shortest
-// decimal would be ("8.0", not 8.000000476837158 for 8 + 2^-21).
-double shortest(float v) { return std::stod(fmt::format("{}", v)); }
-
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() &&
          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -109,7 +105,7 @@ std::optional<Llama3RopeScaling> llama3_scaling_from_rope_freqs(
   const bool plausible =
       top > 1 && std::isfinite(top) &&
       std::all_of(want.begin(), want.end(), [](float v) { return v >= 1; });
-  const double factor = plausible ? shortest(top) : 0;
+  const double factor = plausible ? f32_shortest_decimal(top) : 0;
 
   // Between the two bounds the divisor is 1 / ((1 - s) / factor + s) with
   // s = (old / wavelen - low) / (high - low): s is linear in 1 / wavelen,
@@ -147,7 +143,7 @@ std::optional<Llama3RopeScaling> llama3_scaling_from_rope_freqs(
       for (const double h :
            {std::round(high), std::round(high * 2) / 2,
             std::round(high * 10) / 10, std::round(high * 100) / 100,
-            shortest(static_cast<float>(high))}) {
+            f32_shortest_decimal(high)}) {
         guesses.emplace_back(h, old);
       }
     }

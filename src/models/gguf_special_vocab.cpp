@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "models/gguf_tokenizer_json.hpp"
+#include "models/gguf_values.hpp"
 
 namespace tessel::gguf_tokenizer {
 
@@ -41,13 +42,24 @@ struct SpecialVocab {
   Ordered<bool> add;
   json chat_template;
   std::optional<bool> lowercase, strip_accents;
+  std::int64_t n_vocab = 0;  // tokens in the list written
 
+  // _set_special_token: a negative id is refused (gguf-py raises), one
+  // past the vocabulary skipped. gguf-py skips those only when it is given
+  // n_vocab (its SentencePiece paths; the gpt2 path writes them, and
+  // llama.cpp then ignores them with a warning): here always, so that a
+  // file never names a token it does not have.
   void set_id(const std::string& type, const json& id) {
     if (!id.is_number_integer()) return;
+    if (id.is_number_unsigned() &&
+        id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      return;  // past any vocabulary
+    }
     const auto v = id.get<std::int64_t>();
     if (v < 0) {
       refuse(fmt::format("special token {} has the negative id {}", type, v));
     }
+    if (v >= n_vocab) return;
     ids.setdefault(type, v);
   }
 
@@ -247,7 +259,7 @@ struct SpecialVocab {
     // gguf-py has no key for cls, nor add_ flags but these three.
     for (const auto& [type, id] : ids.items) {
       if (const auto k = id_keys.find(type); k != id_keys.end()) {
-        keys.set(k->second, u32(id));
+        keys.set(k->second, gguf_u32(k->second, id));
       }
     }
     for (const auto& [type, value] : add.items) {
@@ -307,8 +319,10 @@ struct SpecialVocab {
 
 }  // namespace
 
-void write_special_vocab(const fs::path& dir, const json& tok, Keys& keys) {
+void write_special_vocab(const fs::path& dir, const json& tok,
+                         std::int64_t n_vocab, Keys& keys) {
   SpecialVocab special;
+  special.n_vocab = n_vocab;
   special.load(dir, tok);
   special.write(keys);
 }

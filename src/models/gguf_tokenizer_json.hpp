@@ -67,10 +67,6 @@ inline bool truthy(const json& j) {
 inline GgufValue text(std::string s) {
   return {GgufValue::Type::String, GgufValue::Type::U8, std::move(s)};
 }
-inline GgufValue u32(std::int64_t v) {
-  return {GgufValue::Type::U32, GgufValue::Type::U8,
-          static_cast<std::uint64_t>(v)};
-}
 inline GgufValue boolean(bool v) {
   return {GgufValue::Type::Bool, GgufValue::Type::U8, v};
 }
@@ -113,8 +109,9 @@ inline bool is_type(const json& step, std::string_view type) {
 }
 
 // The keys and flags gguf-py's SpecialVocab adds for the tokenizer in
-// `dir` (`tok` its tokenizer.json): special token ids, add_*_token,
-// chat templates, normalizer flags.
-void write_special_vocab(const fs::path& dir, const json& tok, Keys& keys);
+// `dir` (`tok` its tokenizer.json, `n_vocab` tokens in the token list):
+// special token ids, add_*_token, chat templates, normalizer flags.
+void write_special_vocab(const fs::path& dir, const json& tok,
+                         std::int64_t n_vocab, Keys& keys);
 
 }  // namespace tessel::gguf_tokenizer

@@ -228,7 +228,7 @@ std::vector<std::pair<std::string, GgufValue>> gguf_tokenizer_metadata(
            text(options.pre.empty() ? pre_tokenizer_name(tok) : options.pre));
   add_tokens(keys, tok, options.vocab_size);
   add_merges(keys, tok);
-  write_special_vocab(dir, tok, keys);
+  write_special_vocab(dir, tok, options.vocab_size, keys);
   return keys.take();
 }
 

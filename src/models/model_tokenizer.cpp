@@ -69,9 +69,16 @@ std::optional<std::string> hf_chat_template(const fs::path& dir,
     const json& t = config["chat_template"];
     if (t.is_string()) return t.get<std::string>();
     if (t.is_array()) {
-      for (const json& e : t) {
-        if (e.is_object() && e.value("name", "") == "default" &&
-            e.contains("template") && e["template"].is_string()) {
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const json& e = t[i];
+        if (!e.is_object()) continue;
+        const auto name = e.find("name");
+        if (name == e.end()) continue;
+        TESSEL_CHECK(name->is_string(), MalformedFile, kOp,
+                     "{}: chat_template[{}]'s 'name' must be a string, not {}",
+                     (dir / "tokenizer_config.json").string(), i, name->dump());
+        if (*name == "default" && e.contains("template") &&
+            e["template"].is_string()) {
           return e["template"].get<std::string>();
         }
       }

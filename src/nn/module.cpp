@@ -68,18 +68,4 @@ std::vector<Tensor> Module::state_tensors() const {
   return out;
 }
 
-void Module::load_state(
-    const std::function<const Tensor*(const std::string&)>& lookup) {
-  for (const auto& [name, p] : named_parameters()) {
-    const Tensor* source = lookup(name);
-    TESSEL_CHECK(source != nullptr, BadConfig, "load_state",
-                 "the checkpoint has no tensor '{}'", name);
-    TESSEL_CHECK(source->shape() == p.shape(), BadConfig, "load_state",
-                 "tensor '{}' has shape [{}] but the model expects [{}]", name,
-                 fmt::join(source->shape(), ", "), fmt::join(p.shape(), ", "));
-    Tensor value = p.value();
-    value.copy_(*source);
-  }
-}
-
 }  // namespace tessel::nn

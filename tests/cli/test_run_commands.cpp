@@ -293,6 +293,8 @@ TEST_F(RunCommands, EndTokensStopGeneration) {
   const json stopped = generate_json(dir, kPrompt, {"--max-tokens", "8"});
   EXPECT_EQ(stopped["token_ids"].get<Ids>(), before);
   EXPECT_EQ(stopped["stop"], "eos");
+  EXPECT_EQ(stopped["end_token_id"], ids[k]);
+  EXPECT_TRUE(free["end_token_id"].is_null());
   // GGUF's end-of-turn token does the same.
   save_gguf(root_ / "eot.gguf", ids[k]);
   const json gguf =
@@ -335,6 +337,36 @@ TEST_F(RunCommands, PromptPastTheContext) {
   // The cache takes 5 positions; the last token sampled needs none.
   EXPECT_EQ(full["tokens"], 5 - full["prompt_tokens"].get<int>() + 1);
   EXPECT_EQ(full["stop"], "context");
+}
+
+TEST_F(RunCommands, HugeMaxTokensStopsAtTheContext) {
+  // --max-tokens is clamped before it is added to the prompt's length.
+  const json j = generate_json(root_ / "hf", "the",
+                               {"--max-tokens", "9223372036854775807"});
+  EXPECT_EQ(j["context"], 32);
+  EXPECT_TRUE(j["stop"] == "context" || j["stop"] == "eos") << j.dump();
+}
+
+TEST_F(RunCommands, PaddedEmbeddingRowsAreNeverSampled) {
+  // A model with more rows than its tokenizer has tokens (Qwen2.5's
+  // 151936 against 151665): ids without a token are never generated.
+  tessel::DecoderConfig c = lm_->config();
+  const auto tokens = static_cast<std::int64_t>(vocab_.tokens.size());
+  c.vocab_size = tokens + 200;
+  const fs::path dir = root_ / "padded";
+  fs::create_directories(dir);
+  tessel::CausalLM(c, 9).save(dir);
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+    fs::copy_file(root_ / "hf" / f, dir / f);
+  }
+  // Hot sampling is near-uniform over the rows: unmasked, most steps
+  // would draw one of the 200 without a token.
+  const json j = generate_json(
+      dir, kPrompt,
+      {"--max-tokens", "20", "--temperature", "100", "--seed", "3"});
+  const Ids ids = j["token_ids"].get<Ids>();
+  EXPECT_GE(ids.size(), 10u);
+  for (const std::int64_t id : ids) EXPECT_LT(id, tokens);
 }
 
 TEST_F(RunCommands, ChatIsRefusedWithTheReason) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,24 @@ TEST(GgufConversion, DecoderMetadataInConverterOrder) {
   EXPECT_EQ(gguf_decoder_metadata(c).size(), 11u);
 }
 
+TEST(GgufConversion, DecoderMetadataRefusesValuesPastU32) {
+  // The sizes are u32 keys: a value that does not fit is named, never
+  // truncated.
+  DecoderConfig c = llama(8, 10000);
+  c.hidden_size = std::int64_t{1} << 32;
+  EXPECT_TESSEL_ERROR(gguf_decoder_metadata(c), "E4001",
+                      "llama.embedding_length", "4294967296");
+  c = llama(8, 10000);
+  c.intermediate_size = -1;
+  EXPECT_TESSEL_ERROR(gguf_decoder_metadata(c), "E4001",
+                      "llama.feed_forward_length", "-1");
+  c = llama(8, 10000);
+  c.vocab_size = (std::int64_t{1} << 32) + 5;
+  EXPECT_TESSEL_ERROR(gguf_decoder_metadata(c), "E4001", "llama.vocab_size");
+  c.vocab_size = (std::int64_t{1} << 32) - 1;  // the largest u32
+  EXPECT_NO_THROW(gguf_decoder_metadata(c));
+}
+
 class TempDir {
  public:
   TempDir() {
@@ -299,6 +318,31 @@ TEST(GgufConversion, TokenizerKeysAsSpecialVocab) {
   EXPECT_EQ(
       std::get<std::string>(value_of(kv, "tokenizer.chat_template").value),
       "T");
+}
+
+TEST(GgufConversion, SpecialTokenIdsPastTheVocabularyAreSkipped) {
+  // SpecialVocab's _set_special_token with n_vocab: an id past the token
+  // list is skipped (never written, never truncated to u32), a negative
+  // one refused.
+  TempDir dir;
+  dir.write("tokenizer.json", kTokenizer);
+  dir.write("config.json",
+            R"({"bos_token_id": 0, "pad_token_id": 9, "eos_token_id": 8,
+                "unk_token_id": 4294967296})");
+  const auto kv = gguf_tokenizer_metadata(dir.path(), {9, "qwen2", ""});
+  const auto keys = keys_of(kv);
+  EXPECT_EQ(
+      std::count(keys.begin(), keys.end(), "tokenizer.ggml.padding_token_id"),
+      0);
+  EXPECT_EQ(
+      std::count(keys.begin(), keys.end(), "tokenizer.ggml.unknown_token_id"),
+      0);
+  EXPECT_EQ(std::get<std::uint64_t>(
+                value_of(kv, "tokenizer.ggml.eos_token_id").value),
+            8u);
+  dir.write("config.json", R"({"pad_token_id": -1})");
+  EXPECT_TESSEL_ERROR(gguf_tokenizer_metadata(dir.path(), {9, "qwen2", ""}),
+                      "E4001", "pad", "-1");
 }
 
 TEST(GgufConversion, TokenizerRefusals) {

@@ -48,13 +48,8 @@ void save_as_gguf(const CausalLM& lm, const fs::path& path,
   std::vector<Tensor> tensors;
   for (Tensor t : lm.state_tensors()) {
     const std::string hf = t.name();
-    if (c.model_type == "llama") {
-      const bool q = hf.find("q_proj") != std::string::npos;
-      const bool k = hf.find("k_proj") != std::string::npos;
-      if (q || k) {
-        t = interleave_rope_rows(
-            t, q ? c.num_attention_heads : c.num_key_value_heads);
-      }
+    if (const auto heads = rope_interleave_heads(c, hf)) {
+      t = interleave_rope_rows(t, *heads);
     }
     if (t.rank() == 2 && dtype != DType::F32) t = t.to(dtype);
     t.set_name(*gguf_tensor_name(hf));
@@ -112,6 +107,24 @@ TEST(GgufNames, RopeRowsInterleaveAsLlamaCppsConverter) {
       deinterleave_rope_rows(interleave_rope_rows(q, 2), 2).to(DType::F32),
       q.to(DType::F32), 0, 0));
   EXPECT_TESSEL_ERROR(interleave_rope_rows(w, 3), "E2102");
+  // Which tensors move, by how many heads: llama's q and k, nothing else.
+  DecoderConfig c = small("llama", false);
+  EXPECT_EQ(rope_interleave_heads(c, "model.layers.1.self_attn.q_proj.weight"),
+            4);
+  EXPECT_EQ(rope_interleave_heads(c, "model.layers.0.self_attn.q_proj.bias"),
+            4);
+  EXPECT_EQ(rope_interleave_heads(c, "model.layers.12.self_attn.k_proj.bias"),
+            2);
+  for (const char* other :
+       {"model.layers.0.self_attn.v_proj.weight",
+        "model.layers.0.self_attn.q_proj.weight.extra", "q_proj.weight",
+        "model.layers.x.self_attn.k_proj.weight",
+        "model.layers.0.self_attn.q_proj_lora.weight"}) {
+    EXPECT_FALSE(rope_interleave_heads(c, other)) << other;
+  }
+  c.model_type = "qwen2";
+  EXPECT_FALSE(
+      rope_interleave_heads(c, "model.layers.1.self_attn.q_proj.weight"));
 }
 
 TEST(ModelLoading, GgufFilesGiveTheSameModelAsHfDirectories) {
@@ -228,6 +241,151 @@ TEST(ModelLoading, Llama3RopeScalingFromConfigOrRopeFreqs) {
   EXPECT_TRUE(allclose(logits_of(*CausalLM::load(gguf)), scaled, 1e-5, 1e-5));
   fs::remove_all(dir);
   fs::remove(gguf);
+}
+
+TEST(ModelLoading, SavesALlamaGgufAsAnHfDirectory) {
+  // llama.cpp's llama files hold q/k rows interleaved: save() writes them
+  // back in HF's order, so the directory is the same model.
+  const CausalLM lm(small("llama", false), 5);
+  const fs::path gguf = temp_path("save_llama.gguf");
+  const fs::path dir = temp_path("save_llama");
+  fs::create_directories(dir);
+  save_as_gguf(lm, gguf);
+  {
+    const auto from_gguf = CausalLM::load(gguf);
+    ASSERT_TRUE(from_gguf->config().rope_interleaved);
+    from_gguf->save(dir);
+    const auto back = CausalLM::load(dir);
+    EXPECT_FALSE(back->config().rope_interleaved);
+    EXPECT_TRUE(allclose(logits_of(*back), logits_of(*from_gguf), 1e-5, 1e-5));
+    EXPECT_TRUE(allclose(logits_of(*back), logits_of(lm), 0, 0));
+  }
+  // Block-quantised parameters and rope_freqs factors have no place in a
+  // checkpoint directory: refused, pointing at `tessel convert`.
+  save_as_gguf(lm, gguf, DType::Q8_0);
+  EXPECT_TESSEL_ERROR(CausalLM::load(gguf)->save(dir), "E4001", "q8_0",
+                      "tessel convert");
+  Tensor rope_freqs = from_vector<float>({1, 1, 2, 4, 8, 8, 8, 8}, {8});
+  rope_freqs.set_name(kRopeFreqsTensor);
+  save_as_gguf(lm, gguf, DType::F32, {rope_freqs});
+  EXPECT_TESSEL_ERROR(CausalLM::load(gguf)->save(dir), "E4001",
+                      "rope_freqs.weight", "tessel convert");
+  // Factors of 1 change nothing: saved.
+  rope_freqs = ones({8});
+  rope_freqs.set_name(kRopeFreqsTensor);
+  save_as_gguf(lm, gguf, DType::F32, {rope_freqs});
+  EXPECT_NO_THROW(CausalLM::load(gguf)->save(dir));
+  fs::remove_all(dir);
+  fs::remove(gguf);
+}
+
+TEST(ModelLoading, RopeFreqsMustBePositiveFloatsPerFrequency) {
+  const CausalLM lm(small("llama", false), 6);
+  const fs::path gguf = temp_path("rope_freqs.gguf");
+  const auto load_with = [&](Tensor rope_freqs) {
+    rope_freqs.set_name(kRopeFreqsTensor);
+    save_as_gguf(lm, gguf, DType::F32, {rope_freqs});
+    return CausalLM::load(gguf);
+  };
+  EXPECT_NO_THROW(load_with(full({8}, 2.0, DType::F16)));
+  EXPECT_TESSEL_ERROR(load_with(zeros({8})), "E4001", "rope_freqs.weight");
+  EXPECT_TESSEL_ERROR(load_with(full({8}, -1.0)), "E4001", "rope_freqs.weight");
+  EXPECT_TESSEL_ERROR(
+      load_with(from_vector<float>({1, 1, 1, NAN, 1, 1, 1, 1}, {8})), "E4001",
+      "rope_freqs.weight");
+  EXPECT_TESSEL_ERROR(
+      load_with(from_vector<float>({1, 1, 1, INFINITY, 1, 1, 1, 1}, {8})),
+      "E4001", "rope_freqs.weight");
+  EXPECT_TESSEL_ERROR(load_with(ones({8}, DType::I32)), "E4001",
+                      "rope_freqs.weight");
+  EXPECT_TESSEL_ERROR(load_with(ones({7})), "E4001", "rope_freqs.weight");
+  fs::remove(gguf);
+}
+
+TEST(ModelLoading, RefusesWeightDtypesTheDecoderCannotUse) {
+  // Any float dtype for any parameter; GGUF blocks for matrices only;
+  // nothing else. Refused at load, naming the tensor.
+  const CausalLM lm(small("qwen3", true), 3);
+  const fs::path dir = temp_path("dtypes");
+  fs::create_directories(dir);
+  lm.save(dir);
+  const auto save_with = [&](const std::string& name, DType dtype) {
+    std::vector<Tensor> tensors;
+    for (const Tensor& t : lm.state_tensors()) {
+      tensors.push_back(
+          (t.name() == name ? t.to(dtype) : t).contiguous().set_name(t.name()));
+    }
+    save_safetensors(dir / "model.safetensors", tensors);
+  };
+  save_with("model.layers.0.self_attn.q_proj.weight", DType::F64);
+  EXPECT_NO_THROW(CausalLM::load(dir));
+  save_with("model.norm.weight", DType::I32);
+  EXPECT_TESSEL_ERROR(CausalLM::load(dir), "E2201", "model.norm.weight", "i32");
+  save_with("model.layers.1.mlp.up_proj.weight", DType::F8E4M3FN);
+  EXPECT_TESSEL_ERROR(CausalLM::load(dir), "E2201",
+                      "model.layers.1.mlp.up_proj.weight", "f8_e4m3fn");
+  const fs::path gguf = temp_path("dtypes.gguf");
+  std::vector<Tensor> tensors;
+  for (const Tensor& t : lm.state_tensors()) {
+    const bool norm = t.name() == "model.layers.0.input_layernorm.weight";
+    Tensor stored = t.rank() == 2 || norm ? t.to(DType::Q8_0) : t;
+    tensors.push_back(stored.set_name(*gguf_tensor_name(t.name())));
+  }
+  save_gguf(gguf, gguf_decoder_metadata(lm.config()), tensors);
+  EXPECT_TESSEL_ERROR(CausalLM::load(gguf), "E2201",
+                      "model.layers.0.input_layernorm.weight", "q8_0");
+  fs::remove_all(dir);
+  fs::remove(gguf);
+}
+
+TEST(ModelLoading, SizesStayFarFromOverflow) {
+  // config.json: one size past 2^31, or a product of two past 2^48.
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(
+          R"({"model_type": "llama", "hidden_size": 1099511627776})"),
+      "E4001", "hidden_size");
+  EXPECT_TESSEL_ERROR(DecoderConfig::from_json(
+                          R"({"model_type": "qwen3", "vocab_size": 1073741824,
+              "hidden_size": 1073741824})"),
+                      "E4001", "vocab_size", "hidden_size");
+  EXPECT_TESSEL_ERROR(
+      DecoderConfig::from_json(
+          R"({"model_type": "qwen3", "num_attention_heads": 1048576,
+              "num_key_value_heads": 1, "head_dim": 1073741824})"),
+      "E4001", "num_attention_heads", "head_dim");
+  // GGUF metadata: the key named as the file spells it.
+  const CausalLM lm(small("llama", false), 1);
+  GgufFile file;
+  file.metadata = gguf_decoder_metadata(lm.config());
+  for (auto& [key, value] : file.metadata) {
+    if (key == "llama.embedding_length") {
+      value = GgufValue{GgufValue::Type::U64, GgufValue::Type::U8,
+                        std::uint64_t{1} << 40};
+    }
+  }
+  EXPECT_TESSEL_ERROR(decoder_config_from_gguf(file), "E4001",
+                      "llama.embedding_length");
+  file.metadata = gguf_decoder_metadata(lm.config());
+  for (auto& [key, value] : file.metadata) {
+    if (key == "llama.vocab_size") {
+      value = GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
+                        std::uint64_t{1} << 31};
+    }
+    if (key == "llama.embedding_length") {
+      value = GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
+                        std::uint64_t{1} << 30};
+    }
+    if (key == "llama.rope.dimension_count") {  // 2^30 / 4 heads
+      value = GgufValue{GgufValue::Type::U32, GgufValue::Type::U8,
+                        std::uint64_t{1} << 28};
+    }
+  }
+  EXPECT_TESSEL_ERROR(decoder_config_from_gguf(file), "E4001", "vocab_size");
+}
+
+TEST(ModelLoading, UnreadableFileIsAnIoFailure) {
+  // It exists, but reading it fails (EIO): not a format question.
+  EXPECT_TESSEL_ERROR(CausalLM::load("/proc/self/mem"), "E3002");
 }
 
 TEST(ModelLoading, RefusesFilesThatContradictTheirConfiguration) {

@@ -39,6 +39,14 @@ TEST(ModelMemory, Bf16CheckpointPagesAreTheParameters) {
   const fs::path dir = fs::temp_directory_path() /
                        ("tessel_memory_" + std::to_string(::getpid()));
   fs::create_directories(dir);
+  // Removed however the test ends (an ASSERT returns early).
+  struct RemoveDir {
+    fs::path path;
+    ~RemoveDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_dir{dir};
   std::int64_t tensor_bytes = 0;
   {
     const CausalLM lm(c, 1);
@@ -52,7 +60,9 @@ TEST(ModelMemory, Bf16CheckpointPagesAreTheParameters) {
     std::ofstream(dir / "config.json") << json;
     save_safetensors(dir / "model.safetensors", half);
   }
-  ASSERT_GT(tensor_bytes, 40 << 20);  // 44 MiB: large against the noise
+  // 27,073,792 parameters in bf16: 54,147,584 bytes (51.6 MiB), large
+  // against the noise.
+  ASSERT_GT(tensor_bytes, 40 << 20);
 
   // The runtime's one-time costs (oneDNN's kernels and scratch, the thread
   // pool's stacks) are paid first by a small model on the same paths: they
@@ -87,7 +97,6 @@ TEST(ModelMemory, Bf16CheckpointPagesAreTheParameters) {
       << "the forward should have touched every weight page";
   EXPECT_LT(after - before, tensor_bytes * 11 / 10)
       << "weights were copied or widened";
-  fs::remove_all(dir);
 }
 
 }  // namespace

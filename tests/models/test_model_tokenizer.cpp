@@ -84,6 +84,21 @@ TEST(ModelTokenizer, HuggingFaceDirectory) {
   EXPECT_EQ(plain.chat_template(), "{% for m in messages %}{% endfor %}");
 }
 
+TEST(ModelTokenizer, ChatTemplateEntriesNeedStringNames) {
+  TempDir dir;
+  dir.write("tokenizer.json", kTokenizerJson);
+  dir.write("tokenizer_config.json", R"({
+    "chat_template": [{"name": 3, "template": "T"}]})");
+  try {
+    ModelTokenizer::load(dir.path());
+    ADD_FAILURE() << "a numeric template name was accepted";
+  } catch (const tessel::Error& e) {
+    EXPECT_STREQ(e.code(), "E3001") << e.what();
+    EXPECT_NE(std::string(e.what()).find("name"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ModelTokenizer, GgufFile) {
   TempDir dir;
   const auto str = [](std::string s) {

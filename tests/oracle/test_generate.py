@@ -8,7 +8,10 @@ GGUF's embedded vocabulary) must give transformers' prompt ids and its 32
 greedy tokens (generate(do_sample=False)), up to the first step whose two
 best logits lie within 1e-3 (a tie floating-point order may break either
 way) or an end token, where tessel stops and transformers (told of no end
-token) goes on. --chat names the template it cannot render.
+token) goes on: its token at that step must be tessel's end token. At
+least MIN_COMPARED tokens must be compared (the fixtures' first ties come
+later: all 32 steps are decisive). --chat names the template it cannot
+render.
 
 Usage: test_generate.py --tessel PATH (TESSEL_MODEL_FIXTURES set)."""
 import argparse
@@ -22,6 +25,7 @@ import model_fixtures as mf  # noqa: E402
 
 FAILURES = []
 TIE = 1e-3
+MIN_COMPARED = 8
 
 
 def check(cond, what):
@@ -55,10 +59,18 @@ def main():
             check(got["prompt_tokens"] == len(ref["prompt_ids"]),
                   f"{model}: prompt of {got['prompt_tokens']} tokens as transformers")
             ids = got["token_ids"]
-            n = min(decisive, len(ids) if got["stop"] == "eos" else len(expected))
+            stopped = got["stop"] == "eos"
+            n = min(decisive, len(ids) if stopped else len(expected))
             check(ids[:n] == expected[:n] and len(ids) >= n,
                   f"{model}: greedy tokens equal transformers' ({n} compared, "
                   f"stop {got['stop']})")
+            check(n >= MIN_COMPARED,
+                  f"{model}: {n} tokens compared, at least {MIN_COMPARED}")
+            if stopped and len(ids) < decisive:
+                end = got["end_token_id"]
+                check(expected[len(ids)] == end,
+                      f"{model}: tessel's end token {end} at step {len(ids)} "
+                      f"is transformers' token there ({expected[len(ids)]})")
     p = subprocess.run([args.tessel, "generate", "--model", os.path.join(fixtures, "qwen3"),
                         "--prompt", "hi", "--chat"], capture_output=True, text=True)
     check(p.returncode == 4 and "E4001" in p.stderr and "has a chat template" in p.stderr,

@@ -56,15 +56,7 @@ void check_decoder_tensors(
   const std::unique_ptr<WeightSource> source =
       tensor_weights(tensors, origin, name_in_file);
   const CausalLM model(config, *source);
-  for (const std::string& name : source->untaken()) {
-    if (name == "lm_head.weight" && config.tie_word_embeddings) continue;
-    const std::string shown =
-        name_in_file ? name_in_file(name).value_or(name) : name;
-    throw_error(ErrorCode::BadConfig,
-                fmt::format("[convert] '{}' in {} is not a parameter of the "
-                            "{} decoder its configuration describes",
-                            shown, origin, config.model_type));
-  }
+  check_no_unexpected_tensors(*source, config, origin, name_in_file);
 }
 
 }  // namespace tessel::cli

@@ -108,15 +108,9 @@ std::vector<ModelTensor> gguf_tensors(const DecoderConfig& c,
     ModelTensor m{name, t, gguf_converted_dtype(name, t.rank(), outtype)};
     // llama's rotary rows go into Meta's interleaved order (q by its
     // heads, k by the kv heads), biases as well.
-    if (c.model_type == "llama") {
-      const std::string& hf = t.name();
-      if (hf.ends_with("q_proj.weight") || hf.ends_with("q_proj.bias")) {
-        m.order = RowOrder::Interleave;
-        m.heads = c.num_attention_heads;
-      } else if (hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias")) {
-        m.order = RowOrder::Interleave;
-        m.heads = c.num_key_value_heads;
-      }
+    if (const auto heads = rope_interleave_heads(c, t.name())) {
+      m.order = RowOrder::Interleave;
+      m.heads = *heads;
     }
     out.push_back(std::move(m));
   }
@@ -150,7 +144,7 @@ ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
       refuse(
           fmt::format("'{}' in {} has no GGUF name: it is not a tensor "
                       "of a {} decoder",
-                      t.name(), dir.string(), kSupportedArchitectures));
+                      t.name(), dir.string(), supported_architectures()));
     }
     tensors.push_back(std::move(t));
   }

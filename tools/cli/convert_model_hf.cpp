@@ -104,10 +104,6 @@ void refuse_to_replace_foreign(const fs::path& out) {
   }
 }
 
-double shortest_decimal(double f32_value) {
-  return std::stod(fmt::format("{}", static_cast<float>(f32_value)));
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -170,7 +166,7 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
       rope_freqs = t;
     } else if (!gguf_tensor_name(t.name())) {
       refuse(fmt::format("'{}' in {} is not a tensor of a {} decoder", t.name(),
-                         o.input.string(), kSupportedArchitectures));
+                         o.input.string(), supported_architectures()));
     }
   }
   check_decoder_tensors(config, tensors, o.input.string(), gguf_tensor_name);
@@ -180,8 +176,8 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
   config.rope_interleaved = false;
   // GGUF keeps these as f32; config.json gets the decimal they were
   // written from (1e-05, not 9.999999747378752e-06).
-  config.rms_norm_eps = shortest_decimal(config.rms_norm_eps);
-  config.rope_theta = shortest_decimal(config.rope_theta);
+  config.rms_norm_eps = f32_shortest_decimal(config.rms_norm_eps);
+  config.rope_theta = f32_shortest_decimal(config.rope_theta);
 
   std::vector<ModelTensor> entries;
   for (const Tensor& t : tensors) {
@@ -192,16 +188,9 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
                         : is_block_quantized(t.dtype()) ? DType::F32
                                                         : t.dtype();
     ModelTensor m{t.name(), t, dtype};
-    if (config.model_type == "llama") {
-      if (t.name().ends_with("q_proj.weight") ||
-          t.name().ends_with("q_proj.bias")) {
-        m.order = RowOrder::Deinterleave;
-        m.heads = config.num_attention_heads;
-      } else if (t.name().ends_with("k_proj.weight") ||
-                 t.name().ends_with("k_proj.bias")) {
-        m.order = RowOrder::Deinterleave;
-        m.heads = config.num_key_value_heads;
-      }
+    if (const auto heads = rope_interleave_heads(config, t.name())) {
+      m.order = RowOrder::Deinterleave;
+      m.heads = *heads;
     }
     entries.push_back(std::move(m));
   }

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/text_stream.hpp"
@@ -121,10 +123,12 @@ int run_generate(const GenerateCommandOptions& o) {
     throw_error(ErrorCode::BadConfig,
                 "[generate] the prompt encodes to no tokens");
   }
+  // --max-tokens past the positions cannot be used: clamped before the
+  // sum, which would overflow for values near INT64_MAX.
   const std::int64_t ctx =
       o.ctx > 0 ? o.ctx
                 : std::min(positions, static_cast<std::int64_t>(ids.size()) +
-                                          o.max_tokens);
+                                          std::min(o.max_tokens, positions));
   ids = fit_prompt(std::move(ids), o, ctx, tokenizer);
   const auto prompt_tokens = static_cast<std::int64_t>(ids.size());
 
@@ -146,17 +150,26 @@ int run_generate(const GenerateCommandOptions& o) {
     std::fflush(stdout);
   }
 
+  // An embedding padded past the tokenizer (Qwen2.5: 151936 rows for
+  // 151665 tokens) has rows no text stands for: never sampled.
+  const std::int64_t tokens = tokenizer.vocab_size();
   const auto next_logits = [&](const std::vector<std::int64_t>& feed) {
-    return lm
-        ->next_token_logits(
-            from_vector(feed, {1, static_cast<std::int64_t>(feed.size())}),
-            &cache)
-        .select(0, 0);
+    Tensor out =
+        lm->next_token_logits(
+              from_vector(feed, {1, static_cast<std::int64_t>(feed.size())}),
+              &cache)
+            .select(0, 0);
+    if (out.size(0) > tokens) {
+      out.slice(0, tokens, out.size(0))
+          .fill_(-std::numeric_limits<double>::infinity());
+    }
+    return out;
   };
   const auto start = Clock::now();
   Tensor logits = next_logits(ids);
   std::vector<std::int64_t> generated;
   std::string stop = "max_tokens";
+  std::optional<std::int64_t> end_token;
   Clock::time_point first_token = Clock::now();
   Clock::time_point last_token = first_token;
   while (static_cast<std::int64_t>(generated.size()) < o.max_tokens) {
@@ -165,6 +178,7 @@ int run_generate(const GenerateCommandOptions& o) {
     if (generated.empty()) first_token = last_token = now;
     if (tokenizer.is_end(token)) {
       stop = "eos";
+      end_token = token;
       break;
     }
     last_token = now;
@@ -198,6 +212,8 @@ int run_generate(const GenerateCommandOptions& o) {
     j["tokens"] = generated.size();
     j["token_ids"] = generated;
     j["stop"] = stop;
+    j["end_token_id"] =
+        end_token ? nlohmann::ordered_json(*end_token) : nullptr;
     j["prompt_tokens"] = prompt_tokens;
     j["prompt_tokens_per_second"] = prompt_rate;
     j["decode_tokens_per_second"] =

@@ -3,10 +3,12 @@
 // made from a GGUF file's metadata (models/gguf_model.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace tessel {
 
@@ -55,8 +57,9 @@ struct DecoderConfig {
   bool qk_norm() const { return model_type == "qwen3"; }
 
   // E4001 naming the key for anything a decoder cannot be built from
-  // (non-positive sizes, heads not dividing, unknown model_type listing the
-  // supported ones, bad RoPE scaling).
+  // (non-positive sizes, sizes or products of sizes past the bounds
+  // below, heads not dividing, unknown model_type listing the supported
+  // ones, bad RoPE scaling).
   void validate() const;
 
   // Unknown keys are ignored; missing ones take the defaults of the
@@ -69,7 +72,20 @@ struct DecoderConfig {
   std::string to_json() const;
 };
 
-// The architectures tessel builds, as a list for error messages.
-inline constexpr const char* kSupportedArchitectures = "llama, qwen2, qwen3";
+// The architectures tessel builds (config.json's model_type, GGUF's
+// general.architecture): the one list every check and message uses.
+inline constexpr std::array<std::string_view, 3> kDecoderArchitectures{
+    "llama", "qwen2", "qwen3"};
+bool is_supported_architecture(std::string_view model_type);
+// "llama, qwen2, qwen3", for messages.
+std::string supported_architectures();
+
+// The bounds DecoderConfig::validate() puts on the sizes: each at most
+// kMaxDecoderSize, and each product of two the decoder forms (hidden *
+// vocab, heads * head_dim, ...) at most kMaxDecoderProduct elements, so
+// that every shape, element and byte count derived from them stays far
+// inside int64 (the largest real models are near 2^18 and 2^32).
+inline constexpr std::int64_t kMaxDecoderSize = std::int64_t{1} << 31;
+inline constexpr std::int64_t kMaxDecoderProduct = std::int64_t{1} << 48;
 
 }  // namespace tessel

@@ -15,8 +15,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessel/core/storage.hpp"
@@ -109,7 +112,10 @@ class CausalLM : public nn::Module {
   // Weights drawn from N(0, initializer_range) with `seed`; norms at 1.
   explicit CausalLM(const DecoderConfig& config, std::uint64_t seed = 0);
   // Parameters from `source` by canonical name (E4001 for a missing or
-  // mis-shaped one; the caller checks what the source holds beyond them).
+  // mis-shaped one; the caller checks what the source holds beyond them,
+  // check_no_unexpected_tensors). Each must be f32, f16, bf16 or f64, or
+  // GGUF blocks for a matrix: E2201 naming it otherwise. A GGUF file's
+  // rope_freqs.weight must be head_dim / 2 finite positive floats (E4001).
   CausalLM(const DecoderConfig& config, WeightSource& source);
 
   // ids (B, S) integer token ids -> logits (B, S, vocab_size). With a
@@ -128,7 +134,11 @@ class CausalLM : public nn::Module {
   const DecoderConfig& config() const { return config_; }
 
   // config.json + model.safetensors (canonical names; lm_head.weight is
-  // omitted when tied) into an existing directory.
+  // omitted when tied) into an existing directory. A llama model loaded
+  // from GGUF has its q/k rows put back in HF's order. E4001 for what a
+  // checkpoint directory cannot hold: block-quantised parameters and a
+  // GGUF file's rope_freqs factors (`tessel convert` dequantises the one
+  // and recovers Llama 3's scaling from the other).
   void save(const std::filesystem::path& dir) const;
   // A checkpoint: an HF directory (config.json with model.safetensors, or
   // shards with model.safetensors.index.json) or a GGUF file written by
@@ -155,6 +165,18 @@ class CausalLM : public nn::Module {
   // f64): theta^(-2i / head_dim), Llama 3's scaling and a GGUF file's
   // rope_freqs factors applied.
   Tensor inv_freq_;
+  // The source held rope_freqs factors other than 1 (save() refuses).
+  bool rope_freqs_scaled_ = false;
 };
+
+// E4001 naming the first tensor of `source` that no parameter of the
+// model built from it took: it contradicts `config`, except for a tied
+// head's lm_head.weight (the embedding's copy some writers keep).
+// `origin` names the file(s), `name_in_file` a GGUF file's own names.
+void check_no_unexpected_tensors(
+    const WeightSource& source, const DecoderConfig& config,
+    const std::string& origin,
+    const std::function<std::optional<std::string>(std::string_view)>&
+        name_in_file = {});
 
 }  // namespace tessel

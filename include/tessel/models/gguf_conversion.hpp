@@ -37,6 +37,12 @@ std::string gguf_size_label(std::int64_t parameters);
 // only are re-cased.
 std::string gguf_model_name(std::string_view model_id);
 
+// The double a Python float literal written as the shortest decimal of
+// the f32 nearest `value` would be: what a GGUF f32 key or tensor value
+// was written from (1e-05, not 9.999999747378752e-06; 8.0, not
+// 8.000000476837158 for 8 + 2^-21).
+double f32_shortest_decimal(double value);
+
 // Llama 3's frequency-dependent RoPE scaling as the converter writes it:
 // one f32 divisor per rotary frequency (head_dim / 2), computed in f32 as
 // its generate_extra_tensors does with torch (docs/models.md says where

@@ -66,6 +66,12 @@ std::vector<Tensor> gguf_tensors_as_hf(const GgufFile& file);
 // undo it (copies; block-quantised rows move as whole rows).
 Tensor interleave_rope_rows(const Tensor& w, std::int64_t heads);
 Tensor deinterleave_rope_rows(const Tensor& w, std::int64_t heads);
+// The head count to interleave (or de-interleave) the rows of the tensor
+// `hf_name` of a `config` decoder by: num_attention_heads for llama's
+// model.layers.{i}.self_attn.q_proj weight and bias, num_key_value_heads
+// for k_proj's; nullopt for every other tensor and architecture.
+std::optional<std::int64_t> rope_interleave_heads(const DecoderConfig& config,
+                                                  std::string_view hf_name);
 // The row of the input that row `row` of interleave_rope_rows (or, with
 // `interleave` false, deinterleave_rope_rows) of a tensor of `rows` rows
 // comes from, for code that moves the rows itself (`tessel convert`

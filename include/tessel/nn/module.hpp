@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,11 +30,6 @@ class Module {
   // The parameters' values as tensors named by their full names (what a
   // checkpoint stores).
   std::vector<Tensor> state_tensors() const;
-  // Copies values into the parameters by name, casting the dtype. Every
-  // parameter must be found, with its shape (E4001 otherwise); names
-  // `lookup` knows but no parameter has are the caller's business.
-  void load_state(
-      const std::function<const Tensor*(const std::string&)>& lookup);
 
  protected:
   // A parameter holding `value` (not a copy): trainable when it is a float
