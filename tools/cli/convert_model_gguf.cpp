@@ -176,12 +176,7 @@ ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
   ModelTensorSource source(std::move(entries), CastOptions{o.saturate});
   report.tensors = source.size();
   report.bytes = source.total_bytes();
-  std::unique_ptr<Progress> progress;
-  if (Progress::stderr_is_terminal()) {
-    progress =
-        std::make_unique<Progress>(report.bytes, "B", std::int64_t{1} << 30);
-    source.set_progress(progress.get());
-  }
+  const std::unique_ptr<Progress> progress = source.progress_on_terminal();
   save_gguf(o.output, metadata, source);
   if (progress) progress->finish();
   return report;

@@ -213,12 +213,7 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
   ModelTensorSource source(std::move(entries), CastOptions{o.saturate});
   report.tensors = source.size();
   report.bytes = source.total_bytes();
-  std::unique_ptr<Progress> progress;
-  if (Progress::stderr_is_terminal()) {
-    progress =
-        std::make_unique<Progress>(report.bytes, "B", std::int64_t{1} << 30);
-    source.set_progress(progress.get());
-  }
+  const std::unique_ptr<Progress> progress = source.progress_on_terminal();
   StagedDirectory staged(o.output);
   write_shards(staged.path(), source, o.shard_bytes);
   write_text(staged.path() / "config.json", hf_config.dump(2) + "\n");

@@ -148,4 +148,12 @@ void ModelTensorSource::written(std::size_t i, std::int64_t end) {
   released_bytes_ = consumed;
 }
 
+std::unique_ptr<Progress> ModelTensorSource::progress_on_terminal() {
+  if (!Progress::stderr_is_terminal()) return nullptr;
+  auto progress =
+      std::make_unique<Progress>(total_bytes(), "B", std::int64_t{1} << 30);
+  set_progress(progress.get());
+  return progress;
+}
+
 }  // namespace tessel::cli

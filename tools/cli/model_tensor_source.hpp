@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class ModelTensorSource final : public TensorSource {
   ModelTensorSource(std::vector<ModelTensor> tensors, CastOptions options);
   // `progress` hears of every chunk written (nullptr: nothing does).
   void set_progress(Progress* progress) { progress_ = progress; }
+  // A progress bar over the bytes this source writes, on a terminal only
+  // (none when stderr is piped); it must outlive the writing.
+  std::unique_ptr<Progress> progress_on_terminal();
 
   std::size_t size() const override { return specs_.size(); }
   const TensorSpec& spec(std::size_t i) const override { return specs_[i]; }
