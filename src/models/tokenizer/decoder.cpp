@@ -4,6 +4,7 @@
 
 #include "models/tokenizer/byte_level.hpp"
 #include "models/tokenizer/json_fields.hpp"
+#include "models/tokenizer/replace.hpp"
 #include "models/tokenizer/utf8.hpp"
 
 namespace tessel::tok {
@@ -19,27 +20,14 @@ constexpr std::size_t kMaxGrowthSlack = 1 << 16;
 // may still grow by, and shrinks by what this adds.
 void replace_all(std::string& s, const std::string& from, const std::string& to,
                  std::size_t& budget, std::size_t input) {
-  if (from.empty()) return;
-  if (to.size() > from.size()) {
-    std::size_t hits = 0;
-    for (std::size_t hit, pos = 0;
-         (hit = s.find(from, pos)) != std::string::npos;
-         pos = hit + from.size()) {
-      ++hits;
-    }
-    const std::size_t growth = to.size() - from.size();
-    if (hits > budget / growth) {
-      malformed("decoder",
-                fmt::format("its Replace steps grow the text of {} tokens "
-                            "past {} times its size",
-                            input, kMaxGrowth));
-    }
-    budget -= hits * growth;
+  const std::size_t before = s.size();
+  if (!replace_all_within(s, from, to, before + budget)) {
+    malformed("decoder",
+              fmt::format("its Replace steps grow the text of {} tokens "
+                          "past {} times its size",
+                          input, kMaxGrowth));
   }
-  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos;
-       pos += to.size()) {
-    s.replace(pos, from.size(), to);
-  }
+  budget -= s.size() > before ? s.size() - before : 0;
 }
 
 // "<0xAB>" -> 0xAB, or -1.

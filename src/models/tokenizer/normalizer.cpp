@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/tokenizer/json_fields.hpp"
+#include "models/tokenizer/replace.hpp"
 
 namespace tessel::tok {
 
@@ -62,28 +63,7 @@ constexpr std::size_t kMaxGrowthSlack = 1 << 16;
 
 void replace_all(std::string& s, const std::string& from, const std::string& to,
                  std::size_t input, std::size_t limit) {
-  if (from.empty()) return;
-  if (to.size() > from.size()) {
-    std::size_t hits = 0;
-    for (std::size_t hit, pos = 0;
-         (hit = s.find(from, pos)) != std::string::npos;
-         pos = hit + from.size()) {
-      ++hits;
-    }
-    if (hits >
-        (limit - std::min(limit, s.size())) / (to.size() - from.size())) {
-      too_long(input, limit);
-    }
-  }
-  std::string out;
-  std::size_t pos = 0;
-  for (std::size_t hit; (hit = s.find(from, pos)) != std::string::npos;
-       pos = hit + from.size()) {
-    out.append(s, pos, hit - pos).append(to);
-  }
-  if (pos == 0) return;
-  out.append(s, pos, std::string::npos);
-  s = std::move(out);
+  if (!replace_all_within(s, from, to, limit)) too_long(input, limit);
 }
 
 }  // namespace
