@@ -186,6 +186,12 @@ std::int64_t ModelTokenizer::vocab_size() const {
   return tokenizer_ ? tokenizer_->vocab_size() : ByteTokenizer::kVocabSize;
 }
 
+void ModelTokenizer::check_fits(const DecoderConfig& config) const {
+  TESSEL_CHECK(vocab_size() <= config.vocab_size, BadConfig, "model tokenizer",
+               "the tokenizer has {} tokens but the model only {}",
+               vocab_size(), config.vocab_size);
+}
+
 bool ModelTokenizer::is_end(std::int64_t id) const {
   return std::binary_search(end_ids_.begin(), end_ids_.end(), id);
 }

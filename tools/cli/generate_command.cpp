@@ -105,12 +105,7 @@ int run_generate(const GenerateCommandOptions& o) {
   if (o.chat) refuse_chat(o.model, tokenizer);
   const std::unique_ptr<CausalLM> lm = CausalLM::load(o.model);
   const DecoderConfig& config = lm->config();
-  if (tokenizer.vocab_size() > config.vocab_size) {
-    throw_error(ErrorCode::BadConfig,
-                fmt::format("[generate] the tokenizer has {} tokens but the "
-                            "model only {}",
-                            tokenizer.vocab_size(), config.vocab_size));
-  }
+  tokenizer.check_fits(config);
   const std::int64_t positions = config.max_position_embeddings;
   if (o.ctx > positions) {
     throw_error(ErrorCode::BadConfig,

@@ -47,12 +47,7 @@ int run_perplexity(const PerplexityCommandOptions& o) {
   const ModelTokenizer tokenizer = ModelTokenizer::load(o.model);
   const std::unique_ptr<CausalLM> lm = CausalLM::load(o.model);
   const DecoderConfig& config = lm->config();
-  if (tokenizer.vocab_size() > config.vocab_size) {
-    throw_error(ErrorCode::BadConfig,
-                fmt::format("[perplexity] the tokenizer has {} tokens but the "
-                            "model only {}",
-                            tokenizer.vocab_size(), config.vocab_size));
-  }
+  tokenizer.check_fits(config);
   const std::int64_t ctx = std::min(o.ctx, config.max_position_embeddings);
   if (ctx < o.ctx) {
     // llama.cpp runs past the trained context with a warning; tessel's

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessel/models/config.hpp"
 #include "tessel/models/tokenizer.hpp"
 
 namespace tessel {
@@ -52,6 +53,9 @@ class ModelTokenizer {
 
   Kind kind() const { return kind_; }
   std::int64_t vocab_size() const;
+  // E4001 when the tokenizer has more tokens than `config`'s embedding has
+  // rows (the other way round is padding, which HF checkpoints have).
+  void check_fits(const DecoderConfig& config) const;
   std::optional<std::int64_t> bos_id() const { return bos_; }
   // encode(text, add_special = true) starts with BOS: llama.cpp's
   // llama_vocab_get_add_bos, HF's post-processor template (or
