@@ -1,0 +1,88 @@
+// From a MergeConfig and what each input model holds (its decoder config
+// and tensor shapes, read from headers only) to the list of output tensors
+// with, for each, its inputs and every parameter resolved — mergekit's
+// MergePlanner: `models` become one slice over all layers, the base model
+// joins the inputs when not listed, gradients take t = layer / (layers -
+// 1) within each slice (0 for the embedding, final norm and head),
+// parameters are looked up per input model first, then per slice, then
+// globally. Every structural problem — a missing model, tensor or
+// required parameter, slices of unequal lengths, layer ranges past a
+// model's layers, inputs of different shapes, a method given the wrong
+// number of models or no base — is E4001 here, before anything is read
+// or written.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessel/core/shape.hpp"
+#include "tessel/merge/config.hpp"
+#include "tessel/models/config.hpp"
+
+namespace tessel::merge {
+
+// What the planner knows of one input model.
+struct ModelSummary {
+  DecoderConfig config;
+  std::map<std::string, Shape> shapes;  // by HF tensor name
+};
+
+using ResolvedParameters = std::map<std::string, Value>;
+
+struct PlannedInput {
+  std::size_t model = 0;  // index into MergePlan::models
+  std::string tensor;     // its HF name in that model
+  ResolvedParameters parameters;
+};
+
+struct PlannedTensor {
+  std::string name;  // HF name in the output
+  Shape shape;
+  std::vector<PlannedInput> inputs;
+  // Index into inputs of the base model, for methods that take one.
+  std::optional<std::size_t> base;
+  ResolvedParameters parameters;  // the method's shared parameters
+};
+
+struct MergePlan {
+  Method method = Method::Linear;
+  std::vector<std::string> models;  // MergeConfig::referenced_models()
+  std::size_t donor = 0;  // the model whose config and tokenizer are kept
+  DecoderConfig config;   // the output's
+  std::vector<PlannedTensor> tensors;
+  // Where each output layer comes from (its slice's first source), for
+  // per-layer config entries such as transformers' layer_types.
+  struct LayerSource {
+    std::size_t model = 0;
+    std::int64_t layer = 0;
+  };
+  std::vector<LayerSource> layers;
+};
+
+// `models[i]` describes `config.referenced_models()[i]`.
+MergePlan plan_merge(const MergeConfig& config,
+                     const std::vector<ModelSummary>& models);
+
+// A resolved parameter as a number or flag (validated by the config
+// parser, so only a missing name is an error: E4001).
+double number_parameter(const ResolvedParameters& p, const std::string& name);
+bool flag_parameter(const ResolvedParameters& p, const std::string& name);
+std::optional<double> optional_number(const ResolvedParameters& p,
+                                      const std::string& name);
+
+}  // namespace tessel::merge
+
+namespace tessel::merge {
+
+// One planned tensor merged: `inputs[i]` is planned input i read as f32.
+// Random masks draw from Philox under key `seed`, stream
+// FNV-1a(tensor name) + the input's position, so a tensor's mask depends
+// on the seed, its name and the model's place in the config alone.
+Tensor merge_tensor(Method method, const PlannedTensor& tensor,
+                    std::span<const Tensor> inputs, std::uint64_t seed);
+
+}  // namespace tessel::merge

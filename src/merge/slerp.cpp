@@ -1,0 +1,178 @@
+// slerp and nuslerp. The angle between two tensors comes from an f64 dot
+// of the normalised vectors (the seed's rule: in f32 the dot of nearly
+// colinear tensors of millions of elements loses the angle entirely);
+// the combination itself is f32.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "merge/chunked.hpp"
+#include "merge/inputs.hpp"
+#include "tessel/merge/methods.hpp"
+
+namespace tessel::merge {
+
+namespace {
+
+// Coefficients of a and b for interpolating by t over angle acos(cos).
+struct Coefficients {
+  double a;
+  double b;
+};
+
+Coefficients spherical(double t, double cos_theta) {
+  const double theta = std::acos(cos_theta);
+  const double s = std::sin(theta);
+  return {std::sin((1 - t) * theta) / s, std::sin(t * theta) / s};
+}
+
+// The vectors a tensor is cut into: vector v's element j lies at
+// v * vstride + j * estride.
+struct Vectors {
+  std::int64_t count;
+  std::int64_t length;
+  std::int64_t vstride;
+  std::int64_t estride;
+  std::int64_t at(std::int64_t v, std::int64_t j) const {
+    return v * vstride + j * estride;
+  }
+};
+
+struct Sums {
+  double aa = 0, bb = 0, ab = 0;
+};
+
+// Per vector, sum of a*a, b*b and a*b in f64, the same on any thread
+// count.
+std::vector<Sums> vector_sums(const float* a, const float* b,
+                              const Vectors& vs) {
+  std::vector<Sums> sums(static_cast<std::size_t>(vs.count));
+  if (vs.count == 1) {
+    Sums& s = sums[0];
+    s.aa = detail::ordered_sum(
+        vs.length, [&](std::int64_t i) { return double(a[i]) * a[i]; });
+    s.bb = detail::ordered_sum(
+        vs.length, [&](std::int64_t i) { return double(b[i]) * b[i]; });
+    s.ab = detail::ordered_sum(
+        vs.length, [&](std::int64_t i) { return double(a[i]) * b[i]; });
+    return sums;
+  }
+  const std::int64_t grain = std::max<std::int64_t>(
+      1, detail::kChunk / std::max<std::int64_t>(1, vs.length));
+  parallel_for(0, vs.count, grain, [&](std::int64_t vb, std::int64_t ve) {
+    for (std::int64_t v = vb; v < ve; ++v) {
+      Sums s;
+      for (std::int64_t j = 0; j < vs.length; ++j) {
+        const double x = a[vs.at(v, j)];
+        const double y = b[vs.at(v, j)];
+        s.aa += x * x;
+        s.bb += y * y;
+        s.ab += x * y;
+      }
+      sums[static_cast<std::size_t>(v)] = s;
+    }
+  });
+  return sums;
+}
+
+}  // namespace
+
+Tensor slerp(const Tensor& base, const Tensor& other, double t) {
+  detail::check_merge_input(base, base, "slerp");
+  detail::check_merge_input(other, base, "slerp");
+  if (!(t >= 0.0 && t <= 1.0)) {
+    detail::bad_parameter("slerp", fmt::format("t = {} is outside [0, 1]", t));
+  }
+  const std::int64_t n = base.numel();
+  const float* a = base.data<float>();
+  const float* b = other.data<float>();
+  const Sums s = vector_sums(a, b, {1, n, 0, 1})[0];
+  // mergekit's thresholds: a norm at most 1e-8 counts as 1, and a cosine
+  // past 0.9995 in magnitude interpolates linearly.
+  constexpr double kEps = 1e-8;
+  constexpr double kDotThreshold = 0.9995;
+  double na = std::sqrt(s.aa);
+  double nb = std::sqrt(s.bb);
+  if (!(na > kEps)) na = 1.0;
+  if (!(nb > kEps)) nb = 1.0;
+  const double cos_theta = std::clamp(s.ab / (na * nb), -1.0, 1.0);
+  Coefficients c{1 - t, t};
+  if (std::abs(cos_theta) <= kDotThreshold) c = spherical(t, cos_theta);
+  const float ca = static_cast<float>(c.a);
+  const float cb = static_cast<float>(c.b);
+  Tensor out = detail::new_like(base);
+  float* o = out.data<float>();
+  detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) o[i] = ca * a[i] + cb * b[i];
+  });
+  return out;
+}
+
+Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
+               const NuslerpOptions& options) {
+  detail::check_merge_input(a, a, "nuslerp");
+  detail::check_merge_input(b, a, "nuslerp");
+  if (base) detail::check_merge_input(*base, a, "nuslerp");
+  const double total = options.weight_a + options.weight_b;
+  const double t = std::abs(total) < 1e-6 ? 0.5 : options.weight_b / total;
+  const std::int64_t n = a.numel();
+  // The vectors to interpolate: the differences from the base.
+  Tensor da = a;
+  Tensor db = b;
+  if (base) {
+    da = detail::new_like(a);
+    db = detail::new_like(a);
+    const float *x = a.data<float>(), *y = b.data<float>(),
+                *z = base->data<float>();
+    float *p = da.data<float>(), *q = db.data<float>();
+    detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        p[i] = x[i] - z[i];
+        q[i] = y[i] - z[i];
+      }
+    });
+  }
+  Vectors vs{1, n, 0, 1};
+  if (!options.flatten && a.rank() >= 1 && n > 0) {
+    const std::int64_t first = a.shape()[0];
+    const std::int64_t last = a.shape()[a.rank() - 1];
+    if (options.row_wise && a.rank() >= 2) {
+      vs = {n / first, first, 1, n / first};  // along axis 0
+    } else {
+      vs = {n / last, last, last, 1};  // along the last axis
+    }
+  }
+  const float* x = da.const_data<float>();
+  const float* y = db.const_data<float>();
+  const std::vector<Sums> sums = vector_sums(x, y, vs);
+  std::vector<float> ca(sums.size()), cb(sums.size());
+  for (std::size_t v = 0; v < sums.size(); ++v) {
+    // mergekit normalises by max(norm, 1e-7) and falls back to linear
+    // interpolation only when 1 - cos^2 <= 1e-16.
+    const double na = std::max(std::sqrt(sums[v].aa), 1e-7);
+    const double nb = std::max(std::sqrt(sums[v].bb), 1e-7);
+    const double cos_theta = std::clamp(sums[v].ab / (na * nb), -1.0, 1.0);
+    Coefficients c{1 - t, t};
+    if (1 - cos_theta * cos_theta > 1e-16) c = spherical(t, cos_theta);
+    ca[v] = static_cast<float>(c.a);
+    cb[v] = static_cast<float>(c.b);
+  }
+  Tensor out = detail::new_like(a);
+  float* o = out.data<float>();
+  const float* z = base ? base->data<float>() : nullptr;
+  detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      // Which vector element i belongs to.
+      const std::size_t v =
+          static_cast<std::size_t>(vs.count == 1     ? 0
+                                   : vs.vstride == 1 ? i % vs.count
+                                                     : i / vs.length);
+      const float r = ca[v] * x[i] + cb[v] * y[i];
+      o[i] = z ? z[i] + r : r;
+    }
+  });
+  return out;
+}
+
+}  // namespace tessel::merge

@@ -1,0 +1,83 @@
+#include "cli/merged_tensor_source.hpp"
+
+#include <cstring>
+
+namespace tessel::cli {
+
+MergedTensorSource::MergedTensorSource(const merge::MergePlan& plan,
+                                       const std::vector<MergeInput>& inputs,
+                                       std::vector<MergeOutputTensor> outputs,
+                                       std::optional<DType> round_inputs_to,
+                                       std::uint64_t seed)
+    : plan_(plan),
+      inputs_(inputs),
+      outputs_(std::move(outputs)),
+      round_to_(round_inputs_to),
+      seed_(seed) {
+  for (const MergeOutputTensor& o : outputs_) {
+    specs_.push_back({o.name, o.dtype,
+                      o.constant.defined()
+                          ? o.constant.shape()
+                          : plan_.tensors.at(o.planned).shape});
+  }
+}
+
+std::int64_t MergedTensorSource::total_bytes() const {
+  std::int64_t n = 0;
+  for (const TensorSpec& s : specs_) n += s.nbytes();
+  return n;
+}
+
+const Tensor& MergedTensorSource::merged(std::size_t i) {
+  if (cached_index_ == i) return cached_;
+  cached_ = Tensor();
+  cached_index_ = static_cast<std::size_t>(-1);
+  const MergeOutputTensor& o = outputs_[i];
+  if (o.constant.defined()) {
+    cached_ = o.constant.to(o.dtype).contiguous();
+    cached_index_ = i;
+    return cached_;
+  }
+  const merge::PlannedTensor& p = plan_.tensors[o.planned];
+  std::vector<Tensor> f32;
+  for (const merge::PlannedInput& in : p.inputs) {
+    const MergeInput& model = inputs_[in.model];
+    f32.push_back(model.read_f32(in.tensor, round_to_));
+    bytes_read_ +=
+        TensorSpec{in.tensor, model.stored_dtype(in.tensor), p.shape}.nbytes();
+  }
+  Tensor out = merge::merge_tensor(plan_.method, p, f32, seed_);
+  f32.clear();  // the inputs' f32 copies go before the cast allocates
+  for (const merge::PlannedInput& in : p.inputs) {
+    inputs_[in.model].release(in.tensor);
+  }
+  if (o.interleave_heads > 0) {
+    out = interleave_rope_rows(out, o.interleave_heads);
+  }
+  cached_ = out.to(o.dtype).contiguous();
+  cached_index_ = i;
+  return cached_;
+}
+
+const std::uint8_t* MergedTensorSource::bytes(std::size_t i) {
+  return static_cast<const std::uint8_t*>(merged(i).raw_data());
+}
+
+void MergedTensorSource::read(std::size_t i, std::int64_t offset,
+                              std::span<std::uint8_t> out) {
+  std::memcpy(out.data(), bytes(i) + offset, out.size());
+}
+
+void MergedTensorSource::written(std::size_t i, std::int64_t end) {
+  if (end < specs_[i].nbytes()) return;
+  if (cached_index_ == i) {
+    cached_ = Tensor();
+    cached_index_ = static_cast<std::size_t>(-1);
+  }
+  ++done_tensors_;
+  if (progress_) {
+    progress_->update(done_tensors_, double(bytes_read_) / 1e6, specs_[i].name);
+  }
+}
+
+}  // namespace tessel::cli
