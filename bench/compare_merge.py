@@ -17,6 +17,7 @@ before timing, so both tools find them in the page cache; each time is the
 best of --rounds. Peak resident memory of each run comes from
 /usr/bin/time's maximum RSS.
 """
+# tessel-venv: .venv-torch2
 import argparse
 import json
 import os

@@ -4,6 +4,8 @@
 // added in order) — so merged bytes never depend on how many threads ran.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,22 +21,43 @@ void for_ranges(std::int64_t n, Fn&& fn) {
   parallel_for(0, n, kChunk, [&](std::int64_t b, std::int64_t e) { fn(b, e); });
 }
 
-// The sum over i in [0, n) of term(i), as doubles.
-template <class Term>
-double ordered_sum(std::int64_t n, Term&& term) {
+// The K sums over i in [0, n) of term(i, k), as doubles: each chunk in
+// four interleaved accumulators per sum (so the loop vectorises), the
+// chunks' sums added in order.
+template <int K, class Term>
+std::array<double, K> ordered_sums(std::int64_t n, Term&& term) {
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(static_cast<std::size_t>(chunks), 0.0);
+  std::vector<std::array<double, K>> partial(static_cast<std::size_t>(chunks));
   parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
     for (std::int64_t c = cb; c < ce; ++c) {
       const std::int64_t end = std::min(n, (c + 1) * kChunk);
-      double s = 0.0;
-      for (std::int64_t i = c * kChunk; i < end; ++i) s += term(i);
-      partial[static_cast<std::size_t>(c)] = s;
+      double acc[K][4] = {};
+      std::int64_t i = c * kChunk;
+      for (; i + 4 <= end; i += 4) {
+        for (int k = 0; k < K; ++k) {
+          for (int j = 0; j < 4; ++j) acc[k][j] += term(i + j, k);
+        }
+      }
+      for (; i < end; ++i) {
+        for (int k = 0; k < K; ++k) acc[k][0] += term(i, k);
+      }
+      for (int k = 0; k < K; ++k) {
+        partial[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] =
+            (acc[k][0] + acc[k][1]) + (acc[k][2] + acc[k][3]);
+      }
     }
   });
-  double total = 0.0;
-  for (const double s : partial) total += s;
+  std::array<double, K> total{};
+  for (const auto& s : partial) {
+    for (int k = 0; k < K; ++k) total[k] += s[k];
+  }
   return total;
+}
+
+// The sum over i in [0, n) of term(i), as a double.
+template <class Term>
+double ordered_sum(std::int64_t n, Term&& term) {
+  return ordered_sums<1>(n, [&](std::int64_t i, int) { return term(i); })[0];
 }
 
 }  // namespace tessel::merge::detail

@@ -147,12 +147,14 @@ class Reader {
   std::string origin_;
 };
 
-void check_type(const Reader& r, const ParameterSpec& spec, const Setting& s) {
+// Also turns text that reads as a number into the number, for numeric
+// parameters ("1e-5", which PyYAML leaves as text).
+void check_type(const Reader& r, const ParameterSpec& spec, Setting& s) {
   if (!s.cases.empty()) {
-    for (const auto& c : s.cases) check_type(r, spec, c.value);
+    for (auto& c : s.cases) check_type(r, spec, c.value);
     return;
   }
-  for (const Value& v : s.values) {
+  for (Value& v : s.values) {
     const bool ok =
         spec.type == ParameterSpec::Type::Bool
             ? std::holds_alternative<bool>(v) ||
@@ -167,16 +169,19 @@ void check_type(const Reader& r, const ParameterSpec& spec, const Setting& s) {
                                           ? "boolean"
                                           : "number"));
     }
+    if (std::holds_alternative<std::string>(v)) {
+      v = *Reader::number(std::get<std::string>(v));
+    }
   }
 }
 
 // Each parameter named must be one the method takes, and at a level that
 // reaches it: mergekit reads shared parameters (t, normalize, ...) only
 // from the slice and global levels and silently skips them under a model.
-void check_parameters(const Reader& r, Method method, const Parameters& ps,
+void check_parameters(const Reader& r, Method method, Parameters& ps,
                       bool per_model) {
   const std::vector<ParameterSpec> specs = method_parameters(method);
-  for (const auto& [name, setting] : ps) {
+  for (auto& [name, setting] : ps) {
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const auto& s) { return s.name == name; });
     if (it == specs.end()) {
@@ -282,15 +287,27 @@ std::optional<DType> parse_merge_dtype(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+MergeConfig parse_config(const YAML::Node& root, const Reader& r);
+
+}  // namespace
+
 MergeConfig MergeConfig::parse(const std::string& yaml,
                                const std::string& origin) {
   const Reader r(origin);
-  YAML::Node root;
+  // yaml-cpp reports malformed text, and nesting past its depth guard, by
+  // its own exceptions.
   try {
-    root = YAML::Load(yaml);
+    return parse_config(YAML::Load(yaml), r);
   } catch (const YAML::Exception& e) {
     r.fail_line(e.mark.line + 1, "not valid YAML: " + e.msg);
   }
+}
+
+namespace {
+
+MergeConfig parse_config(const YAML::Node& root, const Reader& r) {
   if (!root.IsMap()) r.fail(root, "a merge config is a YAML map");
   r.only_keys(root,
               {"merge_method", "models", "slices", "base_model", "parameters",
@@ -408,6 +425,8 @@ MergeConfig MergeConfig::parse(const std::string& yaml,
   }
   return c;
 }
+
+}  // namespace
 
 MergeConfig MergeConfig::load(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -33,4 +33,23 @@ void bad_parameter(const char* method, const std::string& what) {
 
 Tensor new_like(const Tensor& like) { return empty(like.shape(), DType::F32); }
 
+namespace {
+thread_local Tensor lent_output;
+}  // namespace
+
+Tensor new_output(const Tensor& like) {
+  if (lent_output.defined() && lent_output.numel() >= like.numel()) {
+    Tensor out = lent_output.slice(0, 0, like.numel()).reshape(like.shape());
+    lent_output = Tensor();
+    return out;
+  }
+  return new_like(like);
+}
+
+OutputLoan::OutputLoan(Tensor buffer) : previous_(std::move(lent_output)) {
+  lent_output = std::move(buffer);
+}
+
+OutputLoan::~OutputLoan() { lent_output = std::move(previous_); }
+
 }  // namespace tessel::merge::detail

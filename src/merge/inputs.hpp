@@ -17,4 +17,20 @@ void check_merge_input(const Tensor& t, const Tensor& like, const char* method);
 // A fresh f32 tensor of `like`'s shape.
 Tensor new_like(const Tensor& like);
 
+// A method's result: the buffer lent by the innermost OutputLoan of this
+// thread when it is large enough (once), else a fresh tensor. A streamed
+// merge lends the same buffer for every tensor, so that the pages of each
+// result are not faulted in and zeroed anew.
+Tensor new_output(const Tensor& like);
+class OutputLoan {
+ public:
+  explicit OutputLoan(Tensor buffer);  // 1-D f32, contiguous
+  ~OutputLoan();
+  OutputLoan(const OutputLoan&) = delete;
+  OutputLoan& operator=(const OutputLoan&) = delete;
+
+ private:
+  Tensor previous_;
+};
+
 }  // namespace tessel::merge::detail

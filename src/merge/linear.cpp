@@ -28,7 +28,7 @@ Tensor linear(std::span<const Tensor> inputs, std::span<const double> weights,
                     "would divide by zero; set normalize: false or change "
                     "the weights"));
   }
-  Tensor out = detail::new_like(inputs[0]);
+  Tensor out = detail::new_output(inputs[0]);
   float* o = out.data<float>();
   std::vector<const float*> x;
   for (const Tensor& t : inputs) x.push_back(t.data<float>());
@@ -44,7 +44,7 @@ Tensor linear(std::span<const Tensor> inputs, std::span<const double> weights,
 
 Tensor passthrough(const Tensor& input, std::optional<double> scale) {
   detail::check_merge_input(input, input, "passthrough");
-  Tensor out = detail::new_like(input);
+  Tensor out = detail::new_output(input);
   const float* x = input.data<float>();
   float* o = out.data<float>();
   const float s = scale ? static_cast<float>(*scale) : 1.0f;

@@ -1,6 +1,7 @@
 // From a planned tensor's resolved parameters to the method's call.
 #include <fmt/format.h>
 
+#include "merge/inputs.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/merge/plan.hpp"
@@ -21,7 +22,9 @@ std::uint64_t fnv1a(const std::string& s) {
 }  // namespace
 
 Tensor merge_tensor(Method method, const PlannedTensor& tensor,
-                    std::span<const Tensor> inputs, std::uint64_t seed) {
+                    std::span<const Tensor> inputs, std::uint64_t seed,
+                    Tensor output_buffer) {
+  const detail::OutputLoan loan(std::move(output_buffer));
   if (inputs.size() != tensor.inputs.size()) {
     throw_error(ErrorCode::BadConfig,
                 fmt::format("[merge] {}: {} inputs planned, {} given",

@@ -78,7 +78,7 @@ Tensor model_stock(const Tensor& base, std::span<const Tensor> others,
     });
   }
 
-  Tensor out = detail::new_like(base);
+  Tensor out = detail::new_output(base);
   float* o = out.data<float>();
   const float count_f = static_cast<float>(count);
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {

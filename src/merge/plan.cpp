@@ -305,7 +305,8 @@ const Value* find(const ResolvedParameters& p, const std::string& name) {
 double as_number(const Value& v) {
   if (std::holds_alternative<double>(v)) return std::get<double>(v);
   if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? 1.0 : 0.0;
-  return std::stod(std::get<std::string>(v));
+  // The parser turned numeric text into numbers; text is a caller's bug.
+  refuse("parameter '" + std::get<std::string>(v) + "' is not a number");
 }
 
 }  // namespace

@@ -49,13 +49,13 @@ std::vector<Sums> vector_sums(const float* a, const float* b,
                               const Vectors& vs) {
   std::vector<Sums> sums(static_cast<std::size_t>(vs.count));
   if (vs.count == 1) {
-    Sums& s = sums[0];
-    s.aa = detail::ordered_sum(
-        vs.length, [&](std::int64_t i) { return double(a[i]) * a[i]; });
-    s.bb = detail::ordered_sum(
-        vs.length, [&](std::int64_t i) { return double(b[i]) * b[i]; });
-    s.ab = detail::ordered_sum(
-        vs.length, [&](std::int64_t i) { return double(a[i]) * b[i]; });
+    // One pass over both tensors for all three sums.
+    const auto s =
+        detail::ordered_sums<3>(vs.length, [&](std::int64_t i, int k) {
+          const double x = a[i], y = b[i];
+          return k == 0 ? x * x : k == 1 ? y * y : x * y;
+        });
+    sums[0] = {s[0], s[1], s[2]};
     return sums;
   }
   const std::int64_t grain = std::max<std::int64_t>(
@@ -101,7 +101,7 @@ Tensor slerp(const Tensor& base, const Tensor& other, double t) {
   if (std::abs(cos_theta) <= kDotThreshold) c = spherical(t, cos_theta);
   const float ca = static_cast<float>(c.a);
   const float cb = static_cast<float>(c.b);
-  Tensor out = detail::new_like(base);
+  Tensor out = detail::new_output(base);
   float* o = out.data<float>();
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
     for (std::int64_t i = i0; i < i1; ++i) o[i] = ca * a[i] + cb * b[i];
@@ -158,7 +158,7 @@ Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
     ca[v] = static_cast<float>(c.a);
     cb[v] = static_cast<float>(c.b);
   }
-  Tensor out = detail::new_like(a);
+  Tensor out = detail::new_output(a);
   float* o = out.data<float>();
   const float* z = base ? base->data<float>() : nullptr;
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {

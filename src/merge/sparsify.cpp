@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -21,51 +22,115 @@ float delta_at(const float* x, const float* base, std::int64_t i) {
   return base ? x[i] - base[i] : x[i];
 }
 
-std::vector<float> magnitudes(const float* x, const float* base,
-                              std::int64_t n) {
-  std::vector<float> m(static_cast<std::size_t>(n));
-  for_ranges(n, [&](std::int64_t b, std::int64_t e) {
+// |delta| as the bits of a non-negative float: their order as unsigned
+// integers is the order of the magnitudes, so ranks can be found by
+// counting bit patterns (a radix select) instead of sorting.
+std::uint32_t magnitude_key(const float* x, const float* base, std::int64_t i) {
+  return std::bit_cast<std::uint32_t>(std::abs(delta_at(x, base, i)));
+}
+
+// Runs fn(task, begin, end) over get_num_threads() equal parts of [0, n).
+template <class Fn>
+void for_parts(std::int64_t n, Fn&& fn) {
+  const std::int64_t parts = std::max(1, get_num_threads());
+  parallel_for(0, parts, 1, [&](std::int64_t pb, std::int64_t pe) {
+    for (std::int64_t p = pb; p < pe; ++p)
+      fn(p, n * p / parts, n * (p + 1) / parts);
+  });
+}
+
+// The key at rank r (ascending) and how many keys are smaller: two passes
+// of 65536-bin histograms (high half, then the low half within the high
+// half's bin), each part of the range counting into its own histogram.
+struct Cut {
+  std::uint32_t key = 0;
+  std::int64_t less = 0;         // keys below `key`
+  std::int64_t equal_below = 0;  // of the keys equal to it, rank below r
+  bool all = false;  // r is past the end: every element ranks below it
+};
+
+Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
+  if (r >= n) return {0, n, 0, true};
+  const std::int64_t parts = std::max(1, get_num_threads());
+  constexpr std::size_t kBins = 1 << 16;
+  std::vector<std::int64_t> hist(static_cast<std::size_t>(parts) * kBins);
+  const auto merged = [&] {
+    std::vector<std::int64_t> total(kBins, 0);
+    for (std::int64_t p = 0; p < parts; ++p) {
+      for (std::size_t b = 0; b < kBins; ++b) {
+        total[b] += hist[static_cast<std::size_t>(p) * kBins + b];
+      }
+    }
+    return total;
+  };
+  // The bin holding rank `want`, and the count below it.
+  const auto find = [](const std::vector<std::int64_t>& h, std::int64_t want) {
+    std::int64_t below = 0;
+    std::size_t b = 0;
+    while (below + h[b] <= want) below += h[b++];
+    return std::pair(static_cast<std::uint32_t>(b), below);
+  };
+  for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
+    std::int64_t* h = hist.data() + p * std::int64_t(kBins);
+    for (std::int64_t i = b; i < e; ++i) ++h[magnitude_key(x, base, i) >> 16];
+  });
+  const auto [high, below_high] = find(merged(), r);
+  std::fill(hist.begin(), hist.end(), 0);
+  for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
+    std::int64_t* h = hist.data() + p * std::int64_t(kBins);
     for (std::int64_t i = b; i < e; ++i) {
-      m[static_cast<std::size_t>(i)] = std::abs(delta_at(x, base, i));
+      const std::uint32_t k = magnitude_key(x, base, i);
+      if ((k >> 16) == high) ++h[k & 0xffffu];
     }
   });
-  return m;
+  const auto [low, below_low] = find(merged(), r - below_high);
+  Cut c;
+  c.key = (high << 16) | low;
+  c.less = below_high + below_low;
+  c.equal_below = r - c.less;
+  return c;
 }
 
 // Marks (1) the elements whose rank in ascending (|delta|, position) order
-// lies in [lo, hi).
-std::vector<std::uint8_t> rank_window(const std::vector<float>& mag,
-                                      std::int64_t lo, std::int64_t hi) {
-  const std::int64_t n = static_cast<std::int64_t>(mag.size());
-  std::vector<std::uint8_t> mask(mag.size(), 0);
+// lies in [lo, hi): rank(i) < r when its key is below the cut's, or equal
+// with fewer than equal_below equal keys before it (counted per part, then
+// offset by the parts before).
+std::vector<std::uint8_t> rank_window(const float* x, const float* base,
+                                      std::int64_t n, std::int64_t lo,
+                                      std::int64_t hi) {
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(n), 0);
   if (lo >= hi) return mask;
-  // The value at rank r, and how many elements of that value rank below r.
-  struct Cut {
-    float value;
-    std::int64_t equal_below;
-  };
-  std::vector<float> sorted = mag;
-  const auto cut_at = [&](std::int64_t r) -> Cut {
-    if (r >= n) return {INFINITY, n};
-    std::nth_element(sorted.begin(), sorted.begin() + r, sorted.end());
-    const float v = sorted[static_cast<std::size_t>(r)];
-    const std::int64_t less =
-        std::count_if(mag.begin(), mag.end(), [v](float m) { return m < v; });
-    return {v, r - less};
-  };
-  const Cut a = cut_at(lo);
-  const Cut b = cut_at(hi);
-  // rank(i) < r  <=>  mag < v, or mag == v and fewer than equal_below
-  // equal elements come before i.
-  std::int64_t seen_a = 0, seen_b = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float m = mag[static_cast<std::size_t>(i)];
-    bool below_a = m < a.value;
-    if (m == a.value) below_a = seen_a++ < a.equal_below;
-    bool below_b = m < b.value;
-    if (m == b.value) below_b = seen_b++ < b.equal_below;
-    mask[static_cast<std::size_t>(i)] = !below_a && below_b;
+  const Cut a = cut_at(x, base, n, lo);
+  const Cut b = cut_at(x, base, n, hi);
+  const std::int64_t parts = std::max(1, get_num_threads());
+  std::vector<std::int64_t> equal_a(static_cast<std::size_t>(parts) + 1, 0);
+  std::vector<std::int64_t> equal_b(static_cast<std::size_t>(parts) + 1, 0);
+  for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
+    std::int64_t ca = 0, cb = 0;
+    for (std::int64_t i = s; i < e; ++i) {
+      const std::uint32_t k = magnitude_key(x, base, i);
+      ca += k == a.key;
+      cb += k == b.key;
+    }
+    equal_a[static_cast<std::size_t>(p) + 1] = ca;
+    equal_b[static_cast<std::size_t>(p) + 1] = cb;
+  });
+  for (std::size_t p = 1; p < equal_a.size(); ++p) {
+    equal_a[p] += equal_a[p - 1];
+    equal_b[p] += equal_b[p - 1];
   }
+  for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
+    std::int64_t seen_a = equal_a[static_cast<std::size_t>(p)];
+    std::int64_t seen_b = equal_b[static_cast<std::size_t>(p)];
+    for (std::int64_t i = s; i < e; ++i) {
+      const std::uint32_t k = magnitude_key(x, base, i);
+      bool below_a = k < a.key;
+      if (k == a.key) below_a = seen_a++ < a.equal_below;
+      bool below_b = b.all || k < b.key;
+      if (!b.all && k == b.key) below_b = seen_b++ < b.equal_below;
+      mask[static_cast<std::size_t>(i)] = !below_a && below_b;
+    }
+  });
   return mask;
 }
 
@@ -161,14 +226,14 @@ Thinned thin(const float* x, const float* base, std::int64_t rows,
     case Sparsification::Magnitude: {
       const std::int64_t k = std::max<std::int64_t>(
           1, static_cast<std::int64_t>(in.density * double(n)));
-      out.mask = rank_window(magnitudes(x, base, n), n - k, n);
+      out.mask = rank_window(x, base, n, n - k, n);
       break;
     }
     case Sparsification::MagnitudeOutliers: {
       const auto target = static_cast<std::int64_t>(in.density * double(n));
       const auto top = static_cast<std::int64_t>(in.gamma * double(n));
       const std::int64_t bottom = std::max<std::int64_t>(0, n - target - top);
-      out.mask = rank_window(magnitudes(x, base, n), bottom, bottom + target);
+      out.mask = rank_window(x, base, n, bottom, bottom + target);
       break;
     }
     case Sparsification::Random:
@@ -184,12 +249,13 @@ Thinned thin(const float* x, const float* base, std::int64_t rows,
     // mergekit's RescaleNorm.l1: the kept part scaled back to the L1 norm
     // of the whole, unless either norm is below 1e-7.
     const std::uint8_t* m = out.mask.data();
-    const double before = ordered_sum(n, [&](std::int64_t i) {
-      return double(std::abs(delta_at(x, base, i)));
+    const auto norms = ordered_sums<2>(n, [&](std::int64_t i, int k) {
+      // Branch-free: the mask is random.
+      const double v = std::abs(delta_at(x, base, i));
+      return k == 0 ? v : v * m[i];
     });
-    const double after = ordered_sum(n, [&](std::int64_t i) {
-      return m[i] ? double(std::abs(delta_at(x, base, i))) : 0.0;
-    });
+    const double before = norms[0];
+    const double after = norms[1];
     if (before >= 1e-7 && after >= 1e-7) {
       out.scale = static_cast<float>(before / after);
     }

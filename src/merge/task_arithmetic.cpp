@@ -3,6 +3,7 @@
 // keep-mask is drawn: the deltas are recomputed from the inputs instead
 // of stored, so memory holds the inputs, one byte of mask per element and
 // model, and the output.
+#include <algorithm>
 #include <cmath>
 
 #include "merge/chunked.hpp"
@@ -14,7 +15,7 @@ namespace tessel::merge {
 
 namespace {
 
-float sign_of(float v) { return v > 0 ? 1.0f : v < 0 ? -1.0f : 0.0f; }
+float sign_of(float v) { return float(v > 0) - float(v < 0); }
 
 }  // namespace
 
@@ -48,43 +49,93 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
   if (std::abs(weight_sum) < 1e-8f) weight_sum = 1.0f;
   const float lambda = static_cast<float>(options.lambda);
 
-  Tensor out = detail::new_like(base);
+  // Per model: the keep mask (null: all kept) and the rescale factor.
+  std::vector<const std::uint8_t*> mask(models, nullptr);
+  std::vector<float> scale(models, 1.0f);
+  for (std::size_t m = 0; m < models; ++m) {
+    if (!thinned[m].keep_all) {
+      mask[m] = thinned[m].mask.data();
+      scale[m] = thinned[m].scale;
+    }
+  }
+  const bool consensus = options.consensus != Consensus::None;
+  const bool by_count = options.consensus == Consensus::Count;
+  Tensor out = detail::new_output(base);
   float* o = out.data<float>();
+  // Blocks of elements, one model at a time within a block, every step a
+  // loop over the block without branches (masks and signs are random, and
+  // a branch on each would mispredict half the time): the compiler
+  // vectorises each. Multiplying by a 0/1 factor and adding the (signed)
+  // zeros it leaves gives the same floats, in the same order, as skipping
+  // those terms.
+  constexpr std::int64_t kBlock = 512;
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-    std::vector<float> d(models);
-    for (std::int64_t i = i0; i < i1; ++i) {
-      float sum = 0.0f;
+    std::vector<float> scratch((models + 3) * kBlock);
+    float* sum = scratch.data();
+    float* mixed = sum + kBlock;
+    float* divisor = mixed + kBlock;
+    for (std::int64_t start = i0; start < i1; start += kBlock) {
+      const std::int64_t len = std::min(kBlock, i1 - start);
+      const float* bb = b + start;
+      std::fill(sum, sum + len, 0.0f);
       for (std::size_t m = 0; m < models; ++m) {
-        const detail::Thinned& t = thinned[m];
-        float delta = x[m][i] - b[i];
-        if (!t.keep_all) {
-          delta = t.mask[static_cast<std::size_t>(i)] ? delta * t.scale : 0.0f;
+        float* d = divisor + kBlock * (1 + std::int64_t(m));
+        const float* xm = x[m] + start;
+        const float wm = w[m];
+        if (mask[m]) {
+          const std::uint8_t* keep = mask[m] + start;
+          const float s = scale[m];
+          for (std::int64_t j = 0; j < len; ++j) {
+            d[j] = (xm[j] - bb[j]) * (float(keep[j]) * s) * wm;
+          }
+        } else {
+          for (std::int64_t j = 0; j < len; ++j) d[j] = (xm[j] - bb[j]) * wm;
         }
-        d[m] = delta * w[m];
-        sum += d[m];
+        for (std::int64_t j = 0; j < len; ++j) sum[j] += d[j];
       }
-      float mixed = sum;
-      float divisor = weight_sum;
-      if (options.consensus != Consensus::None) {
-        float vote = sum;
-        if (options.consensus == Consensus::Count) {
-          vote = 0.0f;
-          for (std::size_t m = 0; m < models; ++m) vote += sign_of(d[m]);
-        }
-        const float majority = vote >= 0.0f ? 1.0f : -1.0f;
-        mixed = 0.0f;
-        divisor = 0.0f;
-        for (std::size_t m = 0; m < models; ++m) {
-          if (sign_of(d[m]) == majority) {
-            mixed += d[m];
-            divisor += w[m];
+      if (consensus) {
+        // The elected sign goes in `divisor` until the sums need it.
+        float* majority = divisor;
+        if (by_count) {
+          std::fill(mixed, mixed + len, 0.0f);
+          for (std::size_t m = 0; m < models; ++m) {
+            const float* d = divisor + kBlock * (1 + std::int64_t(m));
+            for (std::int64_t j = 0; j < len; ++j) mixed[j] += sign_of(d[j]);
+          }
+          for (std::int64_t j = 0; j < len; ++j) {
+            majority[j] = mixed[j] >= 0.0f ? 1.0f : -1.0f;
+          }
+        } else {
+          for (std::int64_t j = 0; j < len; ++j) {
+            majority[j] = sum[j] >= 0.0f ? 1.0f : -1.0f;
           }
         }
-        if (divisor == 0.0f) divisor = 1.0f;
+        // sum[] is free now: it collects the agreeing weights.
+        std::fill(mixed, mixed + len, 0.0f);
+        std::fill(sum, sum + len, 0.0f);
+        for (std::size_t m = 0; m < models; ++m) {
+          const float* d = divisor + kBlock * (1 + std::int64_t(m));
+          const float wm = w[m];
+          for (std::int64_t j = 0; j < len; ++j) {
+            const float agree = sign_of(d[j]) == majority[j] ? 1.0f : 0.0f;
+            mixed[j] += d[j] * agree;
+            sum[j] += wm * agree;
+          }
+        }
+        for (std::int64_t j = 0; j < len; ++j) {
+          divisor[j] = sum[j] == 0.0f ? 1.0f : sum[j];
+        }
+      } else {
+        std::copy(sum, sum + len, mixed);
+        std::fill(divisor, divisor + len, weight_sum);
       }
-      if (options.normalize) mixed /= divisor;
-      if (lambda != 1.0f) mixed *= lambda;
-      o[i] = b[i] + mixed;
+      if (options.normalize) {
+        for (std::int64_t j = 0; j < len; ++j) mixed[j] /= divisor[j];
+      }
+      if (lambda != 1.0f) {
+        for (std::int64_t j = 0; j < len; ++j) mixed[j] *= lambda;
+      }
+      for (std::int64_t j = 0; j < len; ++j) o[start + j] = bb[j] + mixed[j];
     }
   });
   return out;

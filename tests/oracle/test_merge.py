@@ -35,6 +35,7 @@ Bad input: density outside (0, 1], weights summing to zero with normalize,
 t outside [0, 1], a model path that does not exist, the output inside an
 input's directory, an unknown key, a NaN in an input tensor (E2401 naming
 the tensor and model): each its error code, and nothing written."""
+# tessel-venv: .venv-torch2
 import argparse
 import contextlib
 import json
@@ -456,8 +457,17 @@ dtype: float32
         run.tessel_merge(cfg, ours_gguf)
         run.mergekit(cfg, ref_dir)
         convert(ref_dir, ref_gguf, "f32")
-    a = {t.name: t for t in gguf.GGUFReader(ours_gguf).tensors}
-    b = {t.name: t for t in gguf.GGUFReader(ref_gguf).tensors}
+    ours_reader, ref_reader = gguf.GGUFReader(ours_gguf), gguf.GGUFReader(ref_gguf)
+    # The metadata too, but general.name (from the file or directory name).
+    mine = {k: f.contents() for k, f in ours_reader.fields.items() if not k.startswith("GGUF.")}
+    theirs = {k: f.contents() for k, f in ref_reader.fields.items() if not k.startswith("GGUF.")}
+    for key in sorted(set(mine) | set(theirs)):
+        if key == "general.name":
+            continue
+        check(mine.get(key) == theirs.get(key),
+              f"GGUF output metadata {key}: {str(mine.get(key))[:60]} vs {str(theirs.get(key))[:60]}")
+    a = {t.name: t for t in ours_reader.tensors}
+    b = {t.name: t for t in ref_reader.tensors}
     check(sorted(a) == sorted(b), f"GGUF output tensor names: {sorted(set(a) ^ set(b))}")
     worst = 0.0
     for name in sorted(set(a) & set(b)):

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <set>
 
@@ -33,6 +34,37 @@ std::int64_t first_non_finite(const Tensor& t) {
     }
   });
   return first.load();
+}
+
+// bf16 -> f32 with the finiteness check in the same pass (one read of the
+// mapped bytes instead of a cast and then a scan); `first` gets the first
+// NaN or Inf, or -1.
+Tensor widen_bf16_checked(const Tensor& t, const Tensor& buffer,
+                          std::int64_t& first) {
+  Tensor out = buffer.defined() && buffer.numel() >= t.numel()
+                   ? buffer.slice(0, 0, t.numel()).reshape(t.shape())
+                   : empty(t.shape(), DType::F32);
+  const auto* in = static_cast<const std::uint16_t*>(t.raw_data());
+  float* o = out.data<float>();
+  std::atomic<std::int64_t> bad{-1};
+  parallel_for(0, t.numel(), 1 << 16, [&](std::int64_t b, std::int64_t e) {
+    std::uint16_t all_ones = 0;
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::uint16_t bits = in[i];
+      all_ones |= static_cast<std::uint16_t>((bits & 0x7f80u) == 0x7f80u);
+      o[i] = std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+    }
+    if (!all_ones) return;
+    for (std::int64_t i = b; i < e; ++i) {
+      if ((in[i] & 0x7f80u) != 0x7f80u) continue;
+      std::int64_t seen = bad.load();
+      while ((seen < 0 || i < seen) && !bad.compare_exchange_weak(seen, i)) {
+      }
+      return;
+    }
+  });
+  first = bad.load();
+  return out;
 }
 
 }  // namespace
@@ -87,9 +119,18 @@ DType MergeInput::stored_dtype(const std::string& name) const {
 }
 
 Tensor MergeInput::read_f32(const std::string& name,
-                            std::optional<DType> round_to) const {
+                            std::optional<DType> round_to,
+                            const Tensor& buffer) const {
   Tensor t;
-  if (safetensors_) {
+  std::int64_t bad = -2;  // -2: not scanned yet
+  const Tensor& stored = tensors_.at(name);
+  const bool plain_bf16 =
+      stored.dtype() == DType::BF16 && stored.is_contiguous() &&
+      !(safetensors_ && safetensors_->quantization.contains(name)) &&
+      !(gguf_ && rope_interleave_heads(config_, name));
+  if (plain_bf16 && (!round_to || *round_to == DType::BF16)) {
+    t = widen_bf16_checked(stored, buffer, bad);
+  } else if (safetensors_) {
     t = safetensors_->dequantized(name, DType::F32);
   } else {
     t = tensors_.at(name);
@@ -99,9 +140,13 @@ Tensor MergeInput::read_f32(const std::string& name,
     }
     t = t.to(DType::F32);
   }
-  if (round_to && *round_to != DType::F32) t = t.to(*round_to).to(DType::F32);
+  // bf16 values are already bf16: rounding to it changes nothing.
+  if (round_to && *round_to != DType::F32 && bad == -2) {
+    t = t.to(*round_to).to(DType::F32);
+  }
   t = t.contiguous();
-  if (const std::int64_t i = first_non_finite(t); i >= 0) {
+  if (bad == -2) bad = first_non_finite(t);
+  if (const std::int64_t i = bad; i >= 0) {
     throw_error(
         ErrorCode::NonFinite,
         fmt::format("[merge] {} in model {} holds {} at element {}", name,

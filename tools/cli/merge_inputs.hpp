@@ -35,7 +35,10 @@ class MergeInput {
   // Tensor `name` as f32 in HF row order, first rounded to `round_to`
   // when given (mergekit's `dtype`). E2401 naming the tensor and the
   // model when it holds NaN or Inf.
-  Tensor read_f32(const std::string& name, std::optional<DType> round_to) const;
+  // A widened copy goes into `buffer` (1-D f32) when it is large enough:
+  // a streamed merge reuses the same pages for every tensor.
+  Tensor read_f32(const std::string& name, std::optional<DType> round_to,
+                  const Tensor& buffer = {}) const;
   // Tensor `name`'s mapped pages leave the resident set (the page cache
   // keeps them; a later read faults them back): called once the merge is
   // done with it, so memory holds one tensor's inputs, not the models.

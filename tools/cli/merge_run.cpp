@@ -40,7 +40,8 @@ void check_output_path(const fs::path& output,
         std::mismatch(p.begin(), p.end(), out.begin(), out.end());
     if (pi == p.end()) {
       refuse(fmt::format("the output {} is {} the input model {}",
-                         output.string(), oi == out.end() ? "" : "inside",
+                         output.string(),
+                         oi == out.end() ? "the same path as" : "inside",
                          in.reference()));
     }
   }
@@ -246,7 +247,16 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
   }
   info.name = gguf_model_name(o.output.stem().string());
   info.size_label = gguf_size_label(parameters);
-  info.head_dim_keys = plan.config.model_type == "qwen3";
+  // The converter writes key/value_length when config.json has head_dim.
+  const MergeInput& donor_model = inputs[plan.donor];
+  if (donor_model.is_gguf()) {
+    info.head_dim_keys = donor_model.gguf()->find(
+                             plan.config.model_type +
+                             ".attention.key_length") != nullptr;
+  } else {
+    const json raw = read_json_file(donor_model.path() / "config.json");
+    info.head_dim_keys = raw.is_object() && raw.contains("head_dim");
+  }
   auto metadata = gguf_decoder_metadata(gguf_config, info);
   const MergeInput& donor = inputs[plan.donor];
   if (donor.is_gguf()) {

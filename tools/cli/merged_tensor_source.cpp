@@ -1,5 +1,6 @@
 #include "cli/merged_tensor_source.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tessel::cli {
@@ -40,13 +41,20 @@ const Tensor& MergedTensorSource::merged(std::size_t i) {
   }
   const merge::PlannedTensor& p = plan_.tensors[o.planned];
   std::vector<Tensor> f32;
+  while (input_buffers_.size() < p.inputs.size()) {
+    input_buffers_.push_back(empty(Shape{largest_}, DType::F32));
+  }
+  if (!output_buffer_.defined()) {
+    output_buffer_ = empty(Shape{largest_}, DType::F32);
+  }
   for (const merge::PlannedInput& in : p.inputs) {
     const MergeInput& model = inputs_[in.model];
-    f32.push_back(model.read_f32(in.tensor, round_to_));
+    f32.push_back(
+        model.read_f32(in.tensor, round_to_, input_buffers_[f32.size()]));
     bytes_read_ +=
         TensorSpec{in.tensor, model.stored_dtype(in.tensor), p.shape}.nbytes();
   }
-  Tensor out = merge::merge_tensor(plan_.method, p, f32, seed_);
+  Tensor out = merge::merge_tensor(plan_.method, p, f32, seed_, output_buffer_);
   f32.clear();  // the inputs' f32 copies go before the cast allocates
   for (const merge::PlannedInput& in : p.inputs) {
     inputs_[in.model].release(in.tensor);

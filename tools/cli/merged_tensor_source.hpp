@@ -60,6 +60,11 @@ class MergedTensorSource final : public TensorSource {
   Progress* progress_ = nullptr;
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
+  // f32 working memory for the largest tensor, reused for every one: the
+  // inputs' widened copies and the merged result.
+  std::int64_t largest_ = 0;
+  std::vector<Tensor> input_buffers_;
+  Tensor output_buffer_;
   std::int64_t done_tensors_ = 0;
   std::int64_t bytes_read_ = 0;
 };

@@ -82,7 +82,11 @@ namespace tessel::merge {
 // Random masks draw from Philox under key `seed`, stream
 // FNV-1a(tensor name) + the input's position, so a tensor's mask depends
 // on the seed, its name and the model's place in the config alone.
+// `output_buffer` (1-D f32, at least the tensor's size), when given, holds
+// the result (a view of it is returned): a streamed merge passes the same
+// one for every tensor instead of faulting in fresh pages each time.
 Tensor merge_tensor(Method method, const PlannedTensor& tensor,
-                    std::span<const Tensor> inputs, std::uint64_t seed);
+                    std::span<const Tensor> inputs, std::uint64_t seed,
+                    Tensor output_buffer = {});
 
 }  // namespace tessel::merge
