@@ -39,10 +39,9 @@ void check_output_path(const fs::path& output,
     const auto [pi, oi] =
         std::mismatch(p.begin(), p.end(), out.begin(), out.end());
     if (pi == p.end()) {
-      refuse(fmt::format("the output {} is {} the input model {}",
-                         output.string(),
-                         oi == out.end() ? "the same path as" : "inside",
-                         in.reference()));
+      refuse(fmt::format(
+          "the output {} is {} the input model {}", output.string(),
+          oi == out.end() ? "the same path as" : "inside", in.reference()));
     }
   }
 }
@@ -250,9 +249,9 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
   // The converter writes key/value_length when config.json has head_dim.
   const MergeInput& donor_model = inputs[plan.donor];
   if (donor_model.is_gguf()) {
-    info.head_dim_keys = donor_model.gguf()->find(
-                             plan.config.model_type +
-                             ".attention.key_length") != nullptr;
+    info.head_dim_keys =
+        donor_model.gguf()->find(plan.config.model_type +
+                                 ".attention.key_length") != nullptr;
   } else {
     const json raw = read_json_file(donor_model.path() / "config.json");
     info.head_dim_keys = raw.is_object() && raw.contains("head_dim");
