@@ -7,11 +7,13 @@ every HF directory (qwen3 sharded and bf16 too) against transformers' by
 the same rule, both on expected/perplexity.txt with the fixtures' n_ctx,
 with the same token count and BOS decision. Where both compute in f32 (f32
 GGUFs, every HF directory) the rule alone separates them: within 1e-5.
-Other GGUF types: within 0.1%, except Q4_K_M within 0.25% (measured 0.11%
-and 0.17%): there the two runtimes' rounding differs (llama.cpp multiplies
-bf16 weights with bf16-rounded activations, tessel widens to f32; the
-K-quant mixes), and these random models amplify a perturbation about five
-times (test_model_fixtures.py). The plain output is llama-perplexity's.
+Other GGUF types: within 0.2%, Q4_K_M within 0.25% (measured at most
+0.04% and 0.17% on an AVX-512 Xeon, 0.13% and 0.18% on an AVX2-only EPYC,
+where llama.cpp's CPU kernels round and accumulate differently): there
+the two runtimes' rounding differs (llama.cpp multiplies bf16 weights
+with bf16-rounded activations and q8_0 weights with q8_0-quantised ones,
+tessel widens to f32; the K-quant mixes), and these random models amplify
+a perturbation about five times (test_model_fixtures.py). The plain output is llama-perplexity's.
 
 Usage: test_perplexity.py --tessel PATH (TESSEL_MODEL_FIXTURES set)."""
 import argparse
@@ -26,7 +28,7 @@ import model_fixtures as mf  # noqa: E402
 
 # Relative, by GGUF type; HF directories as f32.
 TOLERANCE = {"f32": 1e-5, "q4_k_m": 2.5e-3}
-DEFAULT_TOLERANCE = 1e-3
+DEFAULT_TOLERANCE = 2e-3
 FAILURES = []
 
 
