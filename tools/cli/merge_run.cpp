@@ -83,6 +83,17 @@ json read_json_file(const fs::path& path) {
   return j.is_discarded() ? json() : j;
 }
 
+// A bar over the tensors (rate in MB read) on a terminal, unless --json;
+// it must outlive the writing.
+std::unique_ptr<Progress> progress_bar(const MergeRunOptions& o,
+                                       MergedTensorSource& source) {
+  if (!o.progress || !Progress::stderr_is_terminal()) return nullptr;
+  auto progress = std::make_unique<Progress>(
+      static_cast<std::int64_t>(source.size()), "MB", 1 << 30);
+  source.set_progress(progress.get());
+  return progress;
+}
+
 // transformers' per-layer attention types follow the layers: each output
 // layer takes its source layer's entry (the donor's list when the source
 // model has none).
@@ -145,12 +156,7 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
   }
   refuse_to_replace_foreign(o.output, "merge");
   MergedTensorSource source(plan, inputs, std::move(outputs), c.dtype, o.seed);
-  std::unique_ptr<Progress> progress;
-  if (o.progress && Progress::stderr_is_terminal()) {
-    progress = std::make_unique<Progress>(
-        static_cast<std::int64_t>(source.size()), "MB", 1 << 30);
-    source.set_progress(progress.get());
-  }
+  const std::unique_ptr<Progress> progress = progress_bar(o, source);
   StagedDirectory staged(o.output);
   write_safetensors_shards(staged.path(), source, o.shard_bytes);
   write_text_file(staged.path() / "config.json", config.dump(2) + "\n");
@@ -275,12 +281,7 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
                     std::make_move_iterator(vocabulary.end()));
   }
   MergedTensorSource source(plan, inputs, std::move(outputs), c.dtype, o.seed);
-  std::unique_ptr<Progress> progress;
-  if (o.progress && Progress::stderr_is_terminal()) {
-    progress = std::make_unique<Progress>(
-        static_cast<std::int64_t>(source.size()), "MB", 1 << 30);
-    source.set_progress(progress.get());
-  }
+  const std::unique_ptr<Progress> progress = progress_bar(o, source);
   save_gguf(o.output, metadata, source);
   if (progress) progress->finish();
   report.tensors = source.size();
