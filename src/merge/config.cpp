@@ -181,7 +181,11 @@ void check_type(const Reader& r, const ParameterSpec& spec, Setting& s) {
 void check_parameters(const Reader& r, Method method, Parameters& ps,
                       bool per_model) {
   const std::vector<ParameterSpec> specs = method_parameters(method);
-  for (auto& [name, setting] : ps) {
+  for (auto& entry : ps) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture
+    // one in a lambda.
+    const std::string& name = entry.first;
+    Setting& setting = entry.second;
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const auto& s) { return s.name == name; });
     if (it == specs.end()) {

@@ -74,7 +74,10 @@ Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
     std::int64_t* h = hist.data() + p * std::int64_t(kBins);
     for (std::int64_t i = b; i < e; ++i) ++h[magnitude_key(x, base, i) >> 16];
   });
-  const auto [high, below_high] = find(merged(), r);
+  // Not structured bindings: clang 14 cannot capture them in a lambda.
+  const std::pair<std::uint32_t, std::int64_t> first = find(merged(), r);
+  const std::uint32_t high = first.first;
+  const std::int64_t below_high = first.second;
   std::fill(hist.begin(), hist.end(), 0);
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
     std::int64_t* h = hist.data() + p * std::int64_t(kBins);
