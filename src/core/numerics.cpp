@@ -66,33 +66,43 @@ bool may_hold_nonfinite(const Tensor& t) {
 void set_check_numerics(bool enabled) { flag() = enabled; }
 bool check_numerics() { return flag(); }
 
-void check_finite(const Tensor& t, const char* op) {
+std::int64_t first_non_finite(const Tensor& t) {
   // A meta tensor has no values to check.
-  if (!check_numerics() || !is_floating_point(t.dtype()) || t.numel() == 0 ||
-      t.device().is_meta()) {
-    return;
+  if (!is_floating_point(t.dtype()) || t.numel() == 0 || t.device().is_meta()) {
+    return -1;
   }
   const Tensor c = t.contiguous();
-  if (!may_hold_nonfinite(c)) return;
-  detail::dispatch_float_type(c.dtype(), op, [&]<class T>() {
+  if (!may_hold_nonfinite(c)) return -1;
+  std::int64_t first = -1;
+  detail::dispatch_float_type(c.dtype(), "first_non_finite", [&]<class T>() {
     const T* data = c.const_data<T>();
-    const std::int64_t n = c.numel();
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double v = static_cast<double>(data[i]);
-      if (std::isfinite(v)) continue;
-      // The first bad element as a multi-index.
-      Shape index(t.shape().size(), 0);
-      std::int64_t rest = i;
-      for (std::size_t d = index.size(); d-- > 0;) {
-        index[d] = rest % t.shape()[d];
-        rest /= t.shape()[d];
-      }
-      detail::fail(ErrorCode::NonFinite, op,
-                   "produced {} at index {} of an output of shape {} ({})", v,
-                   shape_string(index), shape_string(t.shape()),
-                   dtype_name(t.dtype()));
+    for (std::int64_t i = 0; i < c.numel() && first < 0; ++i) {
+      if (!std::isfinite(static_cast<double>(data[i]))) first = i;
     }
   });
+  return first;
+}
+
+void check_finite(const Tensor& t, const char* op) {
+  if (!check_numerics()) return;
+  const std::int64_t i = first_non_finite(t);
+  if (i < 0) return;
+  const Tensor c = t.contiguous();
+  double v = 0;
+  detail::dispatch_float_type(c.dtype(), op, [&]<class T>() {
+    v = static_cast<double>(c.const_data<T>()[i]);
+  });
+  // The first bad element as a multi-index.
+  Shape index(t.shape().size(), 0);
+  std::int64_t rest = i;
+  for (std::size_t d = index.size(); d-- > 0;) {
+    index[d] = rest % t.shape()[d];
+    rest /= t.shape()[d];
+  }
+  detail::fail(ErrorCode::NonFinite, op,
+               "produced {} at index {} of an output of shape {} ({})", v,
+               shape_string(index), shape_string(t.shape()),
+               dtype_name(t.dtype()));
 }
 
 }  // namespace tessel

@@ -146,6 +146,12 @@ const Tensor::Impl& Tensor::impl(const char* op) const {
 const Shape& Tensor::shape() const { return impl("shape").shape; }
 const Strides& Tensor::strides() const { return impl("strides").strides; }
 std::int64_t Tensor::storage_offset() const { return impl("offset").offset; }
+
+void Tensor::release_pages(std::int64_t offset, std::int64_t nbytes) const {
+  const std::int64_t start = static_cast<const std::uint8_t*>(raw_data()) -
+                             static_cast<const std::uint8_t*>(storage().data());
+  storage().release_pages(start + offset, nbytes);
+}
 DType Tensor::dtype() const { return impl("dtype").dtype; }
 Device Tensor::device() const { return impl("device").storage.device(); }
 std::int64_t Tensor::rank() const {

@@ -144,11 +144,7 @@ void CastingSource::written(std::size_t i, std::int64_t end) {
   const std::int64_t consumed =
       t.dtype() == to ? end : end / element_size(to) * element_size(t.dtype());
   if (consumed <= released_bytes_) return;
-  const std::int64_t start =
-      static_cast<const std::uint8_t*>(t.raw_data()) -
-      static_cast<const std::uint8_t*>(t.storage().data());
-  t.storage().release_pages(start + released_bytes_,
-                            consumed - released_bytes_);
+  t.release_pages(released_bytes_, consumed - released_bytes_);
   released_bytes_ = consumed;
 }
 

@@ -31,8 +31,6 @@ void bad_parameter(const char* method, const std::string& what) {
               fmt::format("[merge] {}: {}", method, what));
 }
 
-Tensor new_like(const Tensor& like) { return empty(like.shape(), DType::F32); }
-
 namespace {
 thread_local Tensor lent_output;
 }  // namespace
@@ -43,7 +41,7 @@ Tensor new_output(const Tensor& like) {
     lent_output = Tensor();
     return out;
   }
-  return new_like(like);
+  return empty(like.shape(), DType::F32);
 }
 
 OutputLoan::OutputLoan(Tensor buffer) : previous_(std::move(lent_output)) {

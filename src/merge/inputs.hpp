@@ -14,11 +14,9 @@ namespace tessel::merge::detail {
 void check_merge_input(const Tensor& t, const Tensor& like, const char* method);
 // E4001 "[merge] <method>: <what>".
 [[noreturn]] void bad_parameter(const char* method, const std::string& what);
-// A fresh f32 tensor of `like`'s shape.
-Tensor new_like(const Tensor& like);
-
 // A method's result: the buffer lent by the innermost OutputLoan of this
-// thread when it is large enough (once), else a fresh tensor. A streamed
+// thread when it is large enough (once), else a fresh f32 tensor of
+// `like`'s shape. A streamed
 // merge lends the same buffer for every tensor, so that the pages of each
 // result are not faulted in and zeroed anew.
 Tensor new_output(const Tensor& like);

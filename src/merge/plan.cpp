@@ -52,6 +52,16 @@ class Planner {
     for (std::size_t i = 0; i < slices.size(); ++i) check_slice(slices[i], i);
 
     const ModelSummary& donor = summaries_[plan_.donor];
+    for (std::size_t m = 0; m < summaries_.size(); ++m) {
+      const std::string& type = summaries_[m].config.model_type;
+      if (type != donor.config.model_type) {
+        refuse(
+            fmt::format("{} is a {} model and {} a {} one: models of one "
+                        "architecture merge",
+                        plan_.models[m], type, plan_.models[plan_.donor],
+                        donor.config.model_type));
+      }
+    }
     // The layer's tensors, as the donor names them.
     std::vector<std::string> suffixes;
     const std::string first = std::string(kLayers) + "0.";

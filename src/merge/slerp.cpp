@@ -43,16 +43,19 @@ struct Sums {
   double aa = 0, bb = 0, ab = 0;
 };
 
-// Per vector, sum of a*a, b*b and a*b in f64, the same on any thread
-// count.
-std::vector<Sums> vector_sums(const float* a, const float* b,
+// Per vector, sum of a*a, b*b and a*b in f64 — of a - base and b - base
+// when `base` is given, computed on the fly — the same on any thread count.
+std::vector<Sums> vector_sums(const float* a, const float* b, const float* base,
                               const Vectors& vs) {
+  const auto delta = [base](const float* x, std::int64_t i) {
+    return base ? double(x[i] - base[i]) : double(x[i]);
+  };
   std::vector<Sums> sums(static_cast<std::size_t>(vs.count));
   if (vs.count == 1) {
     // One pass over both tensors for all three sums.
     const auto s =
         detail::ordered_sums<3>(vs.length, [&](std::int64_t i, int k) {
-          const double x = a[i], y = b[i];
+          const double x = delta(a, i), y = delta(b, i);
           return k == 0 ? x * x : k == 1 ? y * y : x * y;
         });
     sums[0] = {s[0], s[1], s[2]};
@@ -64,8 +67,8 @@ std::vector<Sums> vector_sums(const float* a, const float* b,
     for (std::int64_t v = vb; v < ve; ++v) {
       Sums s;
       for (std::int64_t j = 0; j < vs.length; ++j) {
-        const double x = a[vs.at(v, j)];
-        const double y = b[vs.at(v, j)];
+        const double x = delta(a, vs.at(v, j));
+        const double y = delta(b, vs.at(v, j));
         s.aa += x * x;
         s.bb += y * y;
         s.ab += x * y;
@@ -87,7 +90,7 @@ Tensor slerp(const Tensor& base, const Tensor& other, double t) {
   const std::int64_t n = base.numel();
   const float* a = base.data<float>();
   const float* b = other.data<float>();
-  const Sums s = vector_sums(a, b, {1, n, 0, 1})[0];
+  const Sums s = vector_sums(a, b, nullptr, {1, n, 0, 1})[0];
   // mergekit's thresholds: a norm at most 1e-8 counts as 1, and a cosine
   // past 0.9995 in magnitude interpolates linearly.
   constexpr double kEps = 1e-8;
@@ -117,22 +120,6 @@ Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
   const double total = options.weight_a + options.weight_b;
   const double t = std::abs(total) < 1e-6 ? 0.5 : options.weight_b / total;
   const std::int64_t n = a.numel();
-  // The vectors to interpolate: the differences from the base.
-  Tensor da = a;
-  Tensor db = b;
-  if (base) {
-    da = detail::new_like(a);
-    db = detail::new_like(a);
-    const float *x = a.data<float>(), *y = b.data<float>(),
-                *z = base->data<float>();
-    float *p = da.data<float>(), *q = db.data<float>();
-    detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-      for (std::int64_t i = i0; i < i1; ++i) {
-        p[i] = x[i] - z[i];
-        q[i] = y[i] - z[i];
-      }
-    });
-  }
   Vectors vs{1, n, 0, 1};
   if (!options.flatten && a.rank() >= 1 && n > 0) {
     const std::int64_t first = a.shape()[0];
@@ -143,9 +130,12 @@ Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
       vs = {n / last, last, last, 1};  // along the last axis
     }
   }
-  const float* x = da.const_data<float>();
-  const float* y = db.const_data<float>();
-  const std::vector<Sums> sums = vector_sums(x, y, vs);
+  // The vectors to interpolate: the differences from the base, when there
+  // is one (recomputed where needed rather than stored).
+  const float* x = a.data<float>();
+  const float* y = b.data<float>();
+  const float* z = base ? base->data<float>() : nullptr;
+  const std::vector<Sums> sums = vector_sums(x, y, z, vs);
   std::vector<float> ca(sums.size()), cb(sums.size());
   for (std::size_t v = 0; v < sums.size(); ++v) {
     // mergekit normalises by max(norm, 1e-7) and falls back to linear
@@ -160,7 +150,6 @@ Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
   }
   Tensor out = detail::new_output(a);
   float* o = out.data<float>();
-  const float* z = base ? base->data<float>() : nullptr;
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
     for (std::int64_t i = i0; i < i1; ++i) {
       // Which vector element i belongs to.
@@ -168,8 +157,11 @@ Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
           static_cast<std::size_t>(vs.count == 1     ? 0
                                    : vs.vstride == 1 ? i % vs.count
                                                      : i / vs.length);
-      const float r = ca[v] * x[i] + cb[v] * y[i];
-      o[i] = z ? z[i] + r : r;
+      if (z) {
+        o[i] = z[i] + (ca[v] * (x[i] - z[i]) + cb[v] * (y[i] - z[i]));
+      } else {
+        o[i] = ca[v] * x[i] + cb[v] * y[i];
+      }
     }
   });
   return out;

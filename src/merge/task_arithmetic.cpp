@@ -35,12 +35,18 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
   std::vector<detail::Thinned> thinned;
   std::vector<const float*> x;
   std::vector<float> w;
+  // Per model: the keep mask (null: all kept) and the rescale factor.
+  std::vector<const std::uint8_t*> mask;
+  std::vector<float> scale;
+  thinned.reserve(models);  // the masks' addresses must stay put
   for (const TaskInput& in : inputs) {
     x.push_back(in.tensor.data<float>());
     w.push_back(static_cast<float>(in.weight));
-    thinned.push_back(detail::thin(x.back(), b, rows, cols,
-                                   options.sparsification, in, options.rescale,
-                                   kLabel));
+    const detail::Thinned& t = thinned.emplace_back(
+        detail::thin(x.back(), b, rows, cols, options.sparsification, in,
+                     options.rescale, kLabel));
+    mask.push_back(t.keep_all ? nullptr : t.mask.data());
+    scale.push_back(t.scale);
   }
   // Without a consensus the divisor is the sum of the weights, or 1 when
   // that is within 1e-8 of zero.
@@ -49,15 +55,6 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
   if (std::abs(weight_sum) < 1e-8f) weight_sum = 1.0f;
   const float lambda = static_cast<float>(options.lambda);
 
-  // Per model: the keep mask (null: all kept) and the rescale factor.
-  std::vector<const std::uint8_t*> mask(models, nullptr);
-  std::vector<float> scale(models, 1.0f);
-  for (std::size_t m = 0; m < models; ++m) {
-    if (!thinned[m].keep_all) {
-      mask[m] = thinned[m].mask.data();
-      scale[m] = thinned[m].scale;
-    }
-  }
   const bool consensus = options.consensus != Consensus::None;
   const bool by_count = options.consensus == Consensus::Count;
   Tensor out = detail::new_output(base);
@@ -70,16 +67,22 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
   // those terms.
   constexpr std::int64_t kBlock = 512;
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-    std::vector<float> scratch((models + 3) * kBlock);
+    // Rows of the block: the sums, the mixed deltas, the divisors, the
+    // elected signs, then each model's weighted delta.
+    std::vector<float> scratch((models + 4) * kBlock);
     float* sum = scratch.data();
     float* mixed = sum + kBlock;
     float* divisor = mixed + kBlock;
+    float* majority = divisor + kBlock;
+    const auto delta_row = [&](std::size_t m) {
+      return majority + kBlock * (1 + std::int64_t(m));
+    };
     for (std::int64_t start = i0; start < i1; start += kBlock) {
       const std::int64_t len = std::min(kBlock, i1 - start);
       const float* bb = b + start;
       std::fill(sum, sum + len, 0.0f);
       for (std::size_t m = 0; m < models; ++m) {
-        float* d = divisor + kBlock * (1 + std::int64_t(m));
+        float* d = delta_row(m);
         const float* xm = x[m] + start;
         const float wm = w[m];
         if (mask[m]) {
@@ -94,12 +97,10 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
         for (std::int64_t j = 0; j < len; ++j) sum[j] += d[j];
       }
       if (consensus) {
-        // The elected sign goes in `divisor` until the sums need it.
-        float* majority = divisor;
         if (by_count) {
           std::fill(mixed, mixed + len, 0.0f);
           for (std::size_t m = 0; m < models; ++m) {
-            const float* d = divisor + kBlock * (1 + std::int64_t(m));
+            const float* d = delta_row(m);
             for (std::int64_t j = 0; j < len; ++j) mixed[j] += sign_of(d[j]);
           }
           for (std::int64_t j = 0; j < len; ++j) {
@@ -110,20 +111,19 @@ Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
             majority[j] = sum[j] >= 0.0f ? 1.0f : -1.0f;
           }
         }
-        // sum[] is free now: it collects the agreeing weights.
         std::fill(mixed, mixed + len, 0.0f);
-        std::fill(sum, sum + len, 0.0f);
+        std::fill(divisor, divisor + len, 0.0f);
         for (std::size_t m = 0; m < models; ++m) {
-          const float* d = divisor + kBlock * (1 + std::int64_t(m));
+          const float* d = delta_row(m);
           const float wm = w[m];
           for (std::int64_t j = 0; j < len; ++j) {
             const float agree = sign_of(d[j]) == majority[j] ? 1.0f : 0.0f;
             mixed[j] += d[j] * agree;
-            sum[j] += wm * agree;
+            divisor[j] += wm * agree;
           }
         }
         for (std::int64_t j = 0; j < len; ++j) {
-          divisor[j] = sum[j] == 0.0f ? 1.0f : sum[j];
+          divisor[j] = divisor[j] == 0.0f ? 1.0f : divisor[j];
         }
       } else {
         std::copy(sum, sum + len, mixed);

@@ -88,13 +88,7 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
   StagedDirectory staged(o.output);
   write_safetensors_shards(staged.path(), source, o.shard_bytes);
   write_text_file(staged.path() / "config.json", hf_config.dump(2) + "\n");
-  if (!tokenizer.tokenizer_json.empty()) {
-    write_text_file(staged.path() / "tokenizer.json", tokenizer.tokenizer_json);
-  }
-  if (!tokenizer.tokenizer_config_json.empty()) {
-    write_text_file(staged.path() / "tokenizer_config.json",
-                    tokenizer.tokenizer_config_json);
-  }
+  write_tokenizer_files(staged.path(), tokenizer);
   staged.commit();
   if (progress) progress->finish();
   return report;

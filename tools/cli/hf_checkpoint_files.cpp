@@ -101,6 +101,15 @@ void write_text_file(const fs::path& path, const std::string& text) {
   }
 }
 
+void write_tokenizer_files(const fs::path& dir, const HfTokenizerFiles& files) {
+  if (!files.tokenizer_json.empty()) {
+    write_text_file(dir / "tokenizer.json", files.tokenizer_json);
+  }
+  if (!files.tokenizer_config_json.empty()) {
+    write_text_file(dir / "tokenizer_config.json", files.tokenizer_config_json);
+  }
+}
+
 void write_safetensors_shards(const fs::path& dir, TensorSource& source,
                               std::int64_t limit) {
   std::vector<std::vector<std::size_t>> shards;

@@ -32,6 +32,11 @@ void refuse_to_replace_foreign(const std::filesystem::path& out,
 void write_text_file(const std::filesystem::path& path,
                      const std::string& text);
 
+// tokenizer.json and tokenizer_config.json as hf_tokenizer_files built
+// them from a GGUF vocabulary (each only when it has one).
+void write_tokenizer_files(const std::filesystem::path& dir,
+                           const HfTokenizerFiles& files);
+
 // The source's tensors in shards of at most `limit` bytes (a larger tensor
 // alone), in order, as model-0000i-of-0000N.safetensors with
 // model.safetensors.index.json; one shard is model.safetensors alone.

@@ -96,16 +96,18 @@ std::unique_ptr<Progress> progress_bar(const MergeRunOptions& o,
 
 // transformers' per-layer attention types follow the layers: each output
 // layer takes its source layer's entry (the donor's list when the source
-// model has none).
+// model has none). Each model's config.json is read once.
 json layer_types(const merge::MergePlan& plan,
                  const std::vector<MergeInput>& inputs, const json& donor) {
+  std::vector<json> lists(inputs.size(), donor);
+  for (std::size_t m = 0; m < inputs.size(); ++m) {
+    if (inputs[m].is_gguf()) continue;
+    const json c = read_json_file(inputs[m].path() / "config.json");
+    if (c.is_object() && c.contains("layer_types")) lists[m] = c["layer_types"];
+  }
   json out = json::array();
   for (const merge::MergePlan::LayerSource& l : plan.layers) {
-    json types = donor;
-    if (!inputs[l.model].is_gguf()) {
-      const json c = read_json_file(inputs[l.model].path() / "config.json");
-      if (c.is_object() && c.contains("layer_types")) types = c["layer_types"];
-    }
+    const json& types = lists[l.model];
     if (!types.is_array() || types.empty()) return donor;
     const auto i = static_cast<std::size_t>(
         std::min<std::int64_t>(l.layer, std::int64_t(types.size()) - 1));
@@ -163,14 +165,7 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
   if (donor.is_gguf()) {
     const HfTokenizerFiles tokenizer = hf_tokenizer_files(*donor.gguf());
     if (!tokenizer.note.empty()) report.notes.push_back(tokenizer.note);
-    if (!tokenizer.tokenizer_json.empty()) {
-      write_text_file(staged.path() / "tokenizer.json",
-                      tokenizer.tokenizer_json);
-    }
-    if (!tokenizer.tokenizer_config_json.empty()) {
-      write_text_file(staged.path() / "tokenizer_config.json",
-                      tokenizer.tokenizer_config_json);
-    }
+    write_tokenizer_files(staged.path(), tokenizer);
   } else {
     for (const char* name : kTokenizerFiles) {
       const fs::path from = donor.path() / name;
@@ -302,17 +297,6 @@ MergeReport run_merge(const MergeRunOptions& o) {
   }
   check_output_path(o.output, inputs);
   const merge::MergePlan plan = merge::plan_merge(config, summaries);
-  for (const MergeInput& in : inputs) {
-    const DecoderConfig& a = in.config();
-    const DecoderConfig& d = plan.config;
-    if (a.model_type != d.model_type) {
-      refuse(
-          fmt::format("{} is a {} model and {} a {} one: tessel merge "
-                      "merges models of one architecture",
-                      in.reference(), a.model_type,
-                      inputs[plan.donor].reference(), d.model_type));
-    }
-  }
   MergeReport report;
   report.method = std::string(merge::method_name(config.method));
   report.models = inputs.size();

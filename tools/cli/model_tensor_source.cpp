@@ -140,11 +140,7 @@ void ModelTensorSource::written(std::size_t i, std::int64_t end) {
     released_bytes_ = 0;
   }
   if (consumed <= released_bytes_) return;
-  const std::int64_t start =
-      static_cast<const std::uint8_t*>(in.raw_data()) -
-      static_cast<const std::uint8_t*>(in.storage().data());
-  in.storage().release_pages(start + released_bytes_,
-                             consumed - released_bytes_);
+  in.release_pages(released_bytes_, consumed - released_bytes_);
   released_bytes_ = consumed;
 }
 

@@ -473,11 +473,7 @@ class QuantizingSource final : public TensorSource {
                         element_size(e.input.dtype())
                   : end;
     if (consumed <= released_bytes_) return;
-    const std::int64_t start =
-        static_cast<const std::uint8_t*>(e.input.raw_data()) -
-        static_cast<const std::uint8_t*>(e.input.storage().data());
-    e.input.storage().release_pages(start + released_bytes_,
-                                    consumed - released_bytes_);
+    e.input.release_pages(released_bytes_, consumed - released_bytes_);
     released_bytes_ = consumed;
   }
 

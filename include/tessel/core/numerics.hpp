@@ -14,6 +14,11 @@ bool check_numerics();
 // Throws E2401 if `t` holds a NaN or Inf (only when the check is on).
 void check_finite(const Tensor& t, const char* op);
 
+// The row-major position of the first NaN or Inf of the floating-point
+// tensor `t`, or -1 (whether or not the check is on; a vectorised scan of
+// the bits first, so a finite tensor costs one read).
+std::int64_t first_non_finite(const Tensor& t);
+
 // Scoped switch, e.g. for one block of code.
 class CheckNumericsGuard {
  public:

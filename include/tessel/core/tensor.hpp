@@ -75,6 +75,11 @@ class Tensor {
   // for block types: of its block).
   const void* raw_data() const;
   void* mutable_raw_data();
+  // Bytes [offset, offset + nbytes) of the tensor's data, counted from
+  // raw_data(), leave the resident set when its storage is a read-only file
+  // mapping (Storage::release_pages): for streaming readers done with a
+  // mapped tensor, or part of one. No effect on any other storage.
+  void release_pages(std::int64_t offset, std::int64_t nbytes) const;
 
   // Checked element access: E2102 for the wrong number of indices, E2302
   // for an index out of range (negative indices count back from the end).

@@ -7,9 +7,9 @@
 // parameters are looked up per input model first, then per slice, then
 // globally. Every structural problem — a missing model, tensor or
 // required parameter, slices of unequal lengths, layer ranges past a
-// model's layers, inputs of different shapes, a method given the wrong
-// number of models or no base — is E4001 here, before anything is read
-// or written.
+// model's layers, models of different architectures, inputs of different
+// shapes, a method given the wrong number of models or no base — is E4001
+// here, before anything is read or written.
 #pragma once
 
 #include <cstddef>
