@@ -50,6 +50,19 @@ void AtomicFile::write(std::span<const std::uint8_t> data) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
   write_all(fd_, data, path_.string());
+  written_ += static_cast<std::int64_t>(data.size());
+#ifdef __linux__
+  // Start the disk writes of each finished 64 MiB now, without waiting for
+  // them, so that they overlap the work that produces the rest and
+  // commit's fsync waits only for the tail (a 1.2 GB model otherwise
+  // spends a second in it). Only a hint: its failure changes nothing.
+  constexpr std::int64_t kWriteBehind = std::int64_t{64} << 20;
+  if (written_ - started_ >= kWriteBehind) {
+    ::sync_file_range(fd_, started_, written_ - started_,
+                      SYNC_FILE_RANGE_WRITE);
+    started_ = written_;
+  }
+#endif
 }
 
 void AtomicFile::commit() {

@@ -27,6 +27,8 @@ class AtomicFile {
   std::filesystem::path path_;
   std::string temp_;
   int fd_ = -1;
+  std::int64_t written_ = 0;
+  std::int64_t started_ = 0;  // bytes whose writeback has been started
 };
 
 void write_file_atomically(const std::filesystem::path& path,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "merge/blocks.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -9,10 +10,10 @@ namespace tessel::merge::detail {
 
 void check_merge_input(const Tensor& t, const Tensor& like,
                        const char* method) {
-  if (t.dtype() != DType::F32) {
+  if (!is_streamable(t.dtype())) {
     throw_error(ErrorCode::BadDType,
-                fmt::format("[merge] {} takes f32 tensors, got {}", method,
-                            dtype_name(t.dtype())));
+                fmt::format("[merge] {} takes f32, f16 or bf16 tensors, got {}",
+                            method, dtype_name(t.dtype())));
   }
   if (!t.is_contiguous() || !t.device().is_cpu()) {
     throw_error(ErrorCode::NotContiguous,

@@ -1,5 +1,5 @@
-// What every method asks of its tensors before touching them: f32,
-// contiguous, on the CPU and of one shape (merge/plan.hpp's runner widens
+// What every method asks of its tensors before touching them: f32, f16 or
+// bf16, contiguous, on the CPU and of one shape (merge/plan.hpp's runner widens
 // and checks names first, so a failure here is a caller's bug, not a
 // user's file).
 #pragma once

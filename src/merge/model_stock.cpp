@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "merge/blocks.hpp"
 #include "merge/chunked.hpp"
 #include "merge/inputs.hpp"
 #include "tessel/merge/methods.hpp"
@@ -32,9 +33,13 @@ Tensor model_stock(const Tensor& base, std::span<const Tensor> others,
   const std::int64_t length = filter_wise ? last : n;
   const std::int64_t rows = length > 0 ? n / length : 0;
   const std::size_t count = others.size();
-  const float* w0 = base.data<float>();
+  // Not one of the streamed methods: whole f32 tensors.
+  const Tensor base_f32 = detail::as_f32(base);
+  std::vector<Tensor> others_f32;
+  for (const Tensor& t : others) others_f32.push_back(detail::as_f32(t));
+  const float* w0 = base_f32.data<float>();
   std::vector<const float*> w;
-  for (const Tensor& t : others) w.push_back(t.data<float>());
+  for (const Tensor& t : others_f32) w.push_back(t.data<float>());
 
   // t per row from the f64 dots of the deltas.
   std::vector<float> t_row(static_cast<std::size_t>(rows), 0.0f);

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
+#include "merge/blocks.hpp"
 #include "merge/chunked.hpp"
 #include "merge/inputs.hpp"
 #include "tessel/merge/methods.hpp"
@@ -88,9 +90,33 @@ Tensor slerp(const Tensor& base, const Tensor& other, double t) {
     detail::bad_parameter("slerp", fmt::format("t = {} is outside [0, 1]", t));
   }
   const std::int64_t n = base.numel();
-  const float* a = base.data<float>();
-  const float* b = other.data<float>();
-  const Sums s = vector_sums(a, b, nullptr, {1, n, 0, 1})[0];
+  const detail::Elements a(base), b(other);
+  // Sums of a*a, b*b and a*b in f64: fixed chunks, each summed block by
+  // block, the chunks' sums added in order.
+  const std::int64_t chunks = (n + detail::kChunk - 1) / detail::kChunk;
+  std::vector<std::array<double, 3>> partial(static_cast<std::size_t>(chunks));
+  parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
+    float* ab = detail::block_scratch(2);
+    float* bb = ab + detail::padded(detail::kBlock);
+    for (std::int64_t c = cb; c < ce; ++c) {
+      double acc[3] = {0.0, 0.0, 0.0};
+      const std::int64_t end = std::min(n, (c + 1) * detail::kChunk);
+      for (std::int64_t i0 = c * detail::kChunk; i0 < end;
+           i0 += detail::kBlock) {
+        const std::int64_t len = std::min(detail::kBlock, end - i0);
+        a.load(i0, len, ab);
+        b.load(i0, len, bb);
+        simd::add_dot_sums(ab, bb, detail::padded(len), acc);
+      }
+      partial[static_cast<std::size_t>(c)] = {acc[0], acc[1], acc[2]};
+    }
+  });
+  Sums s;
+  for (const auto& p : partial) {
+    s.aa += p[0];
+    s.bb += p[1];
+    s.ab += p[2];
+  }
   // mergekit's thresholds: a norm at most 1e-8 counts as 1, and a cosine
   // past 0.9995 in magnitude interpolates linearly.
   constexpr double kEps = 1e-8;
@@ -107,16 +133,30 @@ Tensor slerp(const Tensor& base, const Tensor& other, double t) {
   Tensor out = detail::new_output(base);
   float* o = out.data<float>();
   detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-    for (std::int64_t i = i0; i < i1; ++i) o[i] = ca * a[i] + cb * b[i];
+    const std::int64_t p = detail::padded(detail::kBlock);
+    float* ab = detail::block_scratch(3);
+    float* bb = ab + p;
+    float* result = bb + p;
+    for (std::int64_t start = i0; start < i1; start += detail::kBlock) {
+      const std::int64_t len = std::min(detail::kBlock, i1 - start);
+      a.load(start, len, ab);
+      b.load(start, len, bb);
+      simd::combine2(ca, ab, cb, bb, detail::padded(len), result);
+      std::copy(result, result + len, o + start);
+    }
   });
   return out;
 }
 
-Tensor nuslerp(const Tensor* base, const Tensor& a, const Tensor& b,
-               const NuslerpOptions& options) {
-  detail::check_merge_input(a, a, "nuslerp");
-  detail::check_merge_input(b, a, "nuslerp");
-  if (base) detail::check_merge_input(*base, a, "nuslerp");
+Tensor nuslerp(const Tensor* base_input, const Tensor& a_input,
+               const Tensor& b_input, const NuslerpOptions& options) {
+  detail::check_merge_input(a_input, a_input, "nuslerp");
+  detail::check_merge_input(b_input, a_input, "nuslerp");
+  if (base_input) detail::check_merge_input(*base_input, a_input, "nuslerp");
+  // Not one of the streamed methods: whole f32 tensors.
+  const Tensor a = detail::as_f32(a_input), b = detail::as_f32(b_input);
+  const Tensor base_f32 = base_input ? detail::as_f32(*base_input) : Tensor();
+  const Tensor* base = base_input ? &base_f32 : nullptr;
   const double total = options.weight_a + options.weight_b;
   const double t = std::abs(total) < 1e-6 ? 0.5 : options.weight_b / total;
   const std::int64_t n = a.numel();

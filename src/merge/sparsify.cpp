@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <numeric>
@@ -18,15 +19,29 @@ namespace tessel::merge::detail {
 
 namespace {
 
-float delta_at(const float* x, const float* base, std::int64_t i) {
-  return base ? x[i] - base[i] : x[i];
+// fn(i, delta) for i in [s, e) in order, the deltas widened a block at a
+// time.
+template <class Fn>
+void for_deltas(const Elements& x, const Elements& base, std::int64_t s,
+                std::int64_t e, Fn&& fn) {
+  float* xb = block_scratch(2);
+  float* bb = xb + padded(kBlock);
+  for (std::int64_t i0 = s; i0 < e; i0 += kBlock) {
+    const std::int64_t len = std::min(kBlock, e - i0);
+    x.load(i0, len, xb);
+    if (base.defined()) {
+      base.load(i0, len, bb);
+      for (std::int64_t j = 0; j < len; ++j) xb[j] -= bb[j];
+    }
+    for (std::int64_t j = 0; j < len; ++j) fn(i0 + j, xb[j]);
+  }
 }
 
 // |delta| as the bits of a non-negative float: their order as unsigned
 // integers is the order of the magnitudes, so ranks can be found by
 // counting bit patterns (a radix select) instead of sorting.
-std::uint32_t magnitude_key(const float* x, const float* base, std::int64_t i) {
-  return std::bit_cast<std::uint32_t>(std::abs(delta_at(x, base, i)));
+std::uint32_t magnitude_key(float delta) {
+  return std::bit_cast<std::uint32_t>(std::abs(delta));
 }
 
 // Runs fn(task, begin, end) over get_num_threads() equal parts of [0, n).
@@ -49,7 +64,8 @@ struct Cut {
   bool all = false;  // r is past the end: every element ranks below it
 };
 
-Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
+Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
+           std::int64_t r) {
   if (r >= n) return {0, n, 0, true};
   const std::int64_t parts = std::max(1, get_num_threads());
   constexpr std::size_t kBins = 1 << 16;
@@ -72,7 +88,8 @@ Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
   };
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
     std::int64_t* h = hist.data() + p * std::int64_t(kBins);
-    for (std::int64_t i = b; i < e; ++i) ++h[magnitude_key(x, base, i) >> 16];
+    for_deltas(x, base, b, e,
+               [h](std::int64_t, float d) { ++h[magnitude_key(d) >> 16]; });
   });
   // Not structured bindings: clang 14 cannot capture them in a lambda.
   const std::pair<std::uint32_t, std::int64_t> first = find(merged(), r);
@@ -81,10 +98,10 @@ Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
   std::fill(hist.begin(), hist.end(), 0);
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
     std::int64_t* h = hist.data() + p * std::int64_t(kBins);
-    for (std::int64_t i = b; i < e; ++i) {
-      const std::uint32_t k = magnitude_key(x, base, i);
+    for_deltas(x, base, b, e, [h, high](std::int64_t, float d) {
+      const std::uint32_t k = magnitude_key(d);
       if ((k >> 16) == high) ++h[k & 0xffffu];
-    }
+    });
   });
   const auto [low, below_low] = find(merged(), r - below_high);
   Cut c;
@@ -98,7 +115,7 @@ Cut cut_at(const float* x, const float* base, std::int64_t n, std::int64_t r) {
 // lies in [lo, hi): rank(i) < r when its key is below the cut's, or equal
 // with fewer than equal_below equal keys before it (counted per part, then
 // offset by the parts before).
-std::vector<std::uint8_t> rank_window(const float* x, const float* base,
+std::vector<std::uint8_t> rank_window(const Elements& x, const Elements& base,
                                       std::int64_t n, std::int64_t lo,
                                       std::int64_t hi) {
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(n), 0);
@@ -110,11 +127,11 @@ std::vector<std::uint8_t> rank_window(const float* x, const float* base,
   std::vector<std::int64_t> equal_b(static_cast<std::size_t>(parts) + 1, 0);
   for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
     std::int64_t ca = 0, cb = 0;
-    for (std::int64_t i = s; i < e; ++i) {
-      const std::uint32_t k = magnitude_key(x, base, i);
+    for_deltas(x, base, s, e, [&](std::int64_t, float d) {
+      const std::uint32_t k = magnitude_key(d);
       ca += k == a.key;
       cb += k == b.key;
-    }
+    });
     equal_a[static_cast<std::size_t>(p) + 1] = ca;
     equal_b[static_cast<std::size_t>(p) + 1] = cb;
   });
@@ -125,14 +142,14 @@ std::vector<std::uint8_t> rank_window(const float* x, const float* base,
   for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
     std::int64_t seen_a = equal_a[static_cast<std::size_t>(p)];
     std::int64_t seen_b = equal_b[static_cast<std::size_t>(p)];
-    for (std::int64_t i = s; i < e; ++i) {
-      const std::uint32_t k = magnitude_key(x, base, i);
+    for_deltas(x, base, s, e, [&](std::int64_t i, float d) {
+      const std::uint32_t k = magnitude_key(d);
       bool below_a = k < a.key;
       if (k == a.key) below_a = seen_a++ < a.equal_below;
       bool below_b = b.all || k < b.key;
       if (!b.all && k == b.key) below_b = seen_b++ < b.equal_below;
       mask[static_cast<std::size_t>(i)] = !below_a && below_b;
-    }
+    });
   });
   return mask;
 }
@@ -167,7 +184,7 @@ std::vector<std::uint8_t> random_mask(std::int64_t n, const RandomStream& r,
 
 // Della's keep probabilities: within each row, density - epsilon for the
 // smallest |delta| rising linearly to density + epsilon for the largest.
-std::vector<std::uint8_t> della_mask(const float* x, const float* base,
+std::vector<std::uint8_t> della_mask(const Elements& x, const Elements& base,
                                      std::int64_t rows, std::int64_t cols,
                                      const TaskInput& in) {
   const std::int64_t n = rows * cols;
@@ -175,13 +192,17 @@ std::vector<std::uint8_t> della_mask(const float* x, const float* base,
   const double lo = in.density - in.epsilon;
   parallel_for(0, rows, 1, [&](std::int64_t rb, std::int64_t re) {
     std::vector<std::int64_t> order(static_cast<std::size_t>(cols));
+    std::vector<float> magnitude(static_cast<std::size_t>(cols));
     for (std::int64_t r = rb; r < re; ++r) {
       const std::int64_t row = r * cols;
+      for_deltas(x, base, row, row + cols, [&](std::int64_t i, float d) {
+        magnitude[static_cast<std::size_t>(i - row)] = std::abs(d);
+      });
       std::iota(order.begin(), order.end(), std::int64_t{0});
       std::sort(order.begin(), order.end(),
                 [&](std::int64_t p, std::int64_t q) {
-                  const float mp = std::abs(delta_at(x, base, row + p));
-                  const float mq = std::abs(delta_at(x, base, row + q));
+                  const float mp = magnitude[static_cast<std::size_t>(p)];
+                  const float mq = magnitude[static_cast<std::size_t>(q)];
                   return mp < mq || (mp == mq && p < q);
                 });
       for (std::int64_t k = 0; k < cols; ++k) {
@@ -201,7 +222,7 @@ std::vector<std::uint8_t> della_mask(const float* x, const float* base,
 
 }  // namespace
 
-Thinned thin(const float* x, const float* base, std::int64_t rows,
+Thinned thin(const Elements& x, const Elements& base, std::int64_t rows,
              std::int64_t cols, Sparsification method, const TaskInput& in,
              bool rescale, const char* label) {
   const std::int64_t n = rows * cols;
@@ -240,8 +261,14 @@ Thinned thin(const float* x, const float* base, std::int64_t rows,
       break;
     }
     case Sparsification::Random:
-      out.mask = random_mask(
-          n, in.random, [&](std::int64_t, double u) { return u < in.density; });
+      // u = (word >> 8) / 2^24 < density exactly when the 24-bit word is
+      // below ceil(density * 2^24) (the product is exact).
+      out.random = true;
+      out.key[0] = static_cast<std::uint32_t>(in.random.seed);
+      out.key[1] = static_cast<std::uint32_t>(in.random.seed >> 32);
+      out.stream = in.random.stream;
+      out.threshold =
+          static_cast<std::uint32_t>(std::ceil(in.density * 0x1p24));
       break;
     case Sparsification::DellaMagprune:
       out.mask = della_mask(x, base, rows, cols, in);
@@ -251,19 +278,51 @@ Thinned thin(const float* x, const float* base, std::int64_t rows,
   if (rescale) {
     // mergekit's RescaleNorm.l1: the kept part scaled back to the L1 norm
     // of the whole, unless either norm is below 1e-7.
-    const std::uint8_t* m = out.mask.data();
-    const auto norms = ordered_sums<2>(n, [&](std::int64_t i, int k) {
-      // Branch-free: the mask is random.
-      const double v = std::abs(delta_at(x, base, i));
-      return k == 0 ? v : v * m[i];
+    // Fixed chunks summed in order: the same double on any thread count.
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<std::array<double, 2>> partial(
+        static_cast<std::size_t>(chunks));
+    parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
+      float* d = block_scratch(3);
+      float* bb = d + padded(kBlock);
+      float* keep = bb + padded(kBlock);
+      for (std::int64_t c = cb; c < ce; ++c) {
+        double acc[2] = {0.0, 0.0};
+        const std::int64_t end = std::min(n, (c + 1) * kChunk);
+        for (std::int64_t i0 = c * kChunk; i0 < end; i0 += kBlock) {
+          const std::int64_t len = std::min(kBlock, end - i0);
+          x.load(i0, len, d);
+          if (base.defined()) {
+            base.load(i0, len, bb);
+            for (std::int64_t j = 0; j < len; ++j) d[j] -= bb[j];
+          }
+          out.keep_factors(i0, len, 1.0f, keep);
+          simd::add_l1_sums(d, keep, padded(len), acc);
+        }
+        partial[static_cast<std::size_t>(c)] = {acc[0], acc[1]};
+      }
     });
-    const double before = norms[0];
-    const double after = norms[1];
+    double before = 0.0, after = 0.0;
+    for (const auto& p : partial) {
+      before += p[0];
+      after += p[1];
+    }
     if (before >= 1e-7 && after >= 1e-7) {
       out.scale = static_cast<float>(before / after);
     }
   }
   return out;
+}
+
+void Thinned::keep_factors(std::int64_t first, std::int64_t n, float kept,
+                           float* out) const {
+  if (random) {
+    simd::random_keep(key, stream, first, padded(n), threshold, kept, out);
+    return;
+  }
+  const std::uint8_t* m = mask.data() + first;
+  for (std::int64_t j = 0; j < n; ++j) out[j] = m[j] ? kept : 0.0f;
+  std::fill(out + n, out + padded(n), 0.0f);
 }
 
 }  // namespace tessel::merge::detail

@@ -66,9 +66,8 @@ DType MergeInput::stored_dtype(const std::string& name) const {
   return tensors_.at(name).dtype();
 }
 
-Tensor MergeInput::read_f32(const std::string& name,
-                            std::optional<DType> round_to,
-                            const Tensor& buffer) const {
+Tensor MergeInput::read(const std::string& name, std::optional<DType> round_to,
+                        const Tensor& buffer) const {
   Tensor t = tensors_.at(name);
   if (safetensors_ && safetensors_->quantization.contains(name)) {
     t = safetensors_->dequantized(name, DType::F32);
@@ -78,22 +77,27 @@ Tensor MergeInput::read_f32(const std::string& name,
     t = deinterleave_rope_rows(t, *heads);
   }
   // mergekit's `dtype` rounds the inputs (nothing to do when they already
-  // have it).
+  // have it; widening to f32 is exact).
   if (round_to && *round_to != DType::F32) t = t.to(*round_to);
-  // f32 is used as it lies (a view of the mapping); anything else is
-  // widened (blocks dequantised) into the reused buffer.
-  if (t.dtype() != DType::F32 || !t.is_contiguous()) {
+  // f32, f16 and bf16 are merged as they lie (a view of the mapping);
+  // blocks are dequantised into the reused buffer.
+  const DType d = t.dtype();
+  if (!(d == DType::F32 || d == DType::F16 || d == DType::BF16) ||
+      !t.is_contiguous()) {
     Tensor wide = buffer.defined() && buffer.numel() >= t.numel()
                       ? buffer.slice(0, 0, t.numel()).reshape(t.shape())
                       : empty(t.shape(), DType::F32);
     t = wide.copy_(t);
   }
   if (const std::int64_t i = first_non_finite(t); i >= 0) {
+    const float v = t.reshape({-1})
+                        .slice(0, i, i + 1)
+                        .to(DType::F32)
+                        .const_data<float>()[0];
     throw_error(
         ErrorCode::NonFinite,
         fmt::format("[merge] {} in model {} holds {} at element {}", name,
-                    reference_,
-                    std::isnan(t.const_data<float>()[i]) ? "NaN" : "Inf", i));
+                    reference_, std::isnan(v) ? "NaN" : "Inf", i));
   }
   return t;
 }

@@ -2,7 +2,7 @@
 // checkpoint directory (sharded safetensors, affine-quantised tensors
 // too) or a GGUF file (any block type), each seen as HF-named tensors in
 // HF's row order. A tensor is read — dequantised, llama's GGUF q/k rows
-// put back in HF order, widened to f32 — only when the merge reaches it.
+// put back in HF order — only when the merge reaches it.
 #pragma once
 
 #include <filesystem>
@@ -32,13 +32,14 @@ class MergeInput {
   // The stored dtype of tensor `name` (HF name).
   DType stored_dtype(const std::string& name) const;
 
-  // Tensor `name` as f32 in HF row order, first rounded to `round_to`
-  // when given (mergekit's `dtype`). E2401 naming the tensor and the
-  // model when it holds NaN or Inf.
-  // A widened copy goes into `buffer` (1-D f32) when it is large enough:
-  // a streamed merge reuses the same pages for every tensor.
-  Tensor read_f32(const std::string& name, std::optional<DType> round_to,
-                  const Tensor& buffer = {}) const;
+  // Tensor `name` in HF row order, first rounded to `round_to` when given
+  // (mergekit's `dtype`), as the merge methods read it: f32, f16 and bf16
+  // as stored (a view of the mapped file, no copy), anything else
+  // dequantised to f32 into `buffer` (1-D f32) when it is large enough, so
+  // that a streamed merge reuses the same pages for every tensor. E2401
+  // naming the tensor and the model when it holds NaN or Inf.
+  Tensor read(const std::string& name, std::optional<DType> round_to,
+              const Tensor& buffer = {}) const;
   // Tensor `name`'s mapped pages leave the resident set (the page cache
   // keeps them; a later read faults them back): called once the merge is
   // done with it, so memory holds one tensor's inputs, not the models.

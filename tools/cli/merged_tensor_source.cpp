@@ -20,6 +20,9 @@ MergedTensorSource::MergedTensorSource(const merge::MergePlan& plan,
                       o.constant.defined()
                           ? o.constant.shape()
                           : plan_.tensors.at(o.planned).shape});
+    if (!o.constant.defined()) {
+      largest_ = std::max(largest_, specs_.back().numel());
+    }
   }
 }
 
@@ -40,7 +43,7 @@ const Tensor& MergedTensorSource::merged(std::size_t i) {
     return cached_;
   }
   const merge::PlannedTensor& p = plan_.tensors[o.planned];
-  std::vector<Tensor> f32;
+  std::vector<Tensor> read;
   while (input_buffers_.size() < p.inputs.size()) {
     input_buffers_.push_back(empty(Shape{largest_}, DType::F32));
   }
@@ -49,20 +52,29 @@ const Tensor& MergedTensorSource::merged(std::size_t i) {
   }
   for (const merge::PlannedInput& in : p.inputs) {
     const MergeInput& model = inputs_[in.model];
-    f32.push_back(
-        model.read_f32(in.tensor, round_to_, input_buffers_[f32.size()]));
+    read.push_back(
+        model.read(in.tensor, round_to_, input_buffers_[read.size()]));
     bytes_read_ +=
         TensorSpec{in.tensor, model.stored_dtype(in.tensor), p.shape}.nbytes();
   }
-  Tensor out = merge::merge_tensor(plan_.method, p, f32, seed_, output_buffer_);
-  f32.clear();  // the inputs' f32 copies go before the cast allocates
+  Tensor out =
+      merge::merge_tensor(plan_.method, p, read, seed_, output_buffer_);
+  read.clear();  // dequantised copies go before the cast allocates
   for (const merge::PlannedInput& in : p.inputs) {
     inputs_[in.model].release(in.tensor);
   }
   if (o.interleave_heads > 0) {
     out = interleave_rope_rows(out, o.interleave_heads);
   }
-  cached_ = out.to(o.dtype).contiguous();
+  if (is_block_quantized(o.dtype)) {
+    cached_ = out.to(o.dtype).contiguous();
+  } else {
+    // Cast into pages reused for every tensor (a fresh result would fault
+    // in and zero new ones each time).
+    Tensor& typed = typed_buffers_[o.dtype];
+    if (!typed.defined()) typed = empty(Shape{largest_}, o.dtype);
+    cached_ = typed.slice(0, 0, out.numel()).reshape(out.shape()).copy_(out);
+  }
   cached_index_ = i;
   return cached_;
 }

@@ -1,12 +1,13 @@
 // The output of a `tessel merge` as a TensorSource: tensor i is merged
 // when the writer first asks for it — its inputs read from the mapped
-// files and widened to f32, merged, cast (or block-quantised) to its
-// output dtype, llama's q/k rows interleaved for a GGUF file — and freed
-// once written. So memory holds one tensor's inputs and result at a time:
-// about (models + 2) x the largest tensor in f32.
+// files (f32, f16 and bf16 as they lie, blocks dequantised to f32),
+// merged, cast (or block-quantised) to its output dtype, llama's q/k rows
+// interleaved for a GGUF file — and freed once written. So memory holds
+// one tensor's inputs and result at a time.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,10 +62,13 @@ class MergedTensorSource final : public TensorSource {
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
   // f32 working memory for the largest tensor, reused for every one: the
-  // inputs' widened copies and the merged result.
+  // inputs' dequantised copies (touched only for quantised inputs) and
+  // the merged result.
   std::int64_t largest_ = 0;
   std::vector<Tensor> input_buffers_;
   Tensor output_buffer_;
+  // The results cast to their output dtype, one buffer per dtype.
+  std::map<DType, Tensor> typed_buffers_;
   std::int64_t done_tensors_ = 0;
   std::int64_t bytes_read_ = 0;
 };

@@ -1,9 +1,10 @@
 // The model-merge methods, one output tensor at a time: mergekit 0.1.5's
 // methods with its parameters, defaults and edge cases, computed in f32
 // with SLERP's (and model stock's) dot products and norms in f64 as the
-// TensorEngine seed asks. Inputs are f32 tensors of one shape (the caller
-// dequantises and widens; merge/plan.hpp says which inputs and
-// parameters); the result is a new contiguous f32 tensor. Every reduction
+// TensorEngine seed asks. Inputs are contiguous f32, f16 or bf16 tensors
+// of one shape, read in blocks widened to f32 (the caller dequantises
+// block-quantised ones; merge/plan.hpp says which inputs and parameters);
+// the result is a new contiguous f32 tensor. Every reduction
 // sums fixed-size chunks in a fixed order, and every random draw is a
 // counter-based function of (seed, stream, element), so results are the
 // same bytes on any thread count. docs/merge.md gives each formula.

@@ -78,7 +78,8 @@ std::optional<double> optional_number(const ResolvedParameters& p,
 
 namespace tessel::merge {
 
-// One planned tensor merged: `inputs[i]` is planned input i read as f32.
+// One planned tensor merged: `inputs[i]` is planned input i as an f32, f16
+// or bf16 tensor (a mapped bf16 checkpoint is read in place).
 // Random masks draw from Philox under key `seed`, stream
 // FNV-1a(tensor name) + the input's position, so a tensor's mask depends
 // on the seed, its name and the model's place in the config alone.
