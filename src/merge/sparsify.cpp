@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <numeric>
 
@@ -19,11 +20,11 @@ namespace tessel::merge::detail {
 
 namespace {
 
-// fn(i, delta) for i in [s, e) in order, the deltas widened a block at a
-// time.
+// fn(first, deltas, n) for the blocks of [s, e) in order, the deltas
+// widened into scratch.
 template <class Fn>
-void for_deltas(const Elements& x, const Elements& base, std::int64_t s,
-                std::int64_t e, Fn&& fn) {
+void for_delta_blocks(const Elements& x, const Elements& base, std::int64_t s,
+                      std::int64_t e, Fn&& fn) {
   float* xb = block_scratch(2);
   float* bb = xb + padded(kBlock);
   for (std::int64_t i0 = s; i0 < e; i0 += kBlock) {
@@ -33,8 +34,18 @@ void for_deltas(const Elements& x, const Elements& base, std::int64_t s,
       base.load(i0, len, bb);
       for (std::int64_t j = 0; j < len; ++j) xb[j] -= bb[j];
     }
-    for (std::int64_t j = 0; j < len; ++j) fn(i0 + j, xb[j]);
+    fn(i0, static_cast<const float*>(xb), len);
   }
+}
+
+// fn(i, delta) for i in [s, e) in order.
+template <class Fn>
+void for_deltas(const Elements& x, const Elements& base, std::int64_t s,
+                std::int64_t e, Fn&& fn) {
+  for_delta_blocks(x, base, s, e,
+                   [&](std::int64_t i0, const float* d, std::int64_t len) {
+                     for (std::int64_t j = 0; j < len; ++j) fn(i0 + j, d[j]);
+                   });
 }
 
 // |delta| as the bits of a non-negative float: their order as unsigned
@@ -44,10 +55,19 @@ std::uint32_t magnitude_key(float delta) {
   return std::bit_cast<std::uint32_t>(std::abs(delta));
 }
 
-// Runs fn(task, begin, end) over get_num_threads() equal parts of [0, n).
+// The parts a range is cut into for counting: one per thread, and small
+// enough that a part's counts fit the 32-bit histogram bins (which keep a
+// part's 65536 bins inside L2).
+std::int64_t part_count(std::int64_t n) {
+  constexpr std::int64_t kMaxPart = std::int64_t{1} << 31;
+  return std::max<std::int64_t>(get_num_threads(),
+                                (n + kMaxPart - 1) / kMaxPart);
+}
+
+// Runs fn(part, begin, end) over the part_count(n) equal parts of [0, n).
 template <class Fn>
 void for_parts(std::int64_t n, Fn&& fn) {
-  const std::int64_t parts = std::max(1, get_num_threads());
+  const std::int64_t parts = part_count(n);
   parallel_for(0, parts, 1, [&](std::int64_t pb, std::int64_t pe) {
     for (std::int64_t p = pb; p < pe; ++p)
       fn(p, n * p / parts, n * (p + 1) / parts);
@@ -56,20 +76,28 @@ void for_parts(std::int64_t n, Fn&& fn) {
 
 // The key at rank r (ascending) and how many keys are smaller: two passes
 // of 65536-bin histograms (high half, then the low half within the high
-// half's bin), each part of the range counting into its own histogram.
+// half's bin), each part of the range counting into its own histogram —
+// whose bin of the cut's key then says how many keys equal to it each
+// part holds, so ranks among equal keys need no further pass.
 struct Cut {
   std::uint32_t key = 0;
   std::int64_t less = 0;         // keys below `key`
   std::int64_t equal_below = 0;  // of the keys equal to it, rank below r
   bool all = false;  // r is past the end: every element ranks below it
+  // Keys equal to `key` in the parts before part p (parts + 1 entries).
+  std::vector<std::int64_t> equal_before;
 };
 
 Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
            std::int64_t r) {
-  if (r >= n) return {0, n, 0, true};
-  const std::int64_t parts = std::max(1, get_num_threads());
+  const std::int64_t parts = part_count(n);
+  if (r >= n) {
+    Cut all{0, n, 0, true, {}};
+    all.equal_before.assign(static_cast<std::size_t>(parts) + 1, 0);
+    return all;
+  }
   constexpr std::size_t kBins = 1 << 16;
-  std::vector<std::int64_t> hist(static_cast<std::size_t>(parts) * kBins);
+  std::vector<std::uint32_t> hist(static_cast<std::size_t>(parts) * kBins);
   const auto merged = [&] {
     std::vector<std::int64_t> total(kBins, 0);
     for (std::int64_t p = 0; p < parts; ++p) {
@@ -87,7 +115,7 @@ Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
     return std::pair(static_cast<std::uint32_t>(b), below);
   };
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
-    std::int64_t* h = hist.data() + p * std::int64_t(kBins);
+    std::uint32_t* h = hist.data() + p * std::int64_t(kBins);
     for_deltas(x, base, b, e,
                [h](std::int64_t, float d) { ++h[magnitude_key(d) >> 16]; });
   });
@@ -97,7 +125,7 @@ Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
   const std::int64_t below_high = first.second;
   std::fill(hist.begin(), hist.end(), 0);
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
-    std::int64_t* h = hist.data() + p * std::int64_t(kBins);
+    std::uint32_t* h = hist.data() + p * std::int64_t(kBins);
     for_deltas(x, base, b, e, [h, high](std::int64_t, float d) {
       const std::uint32_t k = magnitude_key(d);
       if ((k >> 16) == high) ++h[k & 0xffffu];
@@ -108,13 +136,19 @@ Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
   c.key = (high << 16) | low;
   c.less = below_high + below_low;
   c.equal_below = r - c.less;
+  c.equal_before.assign(static_cast<std::size_t>(parts) + 1, 0);
+  for (std::int64_t p = 0; p < parts; ++p) {
+    c.equal_before[static_cast<std::size_t>(p) + 1] =
+        c.equal_before[static_cast<std::size_t>(p)] +
+        hist[static_cast<std::size_t>(p) * kBins + low];
+  }
   return c;
 }
 
 // Marks (1) the elements whose rank in ascending (|delta|, position) order
 // lies in [lo, hi): rank(i) < r when its key is below the cut's, or equal
-// with fewer than equal_below equal keys before it (counted per part, then
-// offset by the parts before).
+// with fewer than equal_below equal keys before it (counted within the
+// part, offset by the parts before).
 std::vector<std::uint8_t> rank_window(const Elements& x, const Elements& base,
                                       std::int64_t n, std::int64_t lo,
                                       std::int64_t hi) {
@@ -122,34 +156,57 @@ std::vector<std::uint8_t> rank_window(const Elements& x, const Elements& base,
   if (lo >= hi) return mask;
   const Cut a = cut_at(x, base, n, lo);
   const Cut b = cut_at(x, base, n, hi);
-  const std::int64_t parts = std::max(1, get_num_threads());
-  std::vector<std::int64_t> equal_a(static_cast<std::size_t>(parts) + 1, 0);
-  std::vector<std::int64_t> equal_b(static_cast<std::size_t>(parts) + 1, 0);
-  for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
-    std::int64_t ca = 0, cb = 0;
-    for_deltas(x, base, s, e, [&](std::int64_t, float d) {
-      const std::uint32_t k = magnitude_key(d);
-      ca += k == a.key;
-      cb += k == b.key;
-    });
-    equal_a[static_cast<std::size_t>(p) + 1] = ca;
-    equal_b[static_cast<std::size_t>(p) + 1] = cb;
-  });
-  for (std::size_t p = 1; p < equal_a.size(); ++p) {
-    equal_a[p] += equal_a[p - 1];
-    equal_b[p] += equal_b[p - 1];
-  }
+  const std::vector<std::int64_t>& equal_a = a.equal_before;
+  const std::vector<std::int64_t>& equal_b = b.equal_before;
+  // Keys are the bits of non-negative finite floats, below 2^31 - 1:
+  // compared as signed integers, which every x86 vector unit has. Among
+  // keys equal to a cut's, position decides: the first equal_below of them
+  // rank below it. So within a part, before the one block where that
+  // count is reached, the rule is a strict comparison, after it an
+  // inclusive one — two loops the compiler vectorises, and only the block
+  // holding the switch goes element by element.
+  const auto ka = static_cast<std::int32_t>(a.key);
+  const auto kb = static_cast<std::int32_t>(b.key);
   for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
     std::int64_t seen_a = equal_a[static_cast<std::size_t>(p)];
     std::int64_t seen_b = equal_b[static_cast<std::size_t>(p)];
-    for_deltas(x, base, s, e, [&](std::int64_t i, float d) {
-      const std::uint32_t k = magnitude_key(d);
-      bool below_a = k < a.key;
-      if (k == a.key) below_a = seen_a++ < a.equal_below;
-      bool below_b = b.all || k < b.key;
-      if (!b.all && k == b.key) below_b = seen_b++ < b.equal_below;
-      mask[static_cast<std::size_t>(i)] = !below_a && below_b;
-    });
+    std::vector<std::int32_t> keys(static_cast<std::size_t>(kBlock));
+    for_delta_blocks(
+        x, base, s, e, [&](std::int64_t i0, const float* d, std::int64_t len) {
+          std::uint8_t* m = mask.data() + i0;
+          std::int32_t* k = keys.data();
+          std::int64_t count_a = 0, count_b = 0;
+          for (std::int64_t j = 0; j < len; ++j) {
+            k[j] = static_cast<std::int32_t>(magnitude_key(d[j]));
+            count_a += k[j] == ka;
+            count_b += k[j] == kb;
+          }
+          const bool a_switches =
+              seen_a < a.equal_below && seen_a + count_a > a.equal_below;
+          const bool b_switches = !b.all && seen_b < b.equal_below &&
+                                  seen_b + count_b > b.equal_below;
+          if (a_switches || b_switches) {
+            for (std::int64_t j = 0; j < len; ++j) {
+              const auto key = static_cast<std::uint32_t>(k[j]);
+              bool below_a = key < a.key;
+              if (key == a.key) below_a = seen_a++ < a.equal_below;
+              bool below_b = b.all || key < b.key;
+              if (!b.all && key == b.key) below_b = seen_b++ < b.equal_below;
+              m[j] = !below_a && below_b;
+            }
+            return;
+          }
+          // Kept: above `floor` and below `ceiling`.
+          const std::int32_t floor = seen_a >= a.equal_below ? ka - 1 : ka;
+          const std::int32_t ceiling = b.all                     ? INT32_MAX
+                                       : seen_b >= b.equal_below ? kb
+                                                                 : kb + 1;
+          for (std::int64_t j = 0; j < len; ++j) {
+            m[j] = static_cast<std::uint8_t>((k[j] > floor) & (k[j] < ceiling));
+          }
+          seen_a += count_a;
+          seen_b += count_b;
+        });
   });
   return mask;
 }

@@ -3,6 +3,7 @@
 // oracle in tests/oracle/test_merge.py.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -223,6 +224,39 @@ TEST(MergeTies, TrimsToDensityByMagnitude) {
   expect_near_all(task_arithmetic(base, in, o), {-3, -2, 3, 2}, kTol);
 }
 
+TEST(MergeTies, EqualMagnitudesRankByPosition) {
+  // bf16 deltas take few distinct values, so the cut falls inside long
+  // runs of equal |delta| that span many blocks: the mask must keep
+  // exactly the elements whose (|delta|, position) rank lies in the
+  // window — here checked against a stable sort by magnitude.
+  const std::int64_t n = 50001;
+  std::vector<float> d(static_cast<std::size_t>(n));
+  std::mt19937 rng(11);
+  for (float& v : d) v = float(int(rng() % 7) - 3) * 0.25f;  // 7 values
+  TaskInput in;
+  in.tensor = from_vector(d);
+  in.density = 0.45;
+  in.gamma = 0.2;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](auto p, auto q) {
+    return std::abs(d[std::size_t(p)]) < std::abs(d[std::size_t(q)]);
+  });
+  const auto window = [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<std::uint8_t> m(static_cast<std::size_t>(n), 0);
+    for (std::int64_t r = lo; r < hi; ++r)
+      m[std::size_t(order[std::size_t(r)])] = 1;
+    return m;
+  };
+  const auto k = static_cast<std::int64_t>(0.45 * double(n));
+  EXPECT_EQ(sparsification_mask(in.tensor, Sparsification::Magnitude, in),
+            window(n - k, n));
+  const auto top = static_cast<std::int64_t>(0.2 * double(n));
+  EXPECT_EQ(
+      sparsification_mask(in.tensor, Sparsification::MagnitudeOutliers, in),
+      window(n - k - top, n - top));
+}
+
 TEST(MergeTies, DensityOutsideUnitIntervalIsRefused) {
   const Tensor base = vec({0, 0, 0, 0});
   std::vector<TaskInput> in = ties_inputs();
@@ -350,6 +384,88 @@ TEST(MergeModelStock, FilterWisePerRow) {
 TEST(MergePassthrough, ScalesWhenAsked) {
   expect_near_all(passthrough(vec({1, 2}), 0.5), {0.5, 1}, kTol);
   expect_near_all(passthrough(vec({1, 2}), std::nullopt), {1, 2}, kTol);
+}
+
+TEST(MergeDare, MaskIsThePhiloxDrawOfEachElement) {
+  // The mask is redrawn block by block by a vector Philox; each element
+  // must be the scalar generator's draw: word i % 4 of block (i / 4,
+  // stream), kept when its top 24 bits / 2^24 < density. A length that is
+  // no multiple of 4 or of any vector, and a stream above 2^32.
+  const std::int64_t n = 100003;
+  std::vector<TaskInput> in(1);
+  in[0].tensor = ones(Shape{n});
+  in[0].density = 0.37;
+  in[0].random = {0x123456789abcull, (std::uint64_t{5} << 32) + 11};
+  const auto mask =
+      sparsification_mask(in[0].tensor, Sparsification::Random, in[0]);
+  ASSERT_EQ(std::int64_t(mask.size()), n);
+  const std::array<std::uint32_t, 2> key{
+      static_cast<std::uint32_t>(in[0].random.seed),
+      static_cast<std::uint32_t>(in[0].random.seed >> 32)};
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto block = static_cast<std::uint64_t>(i / 4);
+    const auto w =
+        philox4x32_10({static_cast<std::uint32_t>(block),
+                       static_cast<std::uint32_t>(block >> 32),
+                       static_cast<std::uint32_t>(in[0].random.stream),
+                       static_cast<std::uint32_t>(in[0].random.stream >> 32)},
+                      key);
+    const double u = double(w[std::size_t(i % 4)] >> 8) * 0x1p-24;
+    differ += mask[std::size_t(i)] != (u < in[0].density ? 1 : 0);
+  }
+  EXPECT_EQ(differ, 0);
+  // density 1 keeps everything, and a density that is an exact multiple
+  // of 2^-24 keeps u < density only (not <=).
+  in[0].density = 0.5;
+  std::int64_t kept = 0;
+  for (const auto m :
+       sparsification_mask(in[0].tensor, Sparsification::Random, in[0])) {
+    kept += m;
+  }
+  EXPECT_NEAR(double(kept), 0.5 * n, 5 * std::sqrt(n * 0.25));
+}
+
+// bf16 and f16 inputs are read in place and widened block by block: the
+// result must be the bits of merging their (exact) f32 widening.
+TEST(MergeInputs, HalfInputsMergeAsTheirF32Values) {
+  const std::int64_t rows = 37, cols = 1001;  // blocks end mid-row
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  const auto random = [&](float offset) {
+    std::vector<float> v(std::size_t(rows * cols));
+    for (float& x : v) x = offset + normal(rng);
+    return from_vector(v, Shape{rows, cols});
+  };
+  const Tensor base = random(0.0f);
+  const Tensor a = base + random(0.0f) * 0.1;
+  const Tensor b = base + random(0.0f) * 0.1;
+  for (const DType half : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(dtype_name(half));
+    const Tensor hb = base.to(half), ha = a.to(half), hbb = b.to(half);
+    const Tensor fb = hb.to(DType::F32), fa = ha.to(DType::F32),
+                 fbb = hbb.to(DType::F32);
+    EXPECT_EQ(values<float>(slerp(hb, ha, 0.3)),
+              values<float>(slerp(fb, fa, 0.3)));
+    const std::vector<Tensor> lin_h{hb, ha}, lin_f{fb, fa};
+    EXPECT_EQ(values<float>(linear(lin_h, std::vector<double>{1, 2}, true)),
+              values<float>(linear(lin_f, std::vector<double>{1, 2}, true)));
+    for (const Method m : {Method::Ties, Method::DareTies, Method::Della}) {
+      SCOPED_TRACE(std::string(method_name(m)));
+      TaskArithmeticOptions o = *task_arithmetic_defaults(m);
+      o.rescale = m != Method::Ties;
+      std::vector<TaskInput> th(2), tf(2);
+      for (int k = 0; k < 2; ++k) {
+        th[k].tensor = k == 0 ? ha : hbb;
+        tf[k].tensor = k == 0 ? fa : fbb;
+        th[k].density = tf[k].density = 0.5;
+        th[k].weight = tf[k].weight = 0.5 + k;
+        th[k].random = tf[k].random = {1, std::uint64_t(k)};
+      }
+      EXPECT_EQ(values<float>(task_arithmetic(hb, th, o)),
+                values<float>(task_arithmetic(fb, tf, o)));
+    }
+  }
 }
 
 TEST(MergeInputs, RefusesMismatchedShapesAndDtypes) {
