@@ -6,7 +6,9 @@
 // one tensor's inputs and result at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,7 +52,20 @@ class MergedTensorSource final : public TensorSource {
   std::int64_t bytes_read() const { return bytes_read_; }
 
  private:
+  // Working memory for the largest tensor, reused for every one: the
+  // inputs' dequantised copies (touched only for quantised inputs), the
+  // f32 result and the result cast to each output dtype. Two sets: one
+  // holds the tensor being written, the other the one merged meanwhile.
+  struct Buffers {
+    std::vector<Tensor> inputs;
+    Tensor output;
+    std::map<DType, Tensor> typed;
+  };
+
   const Tensor& merged(std::size_t i);
+  // Tensor i merged (or constant) and cast to its output dtype, in
+  // `buffers`.
+  Tensor compute(std::size_t i, Buffers& buffers);
 
   const merge::MergePlan& plan_;
   const std::vector<MergeInput>& inputs_;
@@ -59,18 +74,16 @@ class MergedTensorSource final : public TensorSource {
   std::optional<DType> round_to_;
   std::uint64_t seed_;
   Progress* progress_ = nullptr;
+  std::int64_t largest_ = 0;
+  Buffers buffers_[2];
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
-  // f32 working memory for the largest tensor, reused for every one: the
-  // inputs' dequantised copies (touched only for quantised inputs) and
-  // the merged result.
-  std::int64_t largest_ = 0;
-  std::vector<Tensor> input_buffers_;
-  Tensor output_buffer_;
-  // The results cast to their output dtype, one buffer per dtype.
-  std::map<DType, Tensor> typed_buffers_;
   std::int64_t done_tensors_ = 0;
-  std::int64_t bytes_read_ = 0;
+  std::atomic<std::int64_t> bytes_read_ = 0;
+  // The next tensor, merging in the background; declared last so that it
+  // is waited for before the buffers it writes go.
+  std::size_t pending_index_ = static_cast<std::size_t>(-1);
+  std::future<Tensor> pending_;
 };
 
 }  // namespace tessel::cli
