@@ -32,11 +32,12 @@ Tensor as_f32(const Tensor& t) {
   return t.dtype() == DType::F32 ? t : t.to(DType::F32);
 }
 
-float* block_scratch(std::int64_t rows) {
-  thread_local std::vector<float> scratch;
+float* block_scratch(std::int64_t rows, int slot) {
+  thread_local std::vector<float> scratch[2];
+  std::vector<float>& s = scratch[slot];
   const auto size = static_cast<std::size_t>(rows * padded(kBlock));
-  if (scratch.size() < size) scratch.resize(size);
-  return scratch.data();
+  if (s.size() < size) s.resize(size);
+  return s.data();
 }
 
 }  // namespace tessel::merge::detail

@@ -42,7 +42,9 @@ class Elements {
 // tensors (a copy unless it already is f32).
 Tensor as_f32(const Tensor& t);
 
-// Per-thread scratch of `rows` padded blocks, reused across calls.
-float* block_scratch(std::int64_t rows);
+// Per-thread scratch of `rows` padded blocks, reused across calls; slot 0
+// for the methods' own rows, slot 1 for the block PreparedMerge::produce
+// has them fill.
+float* block_scratch(std::int64_t rows, int slot = 0);
 
 }  // namespace tessel::merge::detail

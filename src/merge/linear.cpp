@@ -7,12 +7,52 @@
 #include "merge/blocks.hpp"
 #include "merge/chunked.hpp"
 #include "merge/inputs.hpp"
+#include "merge/prepared.hpp"
 #include "tessel/merge/methods.hpp"
 
 namespace tessel::merge {
 
-Tensor linear(std::span<const Tensor> inputs, std::span<const double> weights,
-              bool normalize) {
+namespace {
+
+class LinearMerge final : public PreparedMerge {
+ public:
+  LinearMerge(std::span<const Tensor> inputs, std::vector<float> weights,
+              float total, bool normalize)
+      : inputs_(inputs.begin(), inputs.end()),
+        weights_(std::move(weights)),
+        total_(total),
+        normalize_(normalize) {
+    for (const Tensor& t : inputs_) x_.emplace_back(t);
+  }
+
+  void block(std::int64_t first, std::int64_t n, float* out) const override {
+    float* xb = detail::block_scratch(1);
+    std::fill(out, out + n, 0.0f);
+    for (std::size_t m = 0; m < x_.size(); ++m) {
+      x_[m].load(first, n, xb);
+      const float w = weights_[m];
+      for (std::int64_t j = 0; j < n; ++j) out[j] += xb[j] * w;
+    }
+    if (normalize_) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] /= total_;
+    }
+  }
+
+ private:
+  std::vector<Tensor> inputs_;
+  std::vector<detail::Elements> x_;
+  std::vector<float> weights_;
+  float total_;
+  bool normalize_;
+};
+
+}  // namespace
+
+namespace detail {
+
+std::unique_ptr<PreparedMerge> prepare_linear(std::span<const Tensor> inputs,
+                                              std::span<const double> weights,
+                                              bool normalize) {
   if (inputs.empty() || inputs.size() != weights.size()) {
     detail::bad_parameter("linear", "needs one weight per input model");
   }
@@ -30,27 +70,15 @@ Tensor linear(std::span<const Tensor> inputs, std::span<const double> weights,
                     "would divide by zero; set normalize: false or change "
                     "the weights"));
   }
-  Tensor out = detail::new_output(inputs[0]);
-  float* o = out.data<float>();
-  std::vector<detail::Elements> x;
-  for (const Tensor& t : inputs) x.emplace_back(t);
-  detail::for_ranges(out.numel(), [&](std::int64_t b, std::int64_t e) {
-    const std::int64_t p = detail::padded(detail::kBlock);
-    float* xb = detail::block_scratch(2);
-    float* acc = xb + p;
-    for (std::int64_t start = b; start < e; start += detail::kBlock) {
-      const std::int64_t len = std::min(detail::kBlock, e - start);
-      std::fill(acc, acc + len, 0.0f);
-      for (std::size_t m = 0; m < x.size(); ++m) {
-        x[m].load(start, len, xb);
-        for (std::int64_t j = 0; j < len; ++j) acc[j] += xb[j] * w[m];
-      }
-      for (std::int64_t j = 0; j < len; ++j) {
-        o[start + j] = normalize ? acc[j] / total : acc[j];
-      }
-    }
-  });
-  return out;
+  return std::make_unique<LinearMerge>(inputs, std::move(w), total, normalize);
+}
+
+}  // namespace detail
+
+Tensor linear(std::span<const Tensor> inputs, std::span<const double> weights,
+              bool normalize) {
+  const auto merge = detail::prepare_linear(inputs, weights, normalize);
+  return detail::produce_output(*merge, inputs[0]);
 }
 
 Tensor passthrough(const Tensor& input, std::optional<double> scale) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "merge/inputs.hpp"
+#include "merge/prepared.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/merge/plan.hpp"
@@ -21,10 +22,10 @@ std::uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
-Tensor merge_tensor(Method method, const PlannedTensor& tensor,
-                    std::span<const Tensor> inputs, std::uint64_t seed,
-                    Tensor output_buffer) {
-  const detail::OutputLoan loan(std::move(output_buffer));
+std::unique_ptr<PreparedMerge> prepare_merge(Method method,
+                                             const PlannedTensor& tensor,
+                                             std::span<const Tensor> inputs,
+                                             std::uint64_t seed) {
   if (inputs.size() != tensor.inputs.size()) {
     throw_error(ErrorCode::BadConfig,
                 fmt::format("[merge] {}: {} inputs planned, {} given",
@@ -37,20 +38,18 @@ Tensor merge_tensor(Method method, const PlannedTensor& tensor,
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!base || i != *base) others.push_back(i);
   }
-  Tensor out;
   switch (method) {
     case Method::Linear: {
       std::vector<double> w;
       for (const PlannedInput& in : tensor.inputs) {
         w.push_back(number_parameter(in.parameters, "weight"));
       }
-      out = linear(inputs, w, flag_parameter(shared, "normalize"));
-      break;
+      return detail::prepare_linear(inputs, w,
+                                    flag_parameter(shared, "normalize"));
     }
     case Method::Slerp:
-      out = slerp(inputs[*base], inputs[others.at(0)],
-                  number_parameter(shared, "t"));
-      break;
+      return detail::prepare_slerp(inputs[*base], inputs[others.at(0)],
+                                   number_parameter(shared, "t"));
     case Method::Nuslerp: {
       NuslerpOptions o;
       o.weight_a =
@@ -59,21 +58,19 @@ Tensor merge_tensor(Method method, const PlannedTensor& tensor,
           number_parameter(tensor.inputs[others.at(1)].parameters, "weight");
       o.row_wise = flag_parameter(shared, "nuslerp_row_wise");
       o.flatten = flag_parameter(shared, "nuslerp_flatten");
-      out = nuslerp(base ? &inputs[*base] : nullptr, inputs[others[0]],
-                    inputs[others[1]], o);
-      break;
+      return detail::prepared_result(nuslerp(base ? &inputs[*base] : nullptr,
+                                             inputs[others[0]],
+                                             inputs[others[1]], o));
     }
     case Method::ModelStock: {
       std::vector<Tensor> rest;
       for (const std::size_t i : others) rest.push_back(inputs[i]);
-      out = model_stock(inputs[*base], rest,
-                        flag_parameter(shared, "filter_wise"));
-      break;
+      return detail::prepared_result(model_stock(
+          inputs[*base], rest, flag_parameter(shared, "filter_wise")));
     }
     case Method::Passthrough:
-      out = passthrough(inputs[0],
-                        optional_number(tensor.inputs[0].parameters, "scale"));
-      break;
+      return detail::prepared_result(passthrough(
+          inputs[0], optional_number(tensor.inputs[0].parameters, "scale")));
     default: {
       TaskArithmeticOptions o = *task_arithmetic_defaults(method);
       o.normalize = flag_parameter(shared, "normalize");
@@ -92,12 +89,16 @@ Tensor merge_tensor(Method method, const PlannedTensor& tensor,
         in.random = {seed, stream + k};
         task.push_back(std::move(in));
       }
-      out = task_arithmetic(inputs[*base], task, o);
-      break;
+      return detail::prepare_task_arithmetic(inputs[*base], task, o);
     }
   }
-  check_finite(out, "merge");
-  return out;
+}
+
+Tensor merge_tensor(Method method, const PlannedTensor& tensor,
+                    std::span<const Tensor> inputs, std::uint64_t seed,
+                    Tensor output_buffer) {
+  const auto merge = prepare_merge(method, tensor, inputs, seed);
+  return merge->result(tensor.shape, std::move(output_buffer));
 }
 
 }  // namespace tessel::merge

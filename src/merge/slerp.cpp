@@ -11,6 +11,7 @@
 #include "merge/blocks.hpp"
 #include "merge/chunked.hpp"
 #include "merge/inputs.hpp"
+#include "merge/prepared.hpp"
 #include "tessel/merge/methods.hpp"
 
 namespace tessel::merge {
@@ -83,7 +84,33 @@ std::vector<Sums> vector_sums(const float* a, const float* b, const float* base,
 
 }  // namespace
 
-Tensor slerp(const Tensor& base, const Tensor& other, double t) {
+namespace {
+
+class SlerpMerge final : public PreparedMerge {
+ public:
+  SlerpMerge(const Tensor& a, const Tensor& b, float ca, float cb)
+      : inputs_{a, b}, a_(a), b_(b), ca_(ca), cb_(cb) {}
+
+  void block(std::int64_t first, std::int64_t n, float* out) const override {
+    float* ab = detail::block_scratch(2);
+    float* bb = ab + detail::padded(detail::kBlock);
+    a_.load(first, n, ab);
+    b_.load(first, n, bb);
+    simd::combine2(ca_, ab, cb_, bb, detail::padded(n), out);
+  }
+
+ private:
+  Tensor inputs_[2];
+  detail::Elements a_, b_;
+  float ca_, cb_;
+};
+
+}  // namespace
+
+namespace detail {
+
+std::unique_ptr<PreparedMerge> prepare_slerp(const Tensor& base,
+                                             const Tensor& other, double t) {
   detail::check_merge_input(base, base, "slerp");
   detail::check_merge_input(other, base, "slerp");
   if (!(t >= 0.0 && t <= 1.0)) {
@@ -130,22 +157,13 @@ Tensor slerp(const Tensor& base, const Tensor& other, double t) {
   if (std::abs(cos_theta) <= kDotThreshold) c = spherical(t, cos_theta);
   const float ca = static_cast<float>(c.a);
   const float cb = static_cast<float>(c.b);
-  Tensor out = detail::new_output(base);
-  float* o = out.data<float>();
-  detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-    const std::int64_t p = detail::padded(detail::kBlock);
-    float* ab = detail::block_scratch(3);
-    float* bb = ab + p;
-    float* result = bb + p;
-    for (std::int64_t start = i0; start < i1; start += detail::kBlock) {
-      const std::int64_t len = std::min(detail::kBlock, i1 - start);
-      a.load(start, len, ab);
-      b.load(start, len, bb);
-      simd::combine2(ca, ab, cb, bb, detail::padded(len), result);
-      std::copy(result, result + len, o + start);
-    }
-  });
-  return out;
+  return std::make_unique<SlerpMerge>(base, other, ca, cb);
+}
+
+}  // namespace detail
+
+Tensor slerp(const Tensor& base, const Tensor& other, double t) {
+  return detail::produce_output(*detail::prepare_slerp(base, other, t), base);
 }
 
 Tensor nuslerp(const Tensor* base_input, const Tensor& a_input,

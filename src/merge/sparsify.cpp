@@ -332,6 +332,13 @@ Thinned thin(const Elements& x, const Elements& base, std::int64_t rows,
       break;
     case Sparsification::None: break;
   }
+  // DARE's draws, made once more for the rescale pass, are kept as bits
+  // (an eighth of a byte mask) for the merge pass instead of drawn a third
+  // time: Philox is most of a DARE merge's work.
+  std::vector<std::uint8_t> bits;
+  if (rescale && out.random) {
+    bits.assign(static_cast<std::size_t>(padded(n) / 8), 0);
+  }
   if (rescale) {
     // mergekit's RescaleNorm.l1: the kept part scaled back to the L1 norm
     // of the whole, unless either norm is below 1e-7.
@@ -355,6 +362,10 @@ Thinned thin(const Elements& x, const Elements& base, std::int64_t rows,
           }
           out.keep_factors(i0, len, 1.0f, keep);
           simd::add_l1_sums(d, keep, padded(len), acc);
+          // i0 is a multiple of kBlock, so of 8: whole bytes.
+          if (!bits.empty()) {
+            simd::pack_nonzero(keep, padded(len), bits.data() + i0 / 8);
+          }
         }
         partial[static_cast<std::size_t>(c)] = {acc[0], acc[1]};
       }
@@ -368,6 +379,10 @@ Thinned thin(const Elements& x, const Elements& base, std::int64_t rows,
       out.scale = static_cast<float>(before / after);
     }
   }
+  if (!bits.empty()) {
+    out.random = false;
+    out.bits = std::move(bits);
+  }
   return out;
 }
 
@@ -377,8 +392,32 @@ void Thinned::keep_factors(std::int64_t first, std::int64_t n, float kept,
     simd::random_keep(key, stream, first, padded(n), threshold, kept, out);
     return;
   }
-  const std::uint8_t* m = mask.data() + first;
-  for (std::int64_t j = 0; j < n; ++j) out[j] = m[j] ? kept : 0.0f;
+  if (!bits.empty()) {
+    // Eight factors per byte of bits from a table of their 0/1 patterns.
+    static const auto patterns = [] {
+      std::array<std::array<float, 8>, 256> t{};
+      for (int b = 0; b < 256; ++b) {
+        for (int k = 0; k < 8; ++k) t[b][k] = float((b >> k) & 1);
+      }
+      return t;
+    }();
+    const auto bit = [&](std::int64_t i) {
+      return (bits[static_cast<std::size_t>(i >> 3)] >> (i & 7)) & 1;
+    };
+    std::int64_t j = 0;
+    for (; j < n && ((first + j) & 7) != 0; ++j) {
+      out[j] = bit(first + j) ? kept : 0.0f;
+    }
+    for (; j + 8 <= n; j += 8) {
+      const float* p =
+          patterns[bits[static_cast<std::size_t>((first + j) >> 3)]].data();
+      for (int k = 0; k < 8; ++k) out[j + k] = p[k] * kept;
+    }
+    for (; j < n; ++j) out[j] = bit(first + j) ? kept : 0.0f;
+  } else {
+    const std::uint8_t* m = mask.data() + first;
+    for (std::int64_t j = 0; j < n; ++j) out[j] = m[j] ? kept : 0.0f;
+  }
   std::fill(out + n, out + padded(n), 0.0f);
 }
 

@@ -22,6 +22,9 @@ struct Thinned {
   std::uint32_t key[2] = {0, 0};
   std::uint64_t stream = 0;
   std::uint32_t threshold = 0;
+  // The same draws once made (by the rescale pass): element i is bit
+  // i % 8 of byte i / 8.
+  std::vector<std::uint8_t> bits;
   float scale = 1.0f;  // the L1 rescale, when asked for
 
   // Per element of [first, first + n): `kept` where kept, else 0; zeros

@@ -11,91 +11,107 @@
 #include "merge/blocks.hpp"
 #include "merge/chunked.hpp"
 #include "merge/inputs.hpp"
+#include "merge/prepared.hpp"
 #include "merge/sparsify.hpp"
 #include "tessel/merge/methods.hpp"
 
 namespace tessel::merge {
 
-Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
-                       const TaskArithmeticOptions& options) {
+namespace {
+
+class TaskMerge final : public PreparedMerge {
+ public:
+  TaskMerge(const Tensor& base, std::span<const TaskInput> inputs,
+            const TaskArithmeticOptions& options)
+      : base_tensor_(base), base_(base) {
+    const std::int64_t n = base.numel();
+    // della ranks within rows: a matrix's rows, a vector as one row.
+    const std::int64_t rows = base.rank() >= 2 ? base.shape()[0] : 1;
+    const std::int64_t cols = rows > 0 ? n / rows : 0;
+    for (const TaskInput& in : inputs) {
+      tensors_.push_back(in.tensor);
+      x_.emplace_back(in.tensor);
+      weights_.push_back(static_cast<float>(in.weight));
+      thinned_.push_back(detail::thin(x_.back(), base_, rows, cols,
+                                      options.sparsification, in,
+                                      options.rescale, "task arithmetic"));
+    }
+    // Without a consensus the divisor is the sum of the weights, or 1 when
+    // that is within 1e-8 of zero.
+    float weight_sum = 0.0f;
+    for (const float v : weights_) weight_sum += v;
+    if (std::abs(weight_sum) < 1e-8f) weight_sum = 1.0f;
+    block_.models = inputs.size();
+    block_.weight = weights_.data();
+    block_.consensus = options.consensus;
+    block_.normalize = options.normalize;
+    block_.weight_sum = weight_sum;
+    block_.lambda = static_cast<float>(options.lambda);
+  }
+
+  // The inputs widened, each model's keep-factors (mask times rescale)
+  // drawn or expanded, then one vector kernel. Masks and signs are random,
+  // so the kernel selects instead of branching; multiplying by a 0 factor
+  // and adding the zeros it leaves gives the same floats, in the same
+  // order, as skipping those terms.
+  void block(std::int64_t first, std::int64_t n, float* out) const override {
+    const std::size_t models = x_.size();
+    const std::int64_t p = detail::padded(detail::kBlock);
+    // Rows: the base, then per model its input, keep-factors and delta.
+    float* bb = detail::block_scratch(1 + 3 * std::int64_t(models));
+    std::vector<const float*> xs(models), keep(models);
+    simd::TaskBlock block = block_;
+    block.n = detail::padded(n);
+    block.base = bb;
+    block.deltas = bb + p * (1 + 2 * std::int64_t(models));
+    block.out = out;
+    base_.load(first, n, bb);
+    for (std::size_t m = 0; m < models; ++m) {
+      float* x = bb + p * (1 + std::int64_t(m));
+      x_[m].load(first, n, x);
+      xs[m] = x;
+      if (!thinned_[m].keep_all) {
+        float* k = bb + p * (1 + std::int64_t(models + m));
+        thinned_[m].keep_factors(first, n, thinned_[m].scale, k);
+        keep[m] = k;
+      }
+    }
+    block.x = xs.data();
+    block.keep = keep.data();
+    simd::task_block(block);
+  }
+
+ private:
+  Tensor base_tensor_;
+  std::vector<Tensor> tensors_;
+  detail::Elements base_;
+  std::vector<detail::Elements> x_;
+  std::vector<detail::Thinned> thinned_;
+  std::vector<float> weights_;
+  simd::TaskBlock block_;
+};
+
+}  // namespace
+
+namespace detail {
+
+std::unique_ptr<PreparedMerge> prepare_task_arithmetic(
+    const Tensor& base, std::span<const TaskInput> inputs,
+    const TaskArithmeticOptions& options) {
   constexpr const char* kLabel = "task arithmetic";
   detail::check_merge_input(base, base, kLabel);
   for (const TaskInput& in : inputs) {
     detail::check_merge_input(in.tensor, base, kLabel);
   }
-  const std::int64_t n = base.numel();
-  // della ranks within rows: a matrix's rows, a vector as one row.
-  const std::int64_t rows = base.rank() >= 2 ? base.shape()[0] : 1;
-  const std::int64_t cols = rows > 0 ? n / rows : 0;
-  const detail::Elements b(base);
-  const std::size_t models = inputs.size();
-  std::vector<detail::Elements> x;
-  std::vector<detail::Thinned> thinned;
-  std::vector<float> w;
-  for (const TaskInput& in : inputs) {
-    x.emplace_back(in.tensor);
-    w.push_back(static_cast<float>(in.weight));
-    thinned.push_back(detail::thin(x.back(), b, rows, cols,
-                                   options.sparsification, in, options.rescale,
-                                   kLabel));
-  }
-  // Without a consensus the divisor is the sum of the weights, or 1 when
-  // that is within 1e-8 of zero.
-  float weight_sum = 0.0f;
-  for (const float v : w) weight_sum += v;
-  if (std::abs(weight_sum) < 1e-8f) weight_sum = 1.0f;
+  return std::make_unique<TaskMerge>(base, inputs, options);
+}
 
-  Tensor out = detail::new_output(base);
-  float* o = out.data<float>();
-  // Blocks of elements: the inputs widened, each model's keep-factors
-  // (mask times rescale) drawn or expanded, then one vector kernel.
-  // Masks and signs are random, so the kernel selects instead of
-  // branching; multiplying by a 0 factor and adding the zeros it leaves
-  // gives the same floats, in the same order, as skipping those terms.
-  detail::for_ranges(n, [&](std::int64_t i0, std::int64_t i1) {
-    const std::int64_t p = detail::padded(detail::kBlock);
-    // Rows: the base, the result, then per model its input, keep-factors
-    // and delta.
-    float* scratch = detail::block_scratch(2 + 3 * std::int64_t(models));
-    float* bb = scratch;
-    float* result = bb + p;
-    std::vector<float*> xs(models), keep(models);
-    for (std::size_t m = 0; m < models; ++m) {
-      xs[m] = result + p * (1 + std::int64_t(m));
-      keep[m] = thinned[m].keep_all
-                    ? nullptr
-                    : result + p * (1 + std::int64_t(models + m));
-    }
-    const std::vector<const float*> xs_read(xs.begin(), xs.end());
-    const std::vector<const float*> keep_read(keep.begin(), keep.end());
-    float* deltas = result + p * (1 + 2 * std::int64_t(models));
-    simd::TaskBlock block;
-    block.base = bb;
-    block.models = models;
-    block.x = xs_read.data();
-    block.keep = keep_read.data();
-    block.weight = w.data();
-    block.consensus = options.consensus;
-    block.normalize = options.normalize;
-    block.weight_sum = weight_sum;
-    block.lambda = static_cast<float>(options.lambda);
-    block.deltas = deltas;
-    block.out = result;
-    for (std::int64_t start = i0; start < i1; start += detail::kBlock) {
-      const std::int64_t len = std::min(detail::kBlock, i1 - start);
-      b.load(start, len, bb);
-      for (std::size_t m = 0; m < models; ++m) {
-        x[m].load(start, len, xs[m]);
-        if (keep[m]) {
-          thinned[m].keep_factors(start, len, thinned[m].scale, keep[m]);
-        }
-      }
-      block.n = detail::padded(len);
-      simd::task_block(block);
-      std::copy(result, result + len, o + start);
-    }
-  });
-  return out;
+}  // namespace detail
+
+Tensor task_arithmetic(const Tensor& base, std::span<const TaskInput> inputs,
+                       const TaskArithmeticOptions& options) {
+  return detail::produce_output(
+      *detail::prepare_task_arithmetic(base, inputs, options), base);
 }
 
 std::vector<std::uint8_t> sparsification_mask(const Tensor& delta,

@@ -303,6 +303,15 @@ TEST(MergeDare, KeptFractionScaleAndDeterminism) {
       l1_kept += std::abs(d[i]);
     }
   }
+  // The merge keeps the rescale pass's draws as bits; they must be the
+  // draws the mask is defined by.
+  const auto mask =
+      sparsification_mask(in[0].tensor, Sparsification::Random, in[0]);
+  std::int64_t mismatched = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    mismatched += (mask[std::size_t(i)] != 0) != (got[std::size_t(i)] != 0);
+  }
+  EXPECT_EQ(mismatched, 0);
   // Binomial(n, 0.3): within 5 standard deviations.
   const double sigma = std::sqrt(n * 0.3 * 0.7);
   EXPECT_NEAR(double(kept), 0.3 * n, 5 * sigma);

@@ -32,82 +32,98 @@ std::int64_t MergedTensorSource::total_bytes() const {
   return n;
 }
 
-const Tensor& MergedTensorSource::merged(std::size_t i) {
-  if (cached_index_ == i) return cached_;
-  cached_ = Tensor();
-  cached_index_ = static_cast<std::size_t>(-1);
-  if (pending_.valid()) {
-    if (pending_index_ == i) {
-      cached_ = pending_.get();
-    } else {
-      // Merged ahead for nothing (the writer asked for another tensor);
-      // its error, if any, comes again when that tensor is asked for.
-      try {
-        pending_.get();
-      } catch (const Error&) {
-      }
-    }
-  }
-  if (!cached_.defined()) cached_ = compute(i, buffers_[i % 2]);
-  cached_index_ = i;
-  // Writers ask for the tensors in order: the next one is merged (into the
-  // other set of buffers) while this one is being written, so the cores
-  // are not idle while the file is.
-  if (i + 1 < outputs_.size()) {
-    pending_index_ = i + 1;
-    pending_ = std::async(std::launch::async, [this, i] {
-      return compute(i + 1, buffers_[(i + 1) % 2]);
-    });
-  }
-  return cached_;
+bool MergedTensorSource::streamed(std::size_t i) const {
+  const MergeOutputTensor& o = outputs_[i];
+  return !o.constant.defined() && o.interleave_heads == 0 &&
+         (o.dtype == DType::F32 || o.dtype == DType::F16 ||
+          o.dtype == DType::BF16);
 }
 
-Tensor MergedTensorSource::compute(std::size_t i, Buffers& buffers) {
-  const MergeOutputTensor& o = outputs_[i];
-  if (o.constant.defined()) return o.constant.to(o.dtype).contiguous();
-  const merge::PlannedTensor& p = plan_.tensors[o.planned];
+std::vector<Tensor> MergedTensorSource::read_inputs(
+    const merge::PlannedTensor& p) {
   std::vector<Tensor> read;
-  while (buffers.inputs.size() < p.inputs.size()) {
-    buffers.inputs.push_back(empty(Shape{largest_}, DType::F32));
-  }
-  if (!buffers.output.defined()) {
-    buffers.output = empty(Shape{largest_}, DType::F32);
+  while (input_buffers_.size() < p.inputs.size()) {
+    // Pages are touched only when a quantised input is dequantised.
+    input_buffers_.push_back(empty(Shape{largest_}, DType::F32));
   }
   for (const merge::PlannedInput& in : p.inputs) {
     const MergeInput& model = inputs_[in.model];
     read.push_back(
-        model.read(in.tensor, round_to_, buffers.inputs[read.size()]));
+        model.read(in.tensor, round_to_, input_buffers_[read.size()]));
     bytes_read_ +=
         TensorSpec{in.tensor, model.stored_dtype(in.tensor), p.shape}.nbytes();
   }
-  Tensor out =
-      merge::merge_tensor(plan_.method, p, read, seed_, buffers.output);
-  read.clear();  // dequantised copies go before the cast allocates
+  return read;
+}
+
+void MergedTensorSource::release_inputs(const merge::PlannedTensor& p) {
   for (const merge::PlannedInput& in : p.inputs) {
     inputs_[in.model].release(in.tensor);
   }
-  if (o.interleave_heads > 0) {
-    out = interleave_rope_rows(out, o.interleave_heads);
+}
+
+const merge::PreparedMerge& MergedTensorSource::prepared(std::size_t i) {
+  if (prepared_index_ != i) {
+    prepared_.reset();
+    prepared_index_ = static_cast<std::size_t>(-1);
+    const merge::PlannedTensor& p = plan_.tensors[outputs_[i].planned];
+    prepared_inputs_ = read_inputs(p);
+    prepared_ = merge::prepare_merge(plan_.method, p, prepared_inputs_, seed_);
+    prepared_index_ = i;
   }
-  if (is_block_quantized(o.dtype)) return out.to(o.dtype).contiguous();
-  // Cast into pages reused for every other tensor (a fresh result would
-  // fault in and zero new ones each time).
-  Tensor& typed = buffers.typed[o.dtype];
-  if (!typed.defined()) typed = empty(Shape{largest_}, o.dtype);
-  return typed.slice(0, 0, out.numel()).reshape(out.shape()).copy_(out);
+  return *prepared_;
+}
+
+const Tensor& MergedTensorSource::whole(std::size_t i) {
+  if (cached_index_ == i) return cached_;
+  cached_ = Tensor();
+  cached_index_ = static_cast<std::size_t>(-1);
+  const MergeOutputTensor& o = outputs_[i];
+  if (o.constant.defined()) {
+    cached_ = o.constant.to(o.dtype).contiguous();
+  } else {
+    const merge::PlannedTensor& p = plan_.tensors[o.planned];
+    if (!output_buffer_.defined()) {
+      output_buffer_ = empty(Shape{largest_}, DType::F32);
+    }
+    Tensor out = merge::merge_tensor(plan_.method, p, read_inputs(p), seed_,
+                                     output_buffer_);
+    release_inputs(p);
+    if (o.interleave_heads > 0) {
+      out = interleave_rope_rows(out, o.interleave_heads);
+    }
+    cached_ = out.to(o.dtype).contiguous();
+  }
+  cached_index_ = i;
+  return cached_;
 }
 
 const std::uint8_t* MergedTensorSource::bytes(std::size_t i) {
-  return static_cast<const std::uint8_t*>(merged(i).raw_data());
+  if (streamed(i)) return nullptr;
+  return static_cast<const std::uint8_t*>(whole(i).raw_data());
 }
 
 void MergedTensorSource::read(std::size_t i, std::int64_t offset,
                               std::span<std::uint8_t> out) {
-  std::memcpy(out.data(), bytes(i) + offset, out.size());
+  if (!streamed(i)) {
+    std::memcpy(out.data(), whole(i).const_data<std::uint8_t>() + offset,
+                out.size());
+    return;
+  }
+  const std::int64_t element = element_size(outputs_[i].dtype);
+  prepared(i).produce(offset / element,
+                      static_cast<std::int64_t>(out.size()) / element,
+                      outputs_[i].dtype, out.data());
 }
 
 void MergedTensorSource::written(std::size_t i, std::int64_t end) {
   if (end < specs_[i].nbytes()) return;
+  if (prepared_index_ == i) {
+    prepared_.reset();
+    prepared_inputs_.clear();
+    prepared_index_ = static_cast<std::size_t>(-1);
+    release_inputs(plan_.tensors[outputs_[i].planned]);
+  }
   if (cached_index_ == i) {
     cached_ = Tensor();
     cached_index_ = static_cast<std::size_t>(-1);

@@ -3,13 +3,11 @@
 // files (f32, f16 and bf16 as they lie, blocks dequantised to f32),
 // merged, cast (or block-quantised) to its output dtype, llama's q/k rows
 // interleaved for a GGUF file — and freed once written. So memory holds
-// one tensor's inputs and result at a time.
+// one tensor's inputs at a time, and its result only when it cannot be
+// streamed.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <future>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,20 +50,16 @@ class MergedTensorSource final : public TensorSource {
   std::int64_t bytes_read() const { return bytes_read_; }
 
  private:
-  // Working memory for the largest tensor, reused for every one: the
-  // inputs' dequantised copies (touched only for quantised inputs), the
-  // f32 result and the result cast to each output dtype. Two sets: one
-  // holds the tensor being written, the other the one merged meanwhile.
-  struct Buffers {
-    std::vector<Tensor> inputs;
-    Tensor output;
-    std::map<DType, Tensor> typed;
-  };
-
-  const Tensor& merged(std::size_t i);
-  // Tensor i merged (or constant) and cast to its output dtype, in
-  // `buffers`.
-  Tensor compute(std::size_t i, Buffers& buffers);
+  // Tensors of a float dtype in HF row order are streamed: prepared once
+  // (the passes that need the whole tensor), then each chunk the writer
+  // asks for is produced straight into its buffer in the output dtype, so
+  // no whole result is ever held. The others (block-quantised outputs,
+  // llama's interleaved GGUF rows, constants) are merged whole.
+  bool streamed(std::size_t i) const;
+  std::vector<Tensor> read_inputs(const merge::PlannedTensor& p);
+  void release_inputs(const merge::PlannedTensor& p);
+  const merge::PreparedMerge& prepared(std::size_t i);
+  const Tensor& whole(std::size_t i);
 
   const merge::MergePlan& plan_;
   const std::vector<MergeInput>& inputs_;
@@ -74,16 +68,19 @@ class MergedTensorSource final : public TensorSource {
   std::optional<DType> round_to_;
   std::uint64_t seed_;
   Progress* progress_ = nullptr;
+  // f32 working memory for the largest tensor, reused for every one: the
+  // inputs' dequantised copies (touched only for quantised inputs) and a
+  // whole result.
   std::int64_t largest_ = 0;
-  Buffers buffers_[2];
+  std::vector<Tensor> input_buffers_;
+  Tensor output_buffer_;
+  std::size_t prepared_index_ = static_cast<std::size_t>(-1);
+  std::vector<Tensor> prepared_inputs_;
+  std::unique_ptr<merge::PreparedMerge> prepared_;
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
   std::int64_t done_tensors_ = 0;
-  std::atomic<std::int64_t> bytes_read_ = 0;
-  // The next tensor, merging in the background; declared last so that it
-  // is waited for before the buffers it writes go.
-  std::size_t pending_index_ = static_cast<std::size_t>(-1);
-  std::future<Tensor> pending_;
+  std::int64_t bytes_read_ = 0;
 };
 
 }  // namespace tessel::cli

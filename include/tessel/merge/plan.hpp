@@ -14,12 +14,14 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tessel/core/shape.hpp"
+#include "tessel/core/tensor.hpp"
 #include "tessel/merge/config.hpp"
 #include "tessel/models/config.hpp"
 
@@ -78,14 +80,43 @@ std::optional<double> optional_number(const ResolvedParameters& p,
 
 namespace tessel::merge {
 
-// One planned tensor merged: `inputs[i]` is planned input i as an f32, f16
-// or bf16 tensor (a mapped bf16 checkpoint is read in place).
-// Random masks draw from Philox under key `seed`, stream
-// FNV-1a(tensor name) + the input's position, so a tensor's mask depends
-// on the seed, its name and the model's place in the config alone.
-// `output_buffer` (1-D f32, at least the tensor's size), when given, holds
-// the result (a view of it is returned): a streamed merge passes the same
-// one for every tensor instead of faulting in fresh pages each time.
+// A tensor's merge once everything that needs the whole tensor is known
+// (slerp's angle, the ranked masks of TIES and breadcrumbs, DARE's
+// rescale): any range of its elements can then be produced on its own, so
+// a writer streams the result through a small buffer in the output dtype
+// instead of holding it whole. Holds views of its inputs, which must
+// outlive it.
+class PreparedMerge {
+ public:
+  virtual ~PreparedMerge() = default;
+  // Elements [first, first + count) of the flattened result, converted to
+  // `dtype` (f32, f16 or bf16, rounded to nearest even) into `out`, on the
+  // pool. E2401 when one is NaN or Inf; E2201 for another dtype.
+  void produce(std::int64_t first, std::int64_t count, DType dtype,
+               void* out) const;
+
+  // The f32 result whole, in `buffer` (1-D f32) when it is large enough.
+  Tensor result(const Shape& shape, Tensor buffer = {}) const;
+
+  // Elements [first, first + n) as f32 into out, n <= 2048, out having
+  // room for n rounded up to a multiple of 16 (what lies there past n is
+  // scratch). first is a multiple of 4.
+  virtual void block(std::int64_t first, std::int64_t n, float* out) const = 0;
+};
+
+// One planned tensor prepared: `inputs[i]` is planned input i as an f32,
+// f16 or bf16 tensor (a mapped bf16 checkpoint is read in place). Random
+// masks draw from Philox under key `seed`, stream FNV-1a(tensor name) +
+// the input's position, so a tensor's mask depends on the seed, its name
+// and the model's place in the config alone.
+std::unique_ptr<PreparedMerge> prepare_merge(Method method,
+                                             const PlannedTensor& tensor,
+                                             std::span<const Tensor> inputs,
+                                             std::uint64_t seed);
+
+// prepare_merge's result whole, as f32. `output_buffer` (1-D f32, at least
+// the tensor's size), when given, holds the result (a view of it is
+// returned).
 Tensor merge_tensor(Method method, const PlannedTensor& tensor,
                     std::span<const Tensor> inputs, std::uint64_t seed,
                     Tensor output_buffer = {});

@@ -18,6 +18,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 using cpu::simd::HWY_NAMESPACE::D;
 using cpu::simd::HWY_NAMESPACE::first;
 using cpu::simd::HWY_NAMESPACE::load;
+using cpu::simd::HWY_NAMESPACE::store;
 
 template <class Half>
 HWY_INLINE void widen(const std::uint16_t* in, float* out, std::int64_t n) {
@@ -35,6 +36,35 @@ static void WidenBf16Impl(const std::uint16_t* in, float* out, std::int64_t n) {
 
 static void WidenF16Impl(const std::uint16_t* in, float* out, std::int64_t n) {
   widen<hwy::float16_t>(in, out, n);
+}
+
+static void NarrowBf16Impl(const float* in, std::uint16_t* out,
+                           std::int64_t n) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  auto* o = reinterpret_cast<hwy::bfloat16_t*>(out);
+  std::int64_t i = 0;
+  for (; i + N <= n; i += N) store(d, hn::LoadU(d, in + i), o + i);
+  for (; i < n; ++i) out[i] = fp::bf16_from_f32(in[i]);
+}
+
+static void PackNonzeroImpl(const float* in, std::int64_t n,
+                            std::uint8_t* out) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  if (N % 8 == 0) {
+    // A vector's mask bits are whole bytes, lane 0 in bit 0.
+    for (std::int64_t i = 0; i < n; i += N) {
+      hn::StoreMaskBits(d, hn::Ne(hn::LoadU(d, in + i), hn::Zero(d)),
+                        out + i / 8);
+    }
+    return;
+  }
+  for (std::int64_t i = 0; i < n; i += 8) {
+    std::uint8_t byte = 0;
+    for (int k = 0; k < 8; ++k) byte |= std::uint8_t(in[i + k] != 0.0f) << k;
+    out[i / 8] = byte;
+  }
 }
 
 // f64 lanes of half an f32 vector at a time: every product exact, the
@@ -214,6 +244,8 @@ namespace tessel::merge::simd {
 
 HWY_EXPORT(WidenBf16Impl);
 HWY_EXPORT(WidenF16Impl);
+HWY_EXPORT(NarrowBf16Impl);
+HWY_EXPORT(PackNonzeroImpl);
 HWY_EXPORT(AddDotSumsImpl);
 HWY_EXPORT(AddL1SumsImpl);
 HWY_EXPORT(Combine2Impl);
@@ -225,6 +257,12 @@ void widen_bf16(const std::uint16_t* in, float* out, std::int64_t n) {
 }
 void widen_f16(const std::uint16_t* in, float* out, std::int64_t n) {
   HWY_DYNAMIC_DISPATCH(WidenF16Impl)(in, out, n);
+}
+void narrow_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(NarrowBf16Impl)(in, out, n);
+}
+void pack_nonzero(const float* in, std::int64_t n, std::uint8_t* out) {
+  HWY_DYNAMIC_DISPATCH(PackNonzeroImpl)(in, n, out);
 }
 void add_dot_sums(const float* a, const float* b, std::int64_t n, double* acc) {
   HWY_DYNAMIC_DISPATCH(AddDotSumsImpl)(a, b, n, acc);

@@ -24,6 +24,13 @@ inline constexpr std::int64_t kPad = 16;
 void widen_bf16(const std::uint16_t* in, float* out, std::int64_t n);
 void widen_f16(const std::uint16_t* in, float* out, std::int64_t n);
 
+// out[0, n) = the bf16 bits of n f32 values, rounded to nearest even
+// (NaN quieted), as core/float_formats.hpp's scalar conversion.
+void narrow_bf16(const float* in, std::uint16_t* out, std::int64_t n);
+
+// Bit j % 8 of out[j / 8] = in[j] != 0, for j in [0, n). n % kPad == 0.
+void pack_nonzero(const float* in, std::int64_t n, std::uint8_t* out);
+
 // acc[0] += sum a*a, acc[1] += sum b*b, acc[2] += sum a*b over [0, n), in
 // f64 (each product of the f32 values widened exactly). n % kPad == 0.
 void add_dot_sums(const float* a, const float* b, std::int64_t n, double* acc);
