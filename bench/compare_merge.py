@@ -139,7 +139,10 @@ dtype: bfloat16
 
 
 def timed(cmd, env=None):
-    """Wall seconds and peak RSS (bytes) of one run."""
+    """Wall seconds and peak RSS (bytes) of one run. The disk is flushed
+    first, so that neither tool pays for the other's writeback (tessel
+    fsyncs its output, mergekit does not)."""
+    os.sync()
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M"] + cmd, capture_output=True,
                        text=True, env=env)

@@ -1,10 +1,10 @@
 // mergekit's generalized task arithmetic (task_arithmetic, ties, dare_*,
 // breadcrumbs*, della*) in one pass per output element once each model's
 // keep-mask is known: the deltas are recomputed from the inputs, block by
-// block, instead of stored, and DARE's random masks are redrawn from the
-// counter-based generator, so memory holds the (mapped) inputs, one byte
-// of mask per element and model for the ranked methods only, and the
-// output.
+// block, instead of stored, and DARE's masks are drawn from the
+// counter-based generator (kept as bits when the rescale pass drew them
+// already), so memory holds the (mapped) inputs and one byte of mask per
+// element and model for the ranked methods only.
 #include <algorithm>
 #include <cmath>
 
@@ -24,6 +24,7 @@ class TaskMerge final : public PreparedMerge {
   TaskMerge(const Tensor& base, std::span<const TaskInput> inputs,
             const TaskArithmeticOptions& options)
       : base_tensor_(base), base_(base) {
+    // block_ points into weights_: not to be copied.
     const std::int64_t n = base.numel();
     // della ranks within rows: a matrix's rows, a vector as one row.
     const std::int64_t rows = base.rank() >= 2 ? base.shape()[0] : 1;
@@ -54,6 +55,9 @@ class TaskMerge final : public PreparedMerge {
   // so the kernel selects instead of branching; multiplying by a 0 factor
   // and adding the zeros it leaves gives the same floats, in the same
   // order, as skipping those terms.
+  TaskMerge(const TaskMerge&) = delete;
+  TaskMerge& operator=(const TaskMerge&) = delete;
+
   void block(std::int64_t first, std::int64_t n, float* out) const override {
     const std::size_t models = x_.size();
     const std::int64_t p = detail::padded(detail::kBlock);
