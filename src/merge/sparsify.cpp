@@ -50,9 +50,27 @@ void for_deltas(const Elements& x, const Elements& base, std::int64_t s,
 
 // |delta| as the bits of a non-negative float: their order as unsigned
 // integers is the order of the magnitudes, so ranks can be found by
-// counting bit patterns (a radix select) instead of sorting.
+// counting bit patterns (a radix select) instead of sorting. Below 2^31,
+// so they compare as signed integers too, which every x86 vector unit has.
 std::uint32_t magnitude_key(float delta) {
-  return std::bit_cast<std::uint32_t>(std::abs(delta));
+  return std::bit_cast<std::uint32_t>(delta) & 0x7fffffffu;
+}
+
+// fn(first, keys, n) for the blocks of [s, e) in order: each block's keys
+// computed in a loop of their own (it vectorises; the histogram updates
+// that follow cannot).
+template <class Fn>
+void for_key_blocks(const Elements& x, const Elements& base, std::int64_t s,
+                    std::int64_t e, Fn&& fn) {
+  std::vector<std::int32_t> keys(static_cast<std::size_t>(kBlock));
+  for_delta_blocks(x, base, s, e,
+                   [&](std::int64_t i0, const float* d, std::int64_t len) {
+                     std::int32_t* k = keys.data();
+                     for (std::int64_t j = 0; j < len; ++j) {
+                       k[j] = static_cast<std::int32_t>(magnitude_key(d[j]));
+                     }
+                     fn(i0, static_cast<const std::int32_t*>(k), len);
+                   });
 }
 
 // The parts a range is cut into for counting: one per thread, and small
@@ -116,8 +134,10 @@ Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
   };
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
     std::uint32_t* h = hist.data() + p * std::int64_t(kBins);
-    for_deltas(x, base, b, e,
-               [h](std::int64_t, float d) { ++h[magnitude_key(d) >> 16]; });
+    for_key_blocks(x, base, b, e,
+                   [h](std::int64_t, const std::int32_t* k, std::int64_t len) {
+                     for (std::int64_t j = 0; j < len; ++j) ++h[k[j] >> 16];
+                   });
   });
   // Not structured bindings: clang 14 cannot capture them in a lambda.
   const std::pair<std::uint32_t, std::int64_t> first = find(merged(), r);
@@ -126,10 +146,14 @@ Cut cut_at(const Elements& x, const Elements& base, std::int64_t n,
   std::fill(hist.begin(), hist.end(), 0);
   for_parts(n, [&](std::int64_t p, std::int64_t b, std::int64_t e) {
     std::uint32_t* h = hist.data() + p * std::int64_t(kBins);
-    for_deltas(x, base, b, e, [h, high](std::int64_t, float d) {
-      const std::uint32_t k = magnitude_key(d);
-      if ((k >> 16) == high) ++h[k & 0xffffu];
-    });
+    const auto in_bin = static_cast<std::int32_t>(high);
+    for_key_blocks(
+        x, base, b, e,
+        [h, in_bin](std::int64_t, const std::int32_t* k, std::int64_t len) {
+          for (std::int64_t j = 0; j < len; ++j) {
+            if ((k[j] >> 16) == in_bin) ++h[k[j] & 0xffff];
+          }
+        });
   });
   const auto [low, below_low] = find(merged(), r - below_high);
   Cut c;
@@ -158,11 +182,9 @@ std::vector<std::uint8_t> rank_window(const Elements& x, const Elements& base,
   const Cut b = cut_at(x, base, n, hi);
   const std::vector<std::int64_t>& equal_a = a.equal_before;
   const std::vector<std::int64_t>& equal_b = b.equal_before;
-  // Keys are the bits of non-negative finite floats, below 2^31 - 1:
-  // compared as signed integers, which every x86 vector unit has. Among
-  // keys equal to a cut's, position decides: the first equal_below of them
-  // rank below it. So within a part, before the one block where that
-  // count is reached, the rule is a strict comparison, after it an
+  // Among keys equal to a cut's, position decides: the first equal_below
+  // of them rank below it. So within a part, before the one block where
+  // that count is reached, the rule is a strict comparison, after it an
   // inclusive one — two loops the compiler vectorises, and only the block
   // holding the switch goes element by element.
   const auto ka = static_cast<std::int32_t>(a.key);
@@ -170,14 +192,12 @@ std::vector<std::uint8_t> rank_window(const Elements& x, const Elements& base,
   for_parts(n, [&](std::int64_t p, std::int64_t s, std::int64_t e) {
     std::int64_t seen_a = equal_a[static_cast<std::size_t>(p)];
     std::int64_t seen_b = equal_b[static_cast<std::size_t>(p)];
-    std::vector<std::int32_t> keys(static_cast<std::size_t>(kBlock));
-    for_delta_blocks(
-        x, base, s, e, [&](std::int64_t i0, const float* d, std::int64_t len) {
+    for_key_blocks(
+        x, base, s, e,
+        [&](std::int64_t i0, const std::int32_t* k, std::int64_t len) {
           std::uint8_t* m = mask.data() + i0;
-          std::int32_t* k = keys.data();
           std::int64_t count_a = 0, count_b = 0;
           for (std::int64_t j = 0; j < len; ++j) {
-            k[j] = static_cast<std::int32_t>(magnitude_key(d[j]));
             count_a += k[j] == ka;
             count_b += k[j] == kb;
           }
