@@ -1,5 +1,7 @@
 #include "merge/blocks.hpp"
 
+#include "backends/cpu/simd/cast_simd.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -18,7 +20,8 @@ void Elements::load(std::int64_t first, std::int64_t n, float* out) const {
                        n);
       break;
     case DType::F16:
-      simd::widen_f16(static_cast<const std::uint16_t*>(data_) + first, out, n);
+      cpu::simd::cast_f16_to_f32(
+          static_cast<const std::uint16_t*>(data_) + first, out, n);
       break;
     default:
       std::memcpy(out, static_cast<const float*>(data_) + first,

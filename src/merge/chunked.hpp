@@ -54,6 +54,28 @@ std::array<double, K> ordered_sums(std::int64_t n, Term&& term) {
   return total;
 }
 
+// K sums over [0, n) that sum(begin, end, acc) adds into acc[0..K) for
+// one fixed chunk at a time (any way it likes, e.g. block by block with
+// vector kernels), the chunks' sums then added in order: the same doubles
+// on any thread count.
+template <int K, class ChunkSum>
+std::array<double, K> chunk_sums(std::int64_t n, ChunkSum&& sum) {
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<std::array<double, K>> partial(static_cast<std::size_t>(chunks));
+  parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
+    for (std::int64_t c = cb; c < ce; ++c) {
+      std::array<double, K> acc{};
+      sum(c * kChunk, std::min(n, (c + 1) * kChunk), acc.data());
+      partial[static_cast<std::size_t>(c)] = acc;
+    }
+  });
+  std::array<double, K> total{};
+  for (const auto& s : partial) {
+    for (int k = 0; k < K; ++k) total[k] += s[k];
+  }
+  return total;
+}
+
 // The sum over i in [0, n) of term(i), as a double.
 template <class Term>
 double ordered_sum(std::int64_t n, Term&& term) {

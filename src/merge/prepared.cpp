@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "backends/cpu/simd/cast_simd.hpp"
 #include "merge/blocks.hpp"
 #include "merge/inputs.hpp"
 #include "tessel/core/error.hpp"
@@ -23,7 +24,7 @@ namespace {
 void store(const float* in, std::int64_t n, DType dtype, void* out) {
   switch (dtype) {
     case DType::BF16:
-      simd::narrow_bf16(in, static_cast<std::uint16_t*>(out), n);
+      cpu::simd::cast_f32_to_bf16(in, static_cast<std::uint16_t*>(out), n);
       break;
     case DType::F16: {
       auto* o = static_cast<std::uint16_t*>(out);

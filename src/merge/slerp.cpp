@@ -118,32 +118,19 @@ std::unique_ptr<PreparedMerge> prepare_slerp(const Tensor& base,
   }
   const std::int64_t n = base.numel();
   const detail::Elements a(base), b(other);
-  // Sums of a*a, b*b and a*b in f64: fixed chunks, each summed block by
-  // block, the chunks' sums added in order.
-  const std::int64_t chunks = (n + detail::kChunk - 1) / detail::kChunk;
-  std::vector<std::array<double, 3>> partial(static_cast<std::size_t>(chunks));
-  parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
-    float* ab = detail::block_scratch(2);
-    float* bb = ab + detail::padded(detail::kBlock);
-    for (std::int64_t c = cb; c < ce; ++c) {
-      double acc[3] = {0.0, 0.0, 0.0};
-      const std::int64_t end = std::min(n, (c + 1) * detail::kChunk);
-      for (std::int64_t i0 = c * detail::kChunk; i0 < end;
-           i0 += detail::kBlock) {
-        const std::int64_t len = std::min(detail::kBlock, end - i0);
-        a.load(i0, len, ab);
-        b.load(i0, len, bb);
-        simd::add_dot_sums(ab, bb, detail::padded(len), acc);
-      }
-      partial[static_cast<std::size_t>(c)] = {acc[0], acc[1], acc[2]};
-    }
-  });
-  Sums s;
-  for (const auto& p : partial) {
-    s.aa += p[0];
-    s.bb += p[1];
-    s.ab += p[2];
-  }
+  // Sums of a*a, b*b and a*b in f64, block by block.
+  const auto sums = detail::chunk_sums<3>(
+      n, [&](std::int64_t begin, std::int64_t end, double* acc) {
+        float* ab = detail::block_scratch(2);
+        float* bb = ab + detail::padded(detail::kBlock);
+        for (std::int64_t i0 = begin; i0 < end; i0 += detail::kBlock) {
+          const std::int64_t len = std::min(detail::kBlock, end - i0);
+          a.load(i0, len, ab);
+          b.load(i0, len, bb);
+          simd::add_dot_sums(ab, bb, detail::padded(len), acc);
+        }
+      });
+  const Sums s{sums[0], sums[1], sums[2]};
   // mergekit's thresholds: a norm at most 1e-8 counts as 1, and a cosine
   // past 0.9995 in magnitude interpolates linearly.
   constexpr double kEps = 1e-8;

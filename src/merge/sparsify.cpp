@@ -362,39 +362,22 @@ Thinned thin(const Elements& x, const Elements& base, std::int64_t rows,
   if (rescale) {
     // mergekit's RescaleNorm.l1: the kept part scaled back to the L1 norm
     // of the whole, unless either norm is below 1e-7.
-    // Fixed chunks summed in order: the same double on any thread count.
-    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-    std::vector<std::array<double, 2>> partial(
-        static_cast<std::size_t>(chunks));
-    parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
-      float* d = block_scratch(3);
-      float* bb = d + padded(kBlock);
-      float* keep = bb + padded(kBlock);
-      for (std::int64_t c = cb; c < ce; ++c) {
-        double acc[2] = {0.0, 0.0};
-        const std::int64_t end = std::min(n, (c + 1) * kChunk);
-        for (std::int64_t i0 = c * kChunk; i0 < end; i0 += kBlock) {
-          const std::int64_t len = std::min(kBlock, end - i0);
-          x.load(i0, len, d);
-          if (base.defined()) {
-            base.load(i0, len, bb);
-            for (std::int64_t j = 0; j < len; ++j) d[j] -= bb[j];
-          }
-          out.keep_factors(i0, len, 1.0f, keep);
-          simd::add_l1_sums(d, keep, padded(len), acc);
-          // i0 is a multiple of kBlock, so of 8: whole bytes.
-          if (!bits.empty()) {
-            simd::pack_nonzero(keep, padded(len), bits.data() + i0 / 8);
-          }
-        }
-        partial[static_cast<std::size_t>(c)] = {acc[0], acc[1]};
-      }
+    const auto norms = chunk_sums<2>(n, [&](std::int64_t begin,
+                                            std::int64_t end, double* acc) {
+      std::vector<float> keep(static_cast<std::size_t>(padded(kBlock)));
+      for_delta_blocks(x, base, begin, end,
+                       [&](std::int64_t i0, const float* d, std::int64_t len) {
+                         out.keep_factors(i0, len, 1.0f, keep.data());
+                         simd::add_l1_sums(d, keep.data(), padded(len), acc);
+                         // i0 is a multiple of kBlock, so of 8: whole bytes.
+                         if (!bits.empty()) {
+                           simd::pack_nonzero(keep.data(), padded(len),
+                                              bits.data() + i0 / 8);
+                         }
+                       });
     });
-    double before = 0.0, after = 0.0;
-    for (const auto& p : partial) {
-      before += p[0];
-      after += p[1];
-    }
+    const double before = norms[0];
+    const double after = norms[1];
     if (before >= 1e-7 && after >= 1e-7) {
       out.scale = static_cast<float>(before / after);
     }

@@ -18,34 +18,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 using cpu::simd::HWY_NAMESPACE::D;
 using cpu::simd::HWY_NAMESPACE::first;
 using cpu::simd::HWY_NAMESPACE::load;
-using cpu::simd::HWY_NAMESPACE::store;
 
-template <class Half>
-HWY_INLINE void widen(const std::uint16_t* in, float* out, std::int64_t n) {
+static void WidenBf16Impl(const std::uint16_t* in, float* out, std::int64_t n) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  const auto* h = reinterpret_cast<const Half*>(in);
+  const auto* h = reinterpret_cast<const hwy::bfloat16_t*>(in);
   std::int64_t i = 0;
   for (; i + N <= n; i += N) hn::StoreU(load(d, h + i), d, out + i);
   for (; i < n; ++i) out[i] = first(h + i);
-}
-
-static void WidenBf16Impl(const std::uint16_t* in, float* out, std::int64_t n) {
-  widen<hwy::bfloat16_t>(in, out, n);
-}
-
-static void WidenF16Impl(const std::uint16_t* in, float* out, std::int64_t n) {
-  widen<hwy::float16_t>(in, out, n);
-}
-
-static void NarrowBf16Impl(const float* in, std::uint16_t* out,
-                           std::int64_t n) {
-  const D d;
-  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  auto* o = reinterpret_cast<hwy::bfloat16_t*>(out);
-  std::int64_t i = 0;
-  for (; i + N <= n; i += N) store(d, hn::LoadU(d, in + i), o + i);
-  for (; i < n; ++i) out[i] = fp::bf16_from_f32(in[i]);
 }
 
 static void PackNonzeroImpl(const float* in, std::int64_t n,
@@ -243,8 +223,6 @@ HWY_AFTER_NAMESPACE();
 namespace tessel::merge::simd {
 
 HWY_EXPORT(WidenBf16Impl);
-HWY_EXPORT(WidenF16Impl);
-HWY_EXPORT(NarrowBf16Impl);
 HWY_EXPORT(PackNonzeroImpl);
 HWY_EXPORT(AddDotSumsImpl);
 HWY_EXPORT(AddL1SumsImpl);
@@ -254,12 +232,6 @@ HWY_EXPORT(TaskBlockImpl);
 
 void widen_bf16(const std::uint16_t* in, float* out, std::int64_t n) {
   HWY_DYNAMIC_DISPATCH(WidenBf16Impl)(in, out, n);
-}
-void widen_f16(const std::uint16_t* in, float* out, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(WidenF16Impl)(in, out, n);
-}
-void narrow_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(NarrowBf16Impl)(in, out, n);
 }
 void pack_nonzero(const float* in, std::int64_t n, std::uint8_t* out) {
   HWY_DYNAMIC_DISPATCH(PackNonzeroImpl)(in, n, out);

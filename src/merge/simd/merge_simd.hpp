@@ -20,13 +20,9 @@ namespace tessel::merge::simd {
 // AVX-512's 16 lanes).
 inline constexpr std::int64_t kPad = 16;
 
-// out[0, n) = the f32 of n bf16 (or f16) values given as their bits.
+// out[0, n) = the f32 of n bf16 values given as their bits (f16 and the
+// narrowing casts are backends/cpu/simd/cast_simd.hpp's).
 void widen_bf16(const std::uint16_t* in, float* out, std::int64_t n);
-void widen_f16(const std::uint16_t* in, float* out, std::int64_t n);
-
-// out[0, n) = the bf16 bits of n f32 values, rounded to nearest even
-// (NaN quieted), as core/float_formats.hpp's scalar conversion.
-void narrow_bf16(const float* in, std::uint16_t* out, std::int64_t n);
 
 // Bit j % 8 of out[j / 8] = in[j] != 0, for j in [0, n). n % kPad == 0.
 void pack_nonzero(const float* in, std::int64_t n, std::uint8_t* out);
