@@ -15,6 +15,7 @@
 
 #include "core/check.hpp"
 #include "core/host_allocator.hpp"
+#include "core/open_for_reading.hpp"
 
 namespace tessel {
 
@@ -174,17 +175,7 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
                           std::uint64_t offset,
                           std::optional<std::uint64_t> length) {
   const std::string name = path.string();
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-  TESSEL_CHECK(fd >= 0, IoFailure, "map_file", "cannot open '{}': {}", name,
-               std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    detail::fail(ErrorCode::IoFailure, "map_file", "cannot stat '{}': {}", name,
-                 std::strerror(err));
-  }
-  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  const auto [fd, file_size] = detail::open_for_reading(path, "map_file");
   const std::uint64_t want =
       length.value_or(offset <= file_size ? file_size - offset : 0);
   if (offset > file_size || want > file_size - offset) {

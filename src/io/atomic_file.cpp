@@ -92,26 +92,4 @@ void write_file_atomically(const std::filesystem::path& path,
   file.commit();
 }
 
-std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  TESSEL_CHECK(fd >= 0, IoFailure, "read", "cannot open '{}': {}",
-               path.string(), std::strerror(errno));
-  std::vector<std::uint8_t> data;
-  std::uint8_t buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      detail::fail(ErrorCode::IoFailure, "read", "reading '{}' failed: {}",
-                   path.string(), std::strerror(err));
-    }
-    if (n == 0) break;
-    data.insert(data.end(), buffer, buffer + n);
-  }
-  ::close(fd);
-  return data;
-}
-
 }  // namespace tessel::io

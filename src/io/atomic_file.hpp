@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
-#include <vector>
 
 namespace tessel::io {
 
@@ -34,8 +33,5 @@ class AtomicFile {
 void write_file_atomically(const std::filesystem::path& path,
                            std::span<const std::uint8_t> header,
                            std::span<const std::uint8_t> body);
-
-// Whole file into memory; E3002 on failure.
-std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 
 }  // namespace tessel::io

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <unordered_set>
 
 #include "core/check.hpp"
+#include "core/utf8.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byteswap.hpp"
 #include "io/file_view.hpp"
@@ -251,8 +253,22 @@ GgufFile parse_gguf(const Storage& file) {
   if (n_tensors > c.remaining() / 24) {
     detail::fail_at(kOp, 8, "{} tensors cannot fit in the file", n_tensors);
   }
+  // Keys and tensor names are UTF-8 by the spec and unique (a second one
+  // would be read as either, and a tensor lost on conversion); both are
+  // checked here so that no later JSON printer or writer meets them.
+  std::unordered_set<std::string_view> seen;
+  const auto check_name = [&](const std::string& name, std::uint64_t at,
+                              const char* what) {
+    const std::size_t bad = detail::utf8_invalid_offset(name);
+    if (bad != std::string::npos) {
+      detail::fail_at(kOp, static_cast<std::int64_t>(at + 8 + bad),
+                      "{} is not valid UTF-8 (byte {} of it)", what, bad);
+    }
+  };
   for (std::uint64_t i = 0; i < n_kv; ++i) {
+    const std::uint64_t key_at = c.offset();  // for the message
     std::string key = c.read_string("a metadata key");
+    check_name(key, key_at, "a metadata key");
     const GgufValue::Type type = read_type(c, "a metadata type");
     GgufValue value = read_value(c, type, 0);
     if (key == "general.alignment") {
@@ -266,6 +282,12 @@ GgufFile parse_gguf(const Storage& file) {
     }
     out.metadata.emplace_back(std::move(key), std::move(value));
   }
+  for (const auto& [key, value] : out.metadata) {
+    if (!seen.insert(key).second) {
+      detail::fail_at(kOp, 24, "metadata key '{}' appears twice", key);
+    }
+  }
+  seen.clear();
 
   std::vector<Info> infos;
   infos.reserve(n_tensors);
@@ -273,6 +295,7 @@ GgufFile parse_gguf(const Storage& file) {
     Info info;
     info.at = c.offset();
     info.name = c.read_string("a tensor name");
+    check_name(info.name, info.at, "a tensor name");
     const std::uint64_t dims_at = c.offset();
     const auto n_dims = c.read<std::uint32_t>("a tensor's dimension count");
     if (n_dims > kMaxDims) {
@@ -328,6 +351,14 @@ GgufFile parse_gguf(const Storage& file) {
                       info.name);
     }
     infos.push_back(std::move(info));
+  }
+  // Names are compared once every info is in place: the vector no longer
+  // moves, so the views stay valid.
+  for (const Info& info : infos) {
+    if (!seen.insert(info.name).second) {
+      detail::fail_at(kOp, static_cast<std::int64_t>(info.at),
+                      "tensor name '{}' appears twice", info.name);
+    }
   }
 
   const std::uint64_t data_start = align_up(c.offset(), out.alignment);
@@ -491,14 +522,13 @@ void save_gguf(const std::filesystem::path& path,
         "general.quantization_version",
         GgufValue{GgufValue::Type::U32, GgufValue::Type::U8, std::uint64_t{2}});
   }
-  std::vector<std::string> names;
+  std::unordered_set<std::string> names;
   for (std::size_t i = 0; i < source.size(); ++i) {
     const TensorSpec& t = source.spec(i);
     TESSEL_CHECK(!t.name.empty() && t.name.size() <= 64, BadShape, "save_gguf",
                  "tensor name '{}' must have 1 to 64 bytes", t.name);
-    TESSEL_CHECK(std::find(names.begin(), names.end(), t.name) == names.end(),
-                 BadShape, "save_gguf", "tensor name '{}' appears twice",
-                 t.name);
+    TESSEL_CHECK(names.insert(t.name).second, BadShape, "save_gguf",
+                 "tensor name '{}' appears twice", t.name);
     TESSEL_CHECK(t.shape.size() <= kMaxDims, BadShape, "save_gguf",
                  "tensor '{}' has {} dimensions; GGUF allows {}", t.name,
                  t.shape.size(), kMaxDims);
@@ -513,7 +543,6 @@ void save_gguf(const std::filesystem::path& path,
         t.name, dtype_name(t.dtype), t.shape.empty() ? 1 : t.shape.back(),
         block);
     t.nbytes();  // E2303 when the size overflows
-    names.push_back(t.name);
   }
 
   Writer w;

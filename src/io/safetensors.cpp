@@ -8,12 +8,13 @@
 #include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string_view>
 
 #include "core/check.hpp"
+#include "core/utf8.hpp"
 #include "io/atomic_file.hpp"
 #include "io/file_view.hpp"
+#include "io/json_strict.hpp"
 #include "io/stream_tensors.hpp"
 #include "tessel/ops/reduce.hpp"
 
@@ -157,30 +158,12 @@ Entry parse_entry(const std::string& name, const json& e, std::int64_t at) {
 }
 
 json parse_header_json(std::string_view text) {
-  std::set<std::string> seen;
-  std::string duplicate;
-  // Duplicate tensor names are forbidden, but JSON parsers keep the last.
-  const json::parser_callback_t watch_keys = [&](int depth,
-                                                 json::parse_event_t event,
-                                                 json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 &&
-        !seen.insert(parsed.get<std::string>()).second && duplicate.empty()) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
+  // Duplicate keys are refused at every depth: two entries for one tensor
+  // name, or two values for one __metadata__ key, would be read as either.
   json header;
-  try {
-    header = json::parse(text, watch_keys);
-  } catch (const json::parse_error& e) {
-    detail::fail_at(kOp, 8 + static_cast<std::int64_t>(e.byte),
-                    "the header is not valid JSON ({})", e.what());
-  } catch (const json::exception& e) {
-    // e.g. a number too large for a double (out_of_range 406).
-    detail::fail_at(kOp, 8, "the header is not valid JSON ({})", e.what());
-  }
-  if (!duplicate.empty()) {
-    detail::fail_at(kOp, 8, "tensor '{}' appears twice", duplicate);
+  if (const auto defect = io::parse_json_strict(text, header)) {
+    detail::fail_at(kOp, 8 + std::max<std::int64_t>(defect->byte, 0),
+                    "the header is not valid JSON ({})", defect->message);
   }
   if (!header.is_object())
     detail::fail_at(kOp, 8, "the header is not a JSON object");
@@ -615,6 +598,22 @@ void save_safetensors(
   }
   std::map<std::string, std::string> meta = metadata;
   if (!entries.empty()) meta[kSafetensorsQuantizationKey] = entries.dump();
+  // The header is JSON text, so every name and metadata string must be
+  // UTF-8 (a GGUF string value or a file name may not be).
+  const auto require_utf8 = [](std::string_view text, std::string_view what) {
+    TESSEL_CHECK(detail::utf8_invalid_offset(text) == std::string_view::npos,
+                 MalformedFile, "save_safetensors",
+                 "{} is not valid UTF-8, which a safetensors header (JSON) "
+                 "cannot hold",
+                 what);
+  };
+  for (const auto& [key, value] : meta) {
+    require_utf8(key, "a metadata key");
+    require_utf8(value, fmt::format("the metadata value of '{}'", key));
+  }
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    require_utf8(source.spec(i).name, "a tensor name");
+  }
 
   // The reference writer's order: larger elements first, then by name.
   std::stable_sort(order.begin(), order.end(),

@@ -8,6 +8,8 @@
 
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_strict.hpp"
+#include "io/read_file.hpp"
 #include "tessel/io/safetensors.hpp"
 
 namespace tessel {
@@ -37,12 +39,9 @@ void check_shard_name(const fs::path& index, const std::string& shard) {
 }
 
 SafetensorsFile load_by_index(const fs::path& index, MapMode mode) {
-  const std::vector<std::uint8_t> bytes = io::read_file(index);
   json j;
-  try {
-    j = json::parse(bytes.begin(), bytes.end());
-  } catch (const json::exception& e) {
-    bad_index(index, fmt::format("not valid JSON ({})", e.what()));
+  if (const auto defect = io::parse_json_strict(io::read_text_file(index), j)) {
+    bad_index(index, fmt::format("not valid JSON ({})", defect->message));
   }
   const auto map = j.is_object() ? j.find("weight_map") : j.end();
   if (map == j.end() || !map->is_object()) {

@@ -12,10 +12,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "io/read_file.hpp"
 #include "tessel/core/error.hpp"
 
 namespace tessel::merge {
@@ -433,14 +432,7 @@ MergeConfig parse_config(const YAML::Node& root, const Reader& r) {
 }  // namespace
 
 MergeConfig MergeConfig::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[merge] cannot read {}", path.string()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path.string());
+  return parse(io::read_text_file(path), path.string());
 }
 
 std::vector<std::string> MergeConfig::referenced_models() const {

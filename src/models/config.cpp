@@ -6,7 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.hpp"
-#include "io/atomic_file.hpp"
+#include "io/json_strict.hpp"
+#include "io/read_file.hpp"
 
 namespace tessel {
 
@@ -197,10 +198,10 @@ void DecoderConfig::validate() const {
 
 DecoderConfig DecoderConfig::from_json(const std::string& text) {
   json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    bad(fmt::format("config.json is not valid JSON: {}", e.what()));
+  if (const auto defect = io::parse_json_strict(text, j)) {
+    bad(fmt::format("config.json is not valid JSON: {}{}", defect->message,
+                    defect->byte >= 0 ? fmt::format(" (byte {})", defect->byte)
+                                      : std::string()));
   }
   if (!j.is_object()) bad("config.json is not a JSON object");
   DecoderConfig c;
@@ -258,8 +259,7 @@ DecoderConfig DecoderConfig::from_json(const std::string& text) {
 }
 
 DecoderConfig DecoderConfig::load(const std::filesystem::path& path) {
-  const std::vector<std::uint8_t> bytes = io::read_file(path);
-  return from_json(std::string(bytes.begin(), bytes.end()));
+  return from_json(io::read_text_file(path));
 }
 
 std::string DecoderConfig::to_json() const {

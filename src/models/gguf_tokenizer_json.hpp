@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "core/check.hpp"
-#include "io/atomic_file.hpp"
+#include "io/json_strict.hpp"
+#include "io/read_file.hpp"
 #include "tessel/io/gguf.hpp"
 
 namespace tessel::gguf_tokenizer {
@@ -29,13 +30,10 @@ inline constexpr const char* kOp = "GGUF tokenizer";
 // The file's JSON object (E3001 for anything else: every reader below
 // indexes it by key).
 inline json read_json(const fs::path& path) {
-  const std::vector<std::uint8_t> bytes = io::read_file(path);
   json j;
-  try {
-    j = json::parse(bytes.begin(), bytes.end());
-  } catch (const json::exception& e) {
+  if (const auto defect = io::parse_json_strict(io::read_text_file(path), j)) {
     detail::fail(ErrorCode::MalformedFile, kOp, "{} is not valid JSON: {}",
-                 path.string(), e.what());
+                 path.string(), defect->message);
   }
   if (!j.is_object()) {
     detail::fail(ErrorCode::MalformedFile, kOp, "{} is not a JSON object",

@@ -1,11 +1,11 @@
 #include "tessel/models/model_tokenizer.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/check.hpp"
+#include "io/json_strict.hpp"
+#include "io/read_file.hpp"
 #include "tessel/io/gguf.hpp"
 #include "tessel/models/config.hpp"
 
@@ -20,21 +20,18 @@ constexpr const char* kOp = "model tokenizer";
 
 std::optional<std::string> read_text(const fs::path& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  TESSEL_CHECK(in.good(), IoFailure, kOp, "cannot open {}", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!fs::exists(path, ec)) return std::nullopt;  // a FIFO is refused below
+  return io::read_text_file(path);
 }
 
 // A JSON file beside the weights; null when absent.
 json read_json_file(const fs::path& path) {
   const auto text = read_text(path);
   if (!text) return nullptr;
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  TESSEL_CHECK(!j.is_discarded(), MalformedFile, kOp, "{} is not valid JSON",
-               path.string());
+  json j;
+  const auto defect = io::parse_json_strict(*text, j);
+  TESSEL_CHECK(!defect, MalformedFile, kOp, "{} is not valid JSON: {}",
+               path.string(), defect ? defect->message : "");
   return j;
 }
 

@@ -18,6 +18,7 @@
 #include "cli/progress.hpp"
 #include "cli/staged_directory.hpp"
 #include "cli/tensor_files.hpp"
+#include "io/json_strict.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -96,13 +97,10 @@ std::string architecture_for(const ConvertOptions& o, const TensorFile& in) {
   fs::path dir = fs::path(o.input);
   if (!fs::is_directory(dir)) dir = dir.parent_path();
   if (dir.empty()) dir = ".";
-  std::ifstream config(dir / "config.json");
-  if (config) {
-    const auto json = nlohmann::json::parse(config, nullptr, false);
-    if (json.is_object() && json.contains("model_type") &&
-        json["model_type"].is_string()) {
-      return json["model_type"].get<std::string>();
-    }
+  const auto json = io::read_optional_json(dir / "config.json");
+  if (json.is_object() && json.contains("model_type") &&
+      json["model_type"].is_string()) {
+    return json["model_type"].get<std::string>();
   }
   throw_error(ErrorCode::BadConfig,
               "[convert] GGUF needs general.architecture and the input has "

@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/convert_model.hpp"
 #include "cli/model_tensor_source.hpp"
+#include "io/json_strict.hpp"
 
 namespace tessel::cli {
 
@@ -36,12 +36,6 @@ DecoderConfig load_config(const fs::path& path) {
   }
 }
 
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  json j = json::parse(in, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 // The tensors the converter drops ("we don't need these").
 bool dropped(const std::string& name) {
   return name.ends_with(".attention.masked_bias") ||
@@ -53,7 +47,8 @@ bool dropped(const std::string& name) {
 // name order.
 void sort_as_converter(const fs::path& dir, std::vector<Tensor>& tensors) {
   std::map<std::string, std::string> shard_of;
-  const json index = read_json(dir / "model.safetensors.index.json");
+  const json index =
+      io::read_optional_json(dir / "model.safetensors.index.json");
   if (index.is_object() && index.contains("weight_map") &&
       index["weight_map"].is_object()) {
     for (const auto& [name, shard] : index["weight_map"].items()) {
@@ -122,7 +117,7 @@ std::vector<ModelTensor> gguf_tensors(const DecoderConfig& c,
 ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
   const fs::path dir = o.input;
   const DecoderConfig config = load_config(dir / "config.json");
-  const json raw = read_json(dir / "config.json");
+  const json raw = io::read_optional_json(dir / "config.json");
   if (config.rope_scaling && config.model_type != "llama") {
     refuse(
         fmt::format("{}'s llama3 rope scaling has no GGUF form for {} "

@@ -105,7 +105,8 @@ int run_inspect(const InspectOptions& o) {
     for (const Tensor& t : file.tensors) {
       out["tensors"].push_back(nlohmann::json::parse(to_json(describe(t), -1)));
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", out.dump(2, ' ', false,
+                                nlohmann::json::error_handler_t::replace));
     return 0;
   }
   // GGUF values are shown typed, long arrays summarised.

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "cli/foreign_errors.hpp"
 #include "tessel/tessel.hpp"
 
 namespace {
@@ -16,6 +17,11 @@ int exit_code_for(const tessel::Error& e) {
     case tessel::ErrorCode::BadConfig: return 4;
     default: return 2;
   }
+}
+
+int report(const tessel::Error& e) {
+  fmt::print(stderr, "tessel: error {}: {}\n", e.code(), e.message());
+  return exit_code_for(e);
 }
 
 }  // namespace
@@ -42,11 +48,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tessel::Error& e) {
-    fmt::print(stderr, "tessel: error {}: {}\n", e.code(), e.message());
-    return exit_code_for(e);
+    return report(e);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tessel: {}\n", e.what());
-    return 1;
+    return report(tessel::cli::as_tessel_error(e));
+  } catch (...) {
+    return report(tessel::Error(tessel::ErrorCode::IoFailure,
+                                "[internal] an unknown exception (a tessel "
+                                "bug: please report it)"));
   }
   return 0;
 }

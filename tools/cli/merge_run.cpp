@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +12,7 @@
 #include "cli/merged_tensor_source.hpp"
 #include "cli/progress.hpp"
 #include "cli/staged_directory.hpp"
+#include "io/json_strict.hpp"
 #include "quant/quant_mix.hpp"
 #include "tessel/tessel.hpp"
 
@@ -77,12 +77,6 @@ std::vector<std::size_t> hf_order(const merge::MergePlan& plan) {
   return order;
 }
 
-json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  json j = json::parse(in, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 // A bar over the tensors (rate in MB read) on a terminal, unless --json;
 // it must outlive the writing.
 std::unique_ptr<Progress> progress_bar(const MergeRunOptions& o,
@@ -102,7 +96,7 @@ json layer_types(const merge::MergePlan& plan,
   std::vector<json> lists(inputs.size(), donor);
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     if (inputs[m].is_gguf()) continue;
-    const json c = read_json_file(inputs[m].path() / "config.json");
+    const json c = io::read_optional_json(inputs[m].path() / "config.json");
     if (c.is_object() && c.contains("layer_types")) lists[m] = c["layer_types"];
   }
   json out = json::array();
@@ -141,7 +135,7 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
   if (donor.is_gguf()) {
     config = json::parse(plan.config.to_json());
   } else {
-    config = read_json_file(donor.path() / "config.json");
+    config = io::read_optional_json(donor.path() / "config.json");
   }
   config["num_hidden_layers"] = plan.config.num_hidden_layers;
   config["tie_word_embeddings"] = plan.config.tie_word_embeddings;
@@ -254,7 +248,7 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
         donor_model.gguf()->find(plan.config.model_type +
                                  ".attention.key_length") != nullptr;
   } else {
-    const json raw = read_json_file(donor_model.path() / "config.json");
+    const json raw = io::read_optional_json(donor_model.path() / "config.json");
     info.head_dim_keys = raw.is_object() && raw.contains("head_dim");
   }
   auto metadata = gguf_decoder_metadata(gguf_config, info);

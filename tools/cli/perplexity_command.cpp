@@ -5,12 +5,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "io/read_file.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -25,14 +24,7 @@ struct PerplexityCommandOptions {
 };
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[perplexity] cannot open {}", path));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  std::string s = io::read_text_file(path);
   // llama.cpp's -f drops one trailing newline.
   if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;

@@ -64,7 +64,9 @@ TensorFormat parse_format(const std::string& name) {
 
 std::string gguf_value_text(const GgufValue& value) {
   if (const auto* s = std::get_if<std::string>(&value.value)) return *s;
-  return gguf_value_json(value).dump();
+  // Shown, not stored: bytes that are not UTF-8 print as U+FFFD.
+  return gguf_value_json(value).dump(-1, ' ', false,
+                                     nlohmann::json::error_handler_t::replace);
 }
 
 TensorFormat detect_input_format(const fs::path& path) {

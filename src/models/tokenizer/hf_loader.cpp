@@ -2,10 +2,10 @@
 // into the pipeline of tokenizer_impl.hpp. Only BPE models are read; every
 // part the file names must be one tessel implements exactly, else E3001
 // naming the field and what is supported.
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "io/json_strict.hpp"
+#include "io/read_file.hpp"
 #include "models/tokenizer/json_fields.hpp"
 #include "models/tokenizer/tokenizer_impl.hpp"
 
@@ -27,21 +27,13 @@ using tok::unsupported;
 constexpr std::size_t kMaxIdGap = 1 << 16;
 
 json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  TESSEL_CHECK(in.good(), IoFailure, tok::kHfOp, "cannot open {}",
-               path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  try {
-    return json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    detail::fail_at(tok::kHfOp, static_cast<std::int64_t>(e.byte),
-                    "{} is not JSON: {}", path.filename().string(), e.what());
-  } catch (const json::exception& e) {
-    // A number too large for a double (out_of_range 406).
-    detail::fail(ErrorCode::MalformedFile, tok::kHfOp, "{} is not JSON: {}",
-                 path.filename().string(), e.what());
+  json j;
+  if (const auto defect = io::parse_json_strict(io::read_text_file(path), j)) {
+    detail::fail_at(tok::kHfOp, std::max<std::int64_t>(defect->byte, 0),
+                    "{} is not JSON: {}", path.filename().string(),
+                    defect->message);
   }
+  return j;
 }
 
 // merges: ["a b", ...] (split at the first space after the first

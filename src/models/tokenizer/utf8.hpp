@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/utf8.hpp"
+
 namespace tessel::tok {
 
 // Bytes of the UTF-8 sequence that `lead` starts (1 for a stray byte).
@@ -19,9 +21,7 @@ inline int utf8_sequence_length(unsigned char lead) {
   return 1;
 }
 
-// The offset of the first byte that does not begin a valid, shortest-form
-// UTF-8 sequence of a scalar value, or npos when `text` is valid.
-std::size_t utf8_invalid_offset(std::string_view text);
+using detail::utf8_invalid_offset;
 
 // The code point at `pos` of valid UTF-8; `pos` moves past it.
 std::uint32_t utf8_next(std::string_view text, std::size_t& pos);

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/staged_directory.hpp"
+#include "io/read_file.hpp"
 
 namespace tessel::cli {
 
@@ -27,16 +27,7 @@ void write_text(const fs::path& path, const std::string& text) {
   }
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[checkpoint] cannot open '{}'", path.string()));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const fs::path& path) { return io::read_text_file(path); }
 
 json state_json(const TrainState& s) {
   return {{"format", "tessel-train-1"},
