@@ -6,9 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
+#include <random>
 
 #include "core/check.hpp"
+#include "io/owned_temporaries.hpp"
 
 namespace tessel::io {
 
@@ -32,17 +33,62 @@ AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   const std::filesystem::path dir = path_.has_parent_path()
                                         ? path_.parent_path()
                                         : std::filesystem::path(".");
-  temp_ = (dir / ("." + path_.filename().string() + ".XXXXXX")).string();
-  fd_ = ::mkstemp(temp_.data());
-  TESSEL_CHECK(fd_ >= 0, IoFailure, "write",
-               "cannot create a temporary file in '{}': {}", dir.string(),
-               std::strerror(errno));
+  remove_stale_temporaries(dir);
+  // An anonymous file needs /proc/self/fd to be given a name at commit
+  // (linkat with AT_EMPTY_PATH needs a capability).
+  if (::access("/proc/self/fd", X_OK) == 0) {
+    fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      // Nobody can reach it before it is linked, so the lock is never
+      // contested; it covers the moment it has a name at commit.
+      lock_anonymous_temporary(fd_);
+      return;
+    }
+  }
+  // Filesystems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels).
+  for (;;) {
+    temp_ = temporary_template(path_, kTemporaryFileMarker);
+    fd_ = ::mkstemp(temp_.data());
+    TESSEL_CHECK(fd_ >= 0, IoFailure, "write",
+                 "cannot create a temporary file in '{}': {}", dir.string(),
+                 std::strerror(errno));
+    if (own_temporary(fd_)) return;
+    ::close(fd_);  // removed by a cleaner before we locked it: again
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) {
+    if (!temp_.empty()) ::unlink(temp_.c_str());
     ::close(fd_);
-    ::unlink(temp_.c_str());
+  }
+}
+
+// Gives the anonymous file a name: the target itself when it does not
+// exist (linkat cannot replace), else a marked temporary renamed over it.
+void AtomicFile::link_anonymous() {
+  const std::string self = fmt::format("/proc/self/fd/{}", fd_);
+  if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(),
+               AT_SYMLINK_FOLLOW) == 0) {
+    return;
+  }
+  if (errno != EEXIST) {
+    detail::fail(ErrorCode::IoFailure, "write", "finishing '{}' failed: {}",
+                 path_.string(), std::strerror(errno));
+  }
+  std::random_device entropy;
+  for (int attempt = 0;; ++attempt) {
+    std::string name = temporary_template(path_, kTemporaryFileMarker);
+    name.resize(name.size() - 6);
+    name += fmt::format("{:06x}", entropy() & 0xffffff);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(),
+                 AT_SYMLINK_FOLLOW) == 0) {
+      temp_ = std::move(name);
+      return;
+    }
+    TESSEL_CHECK(errno == EEXIST && attempt < 100, IoFailure, "write",
+                 "finishing '{}' failed: {}", path_.string(),
+                 std::strerror(errno));
   }
 }
 
@@ -72,15 +118,20 @@ void AtomicFile::commit() {
                "flushing '{}' failed: {}", path_.string(),
                std::strerror(errno));
   ::fchmod(fd_, 0644);
-  const int fd = fd_;
-  fd_ = -1;
-  const bool closed = ::close(fd) == 0;
-  if (!closed || std::rename(temp_.c_str(), path_.c_str()) != 0) {
+  if (temp_.empty()) link_anonymous();
+  // The descriptor (and with it the lock) stays open until the name is
+  // final, so no cleaner can take the temporary for abandoned.
+  if (!temp_.empty() && std::rename(temp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
-    ::unlink(temp_.c_str());
     detail::fail(ErrorCode::IoFailure, "write", "finishing '{}' failed: {}",
                  path_.string(), std::strerror(err));
   }
+  temp_.clear();
+  const int fd = fd_;
+  fd_ = -1;
+  TESSEL_CHECK(::close(fd) == 0, IoFailure, "write",
+               "finishing '{}' failed: {}", path_.string(),
+               std::strerror(errno));
 }
 
 void write_file_atomically(const std::filesystem::path& path,

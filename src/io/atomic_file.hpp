@@ -1,6 +1,9 @@
 // Atomic output files: everything is written to a temporary file in the
 // target's directory, flushed, then renamed over the target, so a failure
-// never leaves a half-written file behind.
+// never leaves a half-written file behind. The temporary is anonymous
+// (O_TMPFILE) where the filesystem allows, so even a killed process leaves
+// nothing; elsewhere it is a marked name the next writer removes
+// (owned_temporaries.hpp).
 #pragma once
 
 #include <cstdint>
@@ -23,8 +26,10 @@ class AtomicFile {
   void commit();
 
  private:
+  void link_anonymous();
+
   std::filesystem::path path_;
-  std::string temp_;
+  std::string temp_;  // the temporary's name; empty while it has none
   int fd_ = -1;
   std::int64_t written_ = 0;
   std::int64_t started_ = 0;  // bytes whose writeback has been started

@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <string>
+
+#include "io/owned_temporaries.hpp"
 
 #include "tessel/core/error.hpp"
 
@@ -19,21 +22,29 @@ StagedDirectory::StagedDirectory(const fs::path& target)
   const fs::path parent = target_.parent_path();
   std::error_code ec;
   fs::create_directories(parent, ec);
-  std::string tmpl =
-      (parent / ("." + target_.filename().string() + ".staged-XXXXXX"))
-          .string();
-  if (ec || ::mkdtemp(tmpl.data()) == nullptr) {
-    throw_error(ErrorCode::IoFailure,
-                fmt::format("[write] cannot create a directory in '{}'",
-                            parent.string()));
+  io::remove_stale_temporaries(parent);
+  for (;;) {
+    std::string tmpl =
+        io::temporary_template(target_, io::kStagedDirectoryMarker);
+    if (ec || ::mkdtemp(tmpl.data()) == nullptr) {
+      throw_error(ErrorCode::IoFailure,
+                  fmt::format("[write] cannot create a directory in '{}'",
+                              parent.string()));
+    }
+    staged_ = tmpl;
+    lock_fd_ = ::open(staged_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd_ >= 0 && io::own_temporary(lock_fd_)) return;
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // a cleaner took it: again
+    lock_fd_ = -1;
   }
-  staged_ = tmpl;
 }
 
 StagedDirectory::~StagedDirectory() {
-  if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(staged_, ec);
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(staged_, ec);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 void StagedDirectory::commit() {

@@ -1,6 +1,8 @@
 // Output directories that appear whole or not at all: everything is
 // written into a hidden sibling directory, which then replaces the target
 // in one step (readers see the old contents or the new, never a mixture).
+// The staging directory is locked by its writer while it lives, so one left
+// by a killed run is removed by the next (io/owned_temporaries.hpp).
 #pragma once
 
 #include <filesystem>
@@ -25,6 +27,7 @@ class StagedDirectory {
  private:
   std::filesystem::path target_;
   std::filesystem::path staged_;
+  int lock_fd_ = -1;  // holds the staging directory's ownership lock
   bool committed_ = false;
 };
 
