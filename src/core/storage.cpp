@@ -15,6 +15,7 @@
 
 #include "core/check.hpp"
 #include "core/host_allocator.hpp"
+#include "core/mapped_file_guard.hpp"
 #include "core/open_for_reading.hpp"
 
 namespace tessel {
@@ -205,7 +206,11 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
   TESSEL_CHECK(base != MAP_FAILED, IoFailure, "map_file",
                "mmap of '{}' failed: {}", name, std::strerror(err));
   impl->data = static_cast<char*>(base) + (offset - start);
-  impl->release = [base, span] { munmap(base, span); };
+  const int guard = detail::guard_mapping(base, span, start, name);
+  impl->release = [base, span, guard] {
+    detail::unguard_mapping(guard);
+    munmap(base, span);
+  };
   return Storage(std::move(impl));
 }
 

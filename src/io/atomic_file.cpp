@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/check.hpp"
+#include "core/mapped_file_guard.hpp"
 #include "io/owned_temporaries.hpp"
 
 namespace tessel::io {
@@ -21,6 +22,10 @@ void write_all(int fd, std::span<const std::uint8_t> data,
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
+    // EFAULT: the data are pages of a mapped input that another process
+    // cut short; the kernel reports that instead of a SIGBUS.
+    if (n < 0 && errno == EFAULT)
+      detail::check_mapped_address(data.data() + done);
     TESSEL_CHECK(n > 0, IoFailure, "write", "writing '{}' failed: {}", name,
                  std::strerror(errno));
     done += static_cast<std::size_t>(n);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tessel/core/storage.hpp"
+
 namespace tessel::io {
 
 namespace {
@@ -24,6 +26,7 @@ void write_tensor_data(AtomicFile& file, TensorSource& source, std::size_t i,
     for (std::int64_t offset = 0; offset < total; offset += kPiece) {
       const std::int64_t end = std::min(total, offset + kPiece);
       file.write({bytes + offset, static_cast<std::size_t>(end - offset)});
+      check_mapped_files();  // the input may have shrunk under us
       source.written(i, end);
     }
     return;
@@ -34,6 +37,7 @@ void write_tensor_data(AtomicFile& file, TensorSource& source, std::size_t i,
   for (std::int64_t offset = 0; offset < total; offset += chunk) {
     const auto n = static_cast<std::size_t>(std::min(chunk, total - offset));
     source.read(i, offset, {buffer.data(), n});
+    check_mapped_files();  // a cut input reads as zeros: never write them
     file.write({buffer.data(), n});
     source.written(i, offset + static_cast<std::int64_t>(n));
   }

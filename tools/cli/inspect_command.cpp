@@ -137,6 +137,7 @@ int run_inspect(const InspectOptions& o) {
         Tensor chunk = flat.slice(0, start, stop);
         if (!is_byte_addressable(chunk.dtype())) chunk = chunk.to(DType::F32);
         accumulate(stats[i], chunk);
+        check_mapped_files();  // the file may have been cut under us
         done +=
             (stop - start) * t.nbytes() / std::max<std::int64_t>(t.numel(), 1);
         progress.update(done, static_cast<double>(done), t.name());

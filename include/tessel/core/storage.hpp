@@ -72,8 +72,11 @@ class Storage {
                                  bool fall_back_to_pageable = false);
 
   // Maps [offset, offset + length) of a file; the whole rest of the file
-  // when `length` is empty. E3002 when the file cannot be opened or mapped or
-  // the range lies outside it.
+  // when `length` is empty. E3001 when the path is not a regular file (a
+  // FIFO, socket or device), E3002 when it cannot be opened or mapped or
+  // the range lies outside it. If another process truncates the file while
+  // it is mapped, reads of the lost pages return zeros instead of killing
+  // the process with SIGBUS, and check_mapped_files() reports it.
   static Storage map_file(const std::filesystem::path& path,
                           MapMode mode = MapMode::ReadOnly,
                           std::uint64_t offset = 0,
@@ -116,5 +119,13 @@ class Storage {
   static Storage empty_mapping(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
+
+// E3001 naming the file and the byte offset when a file mapped by
+// Storage::map_file was truncated by another process and a read reached
+// the lost part since the last check (those reads saw zeros). Each loss is
+// reported once. Call it after reading mapped tensors that another process
+// might cut short, before trusting what was computed from them; tessel's
+// own streaming writers and `inspect --stats` do.
+void check_mapped_files();
 
 }  // namespace tessel
