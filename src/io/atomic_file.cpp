@@ -41,7 +41,8 @@ AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   remove_stale_temporaries(dir);
   // An anonymous file needs /proc/self/fd to be given a name at commit
   // (linkat with AT_EMPTY_PATH needs a capability).
-  if (::access("/proc/self/fd", X_OK) == 0) {
+  static const bool can_link = ::access("/proc/self/fd", X_OK) == 0;
+  if (can_link) {
     fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd_ >= 0) {
       // Nobody can reach it before it is linked, so the lock is never
@@ -116,10 +117,10 @@ void AtomicFile::write(std::span<const std::uint8_t> data) {
 #endif
 }
 
-void AtomicFile::commit() {
+void AtomicFile::commit(bool sync) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
-  TESSEL_CHECK(::fsync(fd_) == 0, IoFailure, "write",
+  TESSEL_CHECK(!sync || ::fsync(fd_) == 0, IoFailure, "write",
                "flushing '{}' failed: {}", path_.string(),
                std::strerror(errno));
   ::fchmod(fd_, 0644);

@@ -22,8 +22,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(std::span<const std::uint8_t> data);
-  // Flushes to disk and renames onto the target (E3002 on failure).
-  void commit();
+  // Flushes to disk (unless the caller syncs many files at once later) and
+  // renames onto the target (E3002 on failure).
+  void commit(bool sync = true);
 
  private:
   void link_anonymous();

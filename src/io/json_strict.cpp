@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <unordered_set>
 #include <vector>
 
 #include "io/read_file.hpp"
@@ -16,52 +15,48 @@ using json = nlohmann::json;
 
 constexpr std::size_t kMaxDepth = 512;
 
-// nlohmann's DOM builder with the keys of each open object remembered. Not
-// its callback parser: that one scans the whole parent object at the end
-// of every child object, which is quadratic in a safetensors header's
-// tensor count (80k tensors: 50 s).
+// Builds the DOM from nlohmann's SAX events. Not nlohmann's callback
+// parser: that one scans the whole parent object at the end of every child
+// object, which is quadratic in a safetensors header's tensor count (80k
+// tensors: 50 s). A key is inserted into its object as it is read, so a
+// second one is found by the same lookup, with no set of keys beside it.
 class StrictBuilder {
  public:
-  explicit StrictBuilder(json& out) : dom_(out, /*allow_exceptions=*/false) {}
+  explicit StrictBuilder(json& root) : root_(root) {}
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool v) { return dom_.boolean(v); }
+  bool null() { return place(json(nullptr)) != nullptr; }
+  bool boolean(bool v) { return place(json(v)) != nullptr; }
   bool number_integer(json::number_integer_t v) {
-    return dom_.number_integer(v);
+    return place(json(v)) != nullptr;
   }
   bool number_unsigned(json::number_unsigned_t v) {
-    return dom_.number_unsigned(v);
+    return place(json(v)) != nullptr;
   }
-  bool number_float(json::number_float_t v, const json::string_t& s) {
-    return dom_.number_float(v, s);
+  bool number_float(json::number_float_t v, const json::string_t&) {
+    return place(json(v)) != nullptr;
   }
-  bool string(json::string_t& v) { return dom_.string(v); }
-  bool binary(json::binary_t& v) { return dom_.binary(v); }
+  bool string(json::string_t& v) {
+    return place(json(std::move(v))) != nullptr;
+  }
+  bool binary(json::binary_t& v) {
+    return place(json::binary(std::move(v))) != nullptr;
+  }
 
-  bool start_object(std::size_t n) {
-    if (!enter()) return false;
-    keys_.emplace_back();
-    return dom_.start_object(n);
-  }
+  bool start_object(std::size_t) { return enter(json::object()); }
+  bool start_array(std::size_t) { return enter(json::array()); }
+  bool end_object() { return leave(); }
+  bool end_array() { return leave(); }
+
   bool key(json::string_t& k) {
-    if (!keys_.back().insert(k).second) {
-      defect_ = JsonDefect{"key '" + k + "' appears twice in one object", -1};
+    auto& object = stack_.back()->get_ref<json::object_t&>();
+    const auto [it, inserted] = object.emplace(std::move(k), nullptr);
+    if (!inserted) {
+      defect_ =
+          JsonDefect{"key '" + it->first + "' appears twice in one object", -1};
       return false;
     }
-    return dom_.key(k);
-  }
-  bool end_object() {
-    keys_.pop_back();
-    --depth_;
-    return dom_.end_object();
-  }
-  bool start_array(std::size_t n) {
-    if (!enter()) return false;
-    return dom_.start_array(n);
-  }
-  bool end_array() {
-    --depth_;
-    return dom_.end_array();
+    slot_ = &it->second;
+    return true;
   }
 
   bool parse_error(std::size_t position, const std::string& /*token*/,
@@ -73,15 +68,40 @@ class StrictBuilder {
   const std::optional<JsonDefect>& defect() const { return defect_; }
 
  private:
-  bool enter() {
-    if (++depth_ <= kMaxDepth) return true;
-    defect_ = JsonDefect{"nesting deeper than 512 levels", -1};
-    return false;
+  // Puts `v` where the parser is: the root, the next element of the open
+  // array, or the value of the key just read.
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& top = *stack_.back();
+    if (top.is_array()) {
+      auto& array = top.get_ref<json::array_t&>();
+      array.push_back(std::move(v));
+      return &array.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  bool enter(json&& container) {
+    if (stack_.size() >= kMaxDepth) {
+      defect_ = JsonDefect{"nesting deeper than 512 levels", -1};
+      return false;
+    }
+    stack_.push_back(place(std::move(container)));
+    return true;
+  }
+  bool leave() {
+    stack_.pop_back();
+    return true;
   }
 
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-  std::vector<std::unordered_set<std::string>> keys_;
-  std::size_t depth_ = 0;
+  json& root_;
+  // The open containers. A pointer into an array stays valid: nothing is
+  // added to that array while one of its elements is open.
+  std::vector<json*> stack_;
+  json* slot_ = nullptr;
   std::optional<JsonDefect> defect_;
 };
 

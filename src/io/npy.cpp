@@ -267,7 +267,7 @@ Tensor load_npy(const std::filesystem::path& path) {
 }
 
 void save_npy(const std::filesystem::path& path, TensorSource& source,
-              std::size_t index) {
+              std::size_t index, Durability durability) {
   TESSEL_CHECK(index < source.size(), OutOfRange, "save_npy", "tensor {} of {}",
                index, source.size());
   const TensorSpec& t = source.spec(index);
@@ -313,7 +313,7 @@ void save_npy(const std::filesystem::path& path, TensorSource& source,
   file.write(header);
   std::vector<std::uint8_t> buffer;
   io::write_tensor_data(file, source, index, buffer);
-  file.commit();
+  file.commit(durability == Durability::Synced);
 }
 
 void save_npy(const std::filesystem::path& path, const Tensor& t) {

@@ -65,12 +65,15 @@ void remove_if_abandoned(const fs::path& entry) {
 void remove_stale_temporaries(const fs::path& dir) {
   static std::mutex mutex;
   static std::set<fs::path> scanned;
-  std::error_code ec;
-  const fs::path key = fs::weakly_canonical(dir, ec);
   {
+    // By spelling, without a system call: a directory written into
+    // thousands of times is scanned once (or, spelled two ways, twice).
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(dir, ec).lexically_normal();
     const std::lock_guard<std::mutex> lock(mutex);
-    if (!scanned.insert(ec ? dir : key).second) return;
+    if (!scanned.insert(ec ? dir : absolute).second) return;
   }
+  std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     if (is_marked(it->path().filename().string())) {

@@ -179,8 +179,10 @@ void write_output(const ConvertOptions& o, TensorFormat format,
       refuse_to_replace_foreign_directory(out);
       StagedDirectory staged(out);
       for (std::size_t i = 0; i < source.size(); ++i) {
-        save_npy(staged.path() / (source.spec(i).name + ".npy"), source, i);
+        save_npy(staged.path() / (source.spec(i).name + ".npy"), source, i,
+                 Durability::CallerSyncs);
       }
+      staged.sync_contents();
       staged.commit();
       return;
     }

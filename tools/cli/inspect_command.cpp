@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -97,16 +98,28 @@ int run_inspect(const InspectOptions& o) {
   const fs::path path = o.path;
   TensorFile file = open_tensor_file(path);
   if (o.json) {
-    // The tensors' descriptors (DESIGN §5), from the header alone.
-    nlohmann::json out = {{"path", path.string()},
-                          {"big_endian", file.big_endian},
-                          {"metadata", file.metadata},
-                          {"tensors", nlohmann::json::array()}};
-    for (const Tensor& t : file.tensors) {
-      out["tensors"].push_back(nlohmann::json::parse(to_json(describe(t), -1)));
+    // The tensors' descriptors (DESIGN §5), from the header alone. Written
+    // piece by piece, each descriptor indented into the document, so that
+    // a checkpoint of 80k tensors (60 MB of JSON) is not held twice as a
+    // tree; the text is what dump(2) of the whole document would give.
+    constexpr auto kShown = nlohmann::json::error_handler_t::replace;
+    const nlohmann::json head = {{"path", path.string()},
+                                 {"big_endian", file.big_endian},
+                                 {"metadata", file.metadata}};
+    std::string text = head.dump(2, ' ', false, kShown);
+    text.resize(text.size() - 2);  // reopen the object: drop "\n}"
+    text += file.tensors.empty() ? ",\n  \"tensors\": []\n}\n"
+                                 : ",\n  \"tensors\": [\n";
+    std::fputs(text.c_str(), stdout);
+    for (std::size_t i = 0; i < file.tensors.size(); ++i) {
+      text = "    " + to_json(describe(file.tensors[i]), 2);
+      for (std::size_t at = text.find('\n'); at != std::string::npos;
+           at = text.find('\n', at + 5)) {
+        text.insert(at + 1, "    ");
+      }
+      text += i + 1 < file.tensors.size() ? ",\n" : "\n  ]\n}\n";
+      std::fputs(text.c_str(), stdout);
     }
-    fmt::print("{}\n", out.dump(2, ' ', false,
-                                nlohmann::json::error_handler_t::replace));
     return 0;
   }
   // GGUF values are shown typed, long arrays summarised.

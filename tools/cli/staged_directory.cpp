@@ -47,6 +47,13 @@ StagedDirectory::~StagedDirectory() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
+void StagedDirectory::sync_contents() const {
+  if (::syncfs(lock_fd_) != 0) {
+    throw_error(ErrorCode::IoFailure,
+                fmt::format("[write] flushing '{}' failed", staged_.string()));
+  }
+}
+
 void StagedDirectory::commit() {
   std::error_code ec;
   fs::permissions(staged_,

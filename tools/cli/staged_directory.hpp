@@ -19,6 +19,9 @@ class StagedDirectory {
   StagedDirectory& operator=(const StagedDirectory&) = delete;
 
   const std::filesystem::path& path() const { return staged_; }
+  // Makes everything written into the staging directory durable at once
+  // (syncfs), for files written without their own fsync. E3002 on failure.
+  void sync_contents() const;
   // Swaps the staged directory in for the target (renameat2 exchange when
   // the target exists) and removes the previous contents. E3002 when the
   // target exists and is not a directory, or the swap fails.

@@ -24,8 +24,13 @@ Tensor parse_npy(std::span<const std::uint8_t> bytes);
 // Writes row-major little-endian data, format 1.0 (2.0 for huge headers).
 // Packed and block-quantised dtypes have no NumPy equivalent: E2201.
 void save_npy(const std::filesystem::path& path, const Tensor& t);
+// Whether a written file is on disk when the call returns (fsync), or left
+// to the caller, who makes many files durable at once (one syncfs for a
+// directory of 80k .npy files instead of 80k fsyncs: 25 s against 1).
+enum class Durability { Synced, CallerSyncs };
+
 // Tensor `index` of `source`, its bytes streamed when they are written.
 void save_npy(const std::filesystem::path& path, TensorSource& source,
-              std::size_t index);
+              std::size_t index, Durability durability = Durability::Synced);
 
 }  // namespace tessel
