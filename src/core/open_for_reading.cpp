@@ -22,6 +22,14 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+[[noreturn]] void not_a_file(std::string_view op, const std::string& name,
+                             mode_t mode) {
+  throw FormatError(ErrorCode::MalformedFile,
+                    fmt::format("[{}] '{}' is {}; tessel reads model and "
+                                "tensor files only from regular files",
+                                op, name, kind_of(mode)));
+}
+
 }  // namespace
 
 OpenedFile open_for_reading(const std::filesystem::path& path,
@@ -31,9 +39,16 @@ OpenedFile open_for_reading(const std::filesystem::path& path,
   // It changes nothing for regular files, which never block, and mmap and
   // read ignore it there.
   const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  TESSEL_CHECK(fd >= 0, IoFailure, op, "cannot open '{}': {}", name,
-               std::strerror(errno));
   struct stat st {};
+  if (fd < 0) {
+    // A socket cannot be opened at all (ENXIO): say what it is.
+    const int err = errno;
+    if (::stat(name.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      not_a_file(op, name, st.st_mode);
+    }
+    fail(ErrorCode::IoFailure, op, "cannot open '{}': {}", name,
+         std::strerror(err));
+  }
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -42,10 +57,7 @@ OpenedFile open_for_reading(const std::filesystem::path& path,
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw FormatError(ErrorCode::MalformedFile,
-                      fmt::format("[{}] '{}' is {}; tessel reads model and "
-                                  "tensor files only from regular files",
-                                  op, name, kind_of(st.st_mode)));
+    not_a_file(op, name, st.st_mode);
   }
   return {fd, static_cast<std::uint64_t>(st.st_size)};
 }

@@ -24,13 +24,16 @@ std::optional<std::string> read_text(const fs::path& path) {
   return io::read_text_file(path);
 }
 
-// A JSON file beside the weights; null when absent.
+// A JSON config beside the weights (config.json, generation_config.json,
+// tokenizer_config.json); null when absent. Malformed JSON in a config,
+// duplicate keys included, is a configuration error (E4001), as
+// DecoderConfig says for config.json.
 json read_json_file(const fs::path& path) {
   const auto text = read_text(path);
   if (!text) return nullptr;
   json j;
   const auto defect = io::parse_json_strict(*text, j);
-  TESSEL_CHECK(!defect, MalformedFile, kOp, "{} is not valid JSON: {}",
+  TESSEL_CHECK(!defect, BadConfig, kOp, "{} is not valid JSON: {}",
                path.string(), defect ? defect->message : "");
   return j;
 }
