@@ -42,6 +42,7 @@ FAILURES = []
 COUNTS = {"runs": 0, "refusals": 0, "leftovers": 0, "kills": 0}
 TESSEL = None
 HANG = 60  # seconds; far beyond any run here, so only a hang reaches it
+AS_LIMIT = 4 << 30  # the outside run's address-space limit
 
 
 def check(cond, what):
@@ -290,12 +291,12 @@ def absurd_configs(tmp):
     for name, override in cases.items():
         model = tiny_model(os.path.join(tmp, "config_" + name), override)
         run("generate", "--model", model, "--prompt", "hi", "--max-tokens", "2",
-            expect=4, code="E4001", limit_as=4 << 30)
+            expect=4, code="E4001", limit_as=AS_LIMIT)
     only = tiny_model(os.path.join(tmp, "config_only_type"))
     with open(os.path.join(only, "config.json"), "w") as f:
         json.dump({"model_type": "llama"}, f)
     run("generate", "--model", only, "--prompt", "hi", "--max-tokens", "2",
-        expect=4, code="E4001", limit_as=4 << 30)
+        expect=4, code="E4001", limit_as=AS_LIMIT)
 
 
 # ---- 5: kill -9 -----------------------------------------------------------
@@ -527,12 +528,17 @@ def concurrency(tmp):
 
 
 def main():
-    global TESSEL
+    global TESSEL, AS_LIMIT
     parser = argparse.ArgumentParser()
     parser.add_argument("tessel")
     parser.add_argument("--kill-rounds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sanitized", action="store_true",
+                        help="an ASan build: no address-space limit, 3 kills")
     a = parser.parse_args()
+    if a.sanitized:
+        AS_LIMIT = None
+        a.kill_rounds = min(a.kill_rounds, 3)
     TESSEL = os.path.abspath(a.tessel)
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory() as tmp:

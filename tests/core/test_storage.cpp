@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,6 +115,52 @@ TEST(Storage, MapFileErrorsAreE3002) {
   EXPECT_TESSEL_ERROR(Storage::map_file(path, MapMode::ReadOnly, 4), "E3002");
   Storage empty = Storage::map_file(path, MapMode::ReadOnly, 3);
   EXPECT_EQ(empty.nbytes(), 0);
+  std::filesystem::remove(path);
+}
+
+TEST(Storage, MapFileRefusesWhatIsNotARegularFile) {
+  const auto fifo = std::filesystem::temp_directory_path() /
+                    ("tessel_" + std::to_string(::getpid()) + "_fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Without the check, open() would wait here for a writer forever.
+  EXPECT_TESSEL_ERROR(Storage::map_file(fifo), "E3001", "named pipe");
+  std::filesystem::remove(fifo);
+  EXPECT_TESSEL_ERROR(Storage::map_file("/dev/zero"), "E3001",
+                      "character device");
+  EXPECT_TESSEL_ERROR(Storage::map_file(std::filesystem::temp_directory_path()),
+                      "E3001", "directory");
+}
+
+// Another process truncating a mapped file made the next read of a lost
+// page kill the reader with SIGBUS; now it reads zeros, and the loss is
+// reported once, naming the file and the offset.
+TEST(Storage, AFileCutUnderItsMappingIsReportedNotASignal) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto path = temp_file("cut.bin", std::string(4 * page, 'x'));
+  check_mapped_files();  // nothing lost yet
+  {
+    const Storage s = Storage::map_file(path);
+    const auto* bytes = static_cast<const volatile char*>(s.data());
+    EXPECT_EQ(bytes[3 * page], 'x');
+    std::filesystem::resize_file(path, page);
+    EXPECT_EQ(bytes[0], 'x');              // still in the file
+    EXPECT_EQ(bytes[2 * page + 5], '\0');  // lost: zeros, no SIGBUS
+    EXPECT_EQ(bytes[2 * page + 6], '\0');
+    try {
+      check_mapped_files();
+      ADD_FAILURE() << "the loss was not reported";
+    } catch (const FormatError& e) {
+      testing::check_error(e, "E3001", {"shrank", path.string()});
+      EXPECT_EQ(e.byte_offset(), static_cast<std::int64_t>(2 * page));
+    }
+    EXPECT_NO_THROW(check_mapped_files());  // once per loss
+    EXPECT_EQ(bytes[3 * page], '\0');
+  }
+  // A loss in a mapping released before anyone checked is still reported.
+  const std::string lost_at = "offset " + std::to_string(3 * page);
+  EXPECT_TESSEL_ERROR(check_mapped_files(), "E3001", lost_at);
+  EXPECT_NO_THROW(check_mapped_files());
   std::filesystem::remove(path);
 }
 

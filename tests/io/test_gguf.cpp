@@ -447,5 +447,49 @@ TEST(Gguf, RefusesQuantisedTensorsInBigEndianFiles) {
   }
 }
 
+// Two tensors of one name were once accepted and one of them lost on
+// conversion; two values of one key would be read as either; names that
+// are not UTF-8 escaped later as foreign JSON exceptions.
+TEST(Gguf, RefusesDuplicateAndNonUtf8Names) {
+  const auto file = [](std::vector<std::string> names,
+                       std::vector<std::string> keys) {
+    GgufBytes g{false, {}};
+    g.header(names.size(), keys.size());
+    for (const std::string& k : keys) {
+      g.key(k, 8);
+      g.str("llama");
+    }
+    std::uint64_t offset = 0;
+    for (const std::string& n : names) {
+      g.str(n);
+      g.u32(1);
+      g.u64(1);
+      g.u32(0);  // f32
+      g.u64(offset);
+      offset += 32;
+    }
+    g.pad_to((g.b.size() + 31) / 32 * 32 + offset);
+    return g.b;
+  };
+  const auto refused = [](const std::vector<std::uint8_t>& b,
+                          std::initializer_list<std::string_view> parts) {
+    try {
+      parse_gguf(storage_of(b, b.size()));
+      ADD_FAILURE() << "accepted";
+    } catch (const FormatError& e) {
+      testing::check_error(e, "E3001", parts);
+      EXPECT_GE(e.byte_offset(), 0);
+    }
+  };
+  const std::string arch = "general.architecture";
+  EXPECT_NO_THROW(parse_gguf(
+      storage_of(file({"a", "b"}, {arch}), file({"a", "b"}, {arch}).size())));
+  refused(file({"a", "b", "a"}, {arch}), {"tensor name 'a' appears twice"});
+  refused(file({"a"}, {arch, "x", arch}),
+          {"metadata key 'general.architecture' appears twice"});
+  refused(file({"ok", "\xff\xfe"}, {arch}), {"tensor name is not valid UTF-8"});
+  refused(file({"a"}, {arch, "bad\xc3"}), {"metadata key is not valid UTF-8"});
+}
+
 }  // namespace
 }  // namespace tessel

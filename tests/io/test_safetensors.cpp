@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -148,6 +149,14 @@ TEST(Safetensors, RejectsMalformedHeaders) {
       R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
       16, "appears twice");
   expect_malformed(R"({"__metadata__":{"a":1}})", 0, "not a string");
+  // Duplicates at any depth: a metadata key, a field of one entry.
+  expect_malformed(R"({"__metadata__":{"k":"1","k":"2"}})", 0,
+                   "key 'k' appears twice");
+  expect_malformed(
+      R"({"x":{"dtype":"F32","dtype":"F16","shape":[2],"data_offsets":[0,8]}})",
+      8, "key 'dtype' appears twice");
+  expect_malformed(std::string(600, '[') + std::string(600, ']'), 0,
+                   "nesting deeper than 512");
   expect_malformed(R"({"x":{"dtype":"F32","shape":[2]}})", 8, "needs dtype");
 
   // A header length past the end of the file, and an absurd one.
@@ -162,6 +171,13 @@ TEST(Safetensors, RejectsMalformedHeaders) {
 
 TEST(Safetensors, MissingFilesAndTensors) {
   EXPECT_TESSEL_ERROR(load_safetensors(temp_path("does-not-exist")), "E3002");
+  // A FIFO would block open() until a writer came: refused at once.
+  const fs::path fifo = temp_path("fifo.safetensors");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TESSEL_ERROR(load_safetensors(fifo), "E3001");
+  fs::remove(fifo);
+  EXPECT_TESSEL_ERROR(load_safetensors(fs::temp_directory_path()), "E3001");
   const SafetensorsFile f = parse_safetensors(file_bytes("{}", 0));
   EXPECT_TRUE(f.tensors.empty());
   EXPECT_TESSEL_ERROR(f.at("nope"), "E3001");
