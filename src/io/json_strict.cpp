@@ -115,6 +115,7 @@ std::optional<JsonDefect> parse_json_strict(std::string_view text, json& out) {
     ok = json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const json::exception& e) {
     // e.g. out_of_range 406, a number too large for a double.
+    out = json();
     return JsonDefect{e.what(), -1};
   }
   if (!ok || builder.defect()) {

@@ -176,6 +176,18 @@ def tiny_model(directory, config_overrides=None, hidden=32, inter=64,
     return directory
 
 
+def refused_by_every_reader(path, out):
+    """`inspect` in its three forms and `convert` to three formats: each
+    must refuse `path` with E3001 (exit 3)."""
+    for args in (["inspect", path], ["inspect", "--stats", path],
+                 ["inspect", "--json", path],
+                 ["convert", path, os.path.join(out, "x.safetensors")],
+                 ["convert", path, os.path.join(out, "x.gguf"), "--tensors",
+                  "--arch", "llama"],
+                 ["convert", path, os.path.join(out, "x"), "--to", "npy-dir"]):
+        run(*args, expect=3, code="E3001")
+
+
 # ---- 1: inputs that are not regular files ---------------------------------
 
 def special_files(tmp):
@@ -205,13 +217,7 @@ def special_files(tmp):
     out = os.path.join(tmp, "special_out")
     os.makedirs(out)
     for path in inputs:
-        for args in (["inspect", path], ["inspect", "--stats", path],
-                     ["inspect", "--json", path],
-                     ["convert", path, os.path.join(out, "x.safetensors")],
-                     ["convert", path, os.path.join(out, "x.gguf"), "--tensors",
-                      "--arch", "llama"],
-                     ["convert", path, os.path.join(out, "x"), "--to", "npy-dir"]):
-            run(*args, expect=3, code="E3001")
+        refused_by_every_reader(path, out)
     check(leftovers(out, []) == [], "refused conversions leave nothing")
     sock.close()
     # The side files of a model directory.
@@ -246,13 +252,7 @@ def duplicates_and_utf8(tmp):
         path = os.path.join(d, name)
         with open(path, "wb") as f:
             f.write(data)
-        for args in (["inspect", path], ["inspect", "--stats", path],
-                     ["inspect", "--json", path],
-                     ["convert", path, os.path.join(out, "x.safetensors")],
-                     ["convert", path, os.path.join(out, "x.gguf"), "--tensors",
-                      "--arch", "llama"],
-                     ["convert", path, os.path.join(out, "x"), "--to", "npy-dir"]):
-            run(*args, expect=3, code="E3001")
+        refused_by_every_reader(path, out)
     check(leftovers(out, []) == [], "refused conversions leave nothing")
 
     # A string value that is not UTF-8: shown (U+FFFD), never a foreign

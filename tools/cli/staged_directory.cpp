@@ -33,8 +33,13 @@ StagedDirectory::StagedDirectory(const fs::path& target)
     }
     staged_ = tmpl;
     lock_fd_ = ::open(staged_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock_fd_ >= 0 && io::own_temporary(lock_fd_)) return;
-    if (lock_fd_ >= 0) ::close(lock_fd_);  // a cleaner took it: again
+    if (lock_fd_ < 0) {
+      fs::remove(staged_, ec);
+      throw_error(ErrorCode::IoFailure,
+                  fmt::format("[write] cannot open '{}'", staged_.string()));
+    }
+    if (io::own_temporary(lock_fd_)) return;
+    ::close(lock_fd_);  // a cleaner took it for abandoned: make another
     lock_fd_ = -1;
   }
 }
