@@ -522,11 +522,23 @@ void save_gguf(const std::filesystem::path& path,
         "general.quantization_version",
         GgufValue{GgufValue::Type::U32, GgufValue::Type::U8, std::uint64_t{2}});
   }
+  // What load_gguf refuses is never written: keys and names unique and
+  // UTF-8.
   std::unordered_set<std::string> names;
+  for (const auto& [key, value] : kv) {
+    TESSEL_CHECK(detail::utf8_invalid_offset(key) == std::string::npos,
+                 BadConfig, "save_gguf", "a metadata key is not valid UTF-8");
+    TESSEL_CHECK(names.insert(key).second, BadConfig, "save_gguf",
+                 "metadata key '{}' appears twice", key);
+  }
+  names.clear();
   for (std::size_t i = 0; i < source.size(); ++i) {
     const TensorSpec& t = source.spec(i);
     TESSEL_CHECK(!t.name.empty() && t.name.size() <= 64, BadShape, "save_gguf",
                  "tensor name '{}' must have 1 to 64 bytes", t.name);
+    TESSEL_CHECK(detail::utf8_invalid_offset(t.name) == std::string::npos,
+                 BadShape, "save_gguf", "tensor name '{}' is not valid UTF-8",
+                 t.name);
     TESSEL_CHECK(names.insert(t.name).second, BadShape, "save_gguf",
                  "tensor name '{}' appears twice", t.name);
     TESSEL_CHECK(t.shape.size() <= kMaxDims, BadShape, "save_gguf",

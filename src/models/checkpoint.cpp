@@ -3,13 +3,13 @@
 // headers are read: the configuration is checked against every tensor's
 // name and shape, and the weights' pages are first touched by the first
 // forward pass.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "core/check.hpp"
+#include "core/open_for_reading.hpp"
 #include "tessel/io/gguf.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/models/decoder.hpp"
@@ -19,12 +19,11 @@ namespace tessel {
 
 namespace {
 
-// Whether the existing file `path` starts with GGUF's magic: E3002 when it
-// cannot be opened or read (a file shorter than the magic is no GGUF).
+// Whether the existing file `path` starts with GGUF's magic: E3001 when it
+// is not a regular file (a FIFO would block here), E3002 when it cannot be
+// opened or read (a file shorter than the magic is no GGUF).
 bool is_gguf_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  TESSEL_CHECK(fd >= 0, IoFailure, "load model", "cannot open {}: {}",
-               path.string(), std::strerror(errno));
+  const int fd = detail::open_for_reading(path, "load model").fd;
   char magic[4] = {};
   std::size_t got = 0;
   while (got < sizeof magic) {

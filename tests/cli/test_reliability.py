@@ -220,6 +220,8 @@ def special_files(tmp):
         refused_by_every_reader(path, out)
     check(leftovers(out, []) == [], "refused conversions leave nothing")
     sock.close()
+    run("generate", "--model", os.path.join(d, "pipe.gguf"), "--prompt", "hi",
+        expect=3, code="E3001")
     # The side files of a model directory.
     for side in ("config.json", "tokenizer.json"):
         model = tiny_model(os.path.join(tmp, "fifo_" + side.split(".")[0]))

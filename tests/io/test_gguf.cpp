@@ -60,6 +60,13 @@ TEST(Gguf, RefusesWhatItCannotWrite) {
   EXPECT_TESSEL_ERROR(save_gguf(path, {}, {t}), "E4001",
                       "general.architecture");
   EXPECT_TESSEL_ERROR(save_gguf(path, arch, {t, t}), "E2102", "twice");
+  // What load_gguf refuses is never written.
+  Tensor bad_name = ones({2}, DType::F32);
+  bad_name.set_name("w\xff");
+  EXPECT_TESSEL_ERROR(save_gguf(path, arch, {bad_name}), "E2102", "UTF-8");
+  auto twice = arch;
+  twice.emplace_back("general.architecture", str("qwen2"));
+  EXPECT_TESSEL_ERROR(save_gguf(path, twice, {t}), "E4001", "twice");
   Tensor b = ones({2}, DType::Bool);
   b.set_name("b");
   EXPECT_TESSEL_ERROR(save_gguf(path, arch, {b}), "E2201");
