@@ -318,7 +318,7 @@ class ArrayFormatter {
 
 std::string to_string(const Tensor& t, const PrintOptions& options) {
   if (!t.defined()) return "tensor(undefined)";
-  const std::string prefix = "tensor(";
+  const std::string& prefix = options.prefix;
   std::string body;
   if (is_block_quantized(t.dtype())) {
     const auto& traits = dtype_traits(t.dtype());
@@ -334,8 +334,13 @@ std::string to_string(const Tensor& t, const PrintOptions& options) {
     body = f.format();
   }
   std::string out = prefix + body + ",";
-  std::string tail = fmt::format("shape={}", shape_string(t.shape()));
-  tail += fmt::format(", dtype={}", dtype_name(t.dtype()));
+  std::string tail;
+  if (options.show_shape || t.numel() == 0) {
+    tail = fmt::format("shape={}, ", shape_string(t.shape()));
+  }
+  tail += fmt::format("dtype={}", options.dtype_label.empty()
+                                      ? std::string(dtype_name(t.dtype()))
+                                      : options.dtype_label);
   if (!t.device().is_cpu())
     tail += fmt::format(", device='{}'", t.device().str());
   if (!t.name().empty()) tail += fmt::format(", name='{}'", t.name());

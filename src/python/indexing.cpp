@@ -1,0 +1,211 @@
+// t[key] and t[key] = value with NumPy's rules for basic indexing (ints,
+// slices with any step, None, Ellipsis) and one integer-array index. Every
+// basic index is a view; a negative step reads through a positive-step
+// view and flips it (tessel strides are never negative, DESIGN §1), and a
+// write through one flips the value instead, so both stay exact.
+#include <Python.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace tessel::python {
+
+namespace {
+
+struct Indexed {
+  Tensor view;   // the basic-indexing view
+  Axes flipped;  // its axes that a negative step reverses
+  std::optional<std::int64_t> array_axis;  // where the integer array applies
+  Tensor array_index;                      // the integer array (i64), if any
+  // NumPy counts ints as advanced indices when an array is present; when
+  // a slice, None or Ellipsis separates them, the array's axes go first.
+  bool array_axes_first = false;
+};
+
+// An integer array index (a tensor, NumPy array or list); a rank-0
+// integer tensor counts as an int, as in NumPy.
+bool is_array_index(nb::handle item) {
+  if (nb::isinstance<Tensor>(item))
+    return nb::cast<const Tensor&>(item).rank() > 0;
+  if (PyList_Check(item.ptr())) return true;
+  if (!nb::hasattr(item, "__dlpack__")) return false;
+  // A NumPy array defines __index__ too; only its 0-d form is an int.
+  return !PyIndex_Check(item.ptr()) ||
+         (nb::hasattr(item, "ndim") &&
+          nb::cast<std::int64_t>(item.attr("ndim")) > 0);
+}
+
+// Positions of `key` that consume an axis of the indexed tensor.
+std::int64_t consumed_axes(const std::vector<nb::handle>& items) {
+  std::int64_t n = 0;
+  for (nb::handle item : items) {
+    if (item.is_none() || item.ptr() == Py_Ellipsis) continue;
+    ++n;
+  }
+  return n;
+}
+
+Indexed apply_key(const Tensor& t, nb::handle key) {
+  std::vector<nb::handle> items;
+  if (PyTuple_Check(key.ptr())) {
+    for (nb::handle item : nb::borrow<nb::tuple>(key)) items.push_back(item);
+  } else {
+    items.push_back(key);
+  }
+  const std::int64_t consumed = consumed_axes(items);
+  if (consumed > t.rank()) {
+    throw_error(ErrorCode::OutOfRange,
+                "[index] too many indices: " + std::to_string(consumed) +
+                    " for a tensor of rank " + std::to_string(t.rank()));
+  }
+  Indexed out{t, {}, std::nullopt, {}, false};
+  std::int64_t axis = 0;
+  bool seen_ellipsis = false;
+  // Positions in the key of the first and last advanced-capable item (int
+  // or array) and whether anything else lies between them.
+  std::ptrdiff_t first_advanced = -1, last_advanced = -1;
+  for (std::size_t position = 0; position < items.size(); ++position) {
+    nb::handle item = items[position];
+    PyObject* o = item.ptr();
+    const bool advanced =
+        is_array_index(item) || (PyIndex_Check(o) && !PyBool_Check(o));
+    if (!advanced) continue;
+    if (first_advanced < 0)
+      first_advanced = static_cast<std::ptrdiff_t>(position);
+    last_advanced = static_cast<std::ptrdiff_t>(position);
+  }
+  for (auto p = first_advanced; p >= 0 && p <= last_advanced; ++p) {
+    PyObject* o = items[static_cast<std::size_t>(p)].ptr();
+    if (o == Py_None || o == Py_Ellipsis || PySlice_Check(o))
+      out.array_axes_first = true;
+  }
+  for (nb::handle item : items) {
+    PyObject* o = item.ptr();
+    if (item.is_none()) {
+      out.view = out.view.unsqueeze(axis);
+      ++axis;
+    } else if (o == Py_Ellipsis) {
+      if (seen_ellipsis) {
+        throw_error(ErrorCode::BadShape,
+                    "[index] an index can hold only one Ellipsis");
+      }
+      seen_ellipsis = true;
+      axis += t.rank() - consumed;
+    } else if (PySlice_Check(o)) {
+      Py_ssize_t start = 0, stop = 0, step = 0;
+      if (PySlice_Unpack(o, &start, &stop, &step) < 0) throw nb::python_error();
+      const Py_ssize_t extent = static_cast<Py_ssize_t>(out.view.shape()[axis]);
+      const Py_ssize_t count =
+          PySlice_AdjustIndices(extent, &start, &stop, step);
+      if (step > 0) {
+        out.view = out.view.slice(axis, start, stop, step);
+      } else if (count == 0) {
+        out.view = out.view.slice(axis, 0, 0);
+      } else {
+        const Py_ssize_t lowest = start + (count - 1) * step;
+        out.view = out.view.slice(axis, lowest, start + 1, -step);
+        out.flipped.push_back(axis);
+      }
+      ++axis;
+    } else if (is_array_index(item)) {
+      if (out.array_axis) {
+        throw_error(
+            ErrorCode::BadShape,
+            "[index] only one integer-array index per key is supported; use "
+            "take_along_axis or index_select for more");
+      }
+      Tensor index = to_tensor(item);
+      if (index.dtype() == DType::Bool) {
+        throw_error(
+            ErrorCode::BadDType,
+            "[index] boolean-mask indexing is not supported yet; use where()");
+      }
+      if (!is_integral(index.dtype())) {
+        throw_error(ErrorCode::BadDType,
+                    "[index] an index array must hold integers, got " +
+                        std::string(dtype_name(index.dtype())));
+      }
+      out.array_axis = axis;
+      out.array_index = index.to(DType::I64);
+      ++axis;
+    } else if (PyIndex_Check(o) && !PyBool_Check(o)) {
+      out.view = out.view.select(axis, to_index(item, "index"));
+    } else {
+      throw_error(ErrorCode::BadDType,
+                  "[index] only ints, slices, None, Ellipsis and integer "
+                  "arrays index a "
+                  "tensor, got " +
+                      python_type_name(item));
+    }
+  }
+  return out;
+}
+
+// Applies the integer-array index of `indexed` to `x` (the view or the
+// value of a write): the array's shape replaces the indexed axis.
+Tensor take(const Tensor& x, const Indexed& indexed) {
+  const std::int64_t axis = *indexed.array_axis;
+  const Tensor& index = indexed.array_index;
+  Tensor picked = index_select(x, axis, index.reshape({index.numel()}));
+  Shape shape;
+  for (std::int64_t i = 0; i < axis; ++i) shape.push_back(x.shape()[i]);
+  for (std::int64_t e : index.shape()) shape.push_back(e);
+  for (std::int64_t i = axis + 1; i < x.rank(); ++i)
+    shape.push_back(x.shape()[i]);
+  Tensor result = picked.reshape(shape);
+  if (!indexed.array_axes_first || axis == 0) return result;
+  // Move the index's axes [axis, axis + k) to the front.
+  const std::int64_t k = index.rank();
+  std::vector<std::int64_t> order;
+  for (std::int64_t i = 0; i < k; ++i) order.push_back(axis + i);
+  for (std::int64_t i = 0; i < result.rank(); ++i) {
+    if (i < axis || i >= axis + k) order.push_back(i);
+  }
+  return result.permute(
+      std::span<const std::int64_t>(order.data(), order.size()));
+}
+
+Tensor get_item(const Tensor& t, nb::handle key) {
+  Indexed indexed = apply_key(t, key);
+  Tensor result = indexed.flipped.empty() ? indexed.view
+                                          : flip(indexed.view, indexed.flipped);
+  if (indexed.array_axis) result = take(result, indexed);
+  return result;
+}
+
+void set_item(Tensor& t, nb::handle key, nb::handle value) {
+  Indexed indexed = apply_key(t, key);
+  if (indexed.array_axis) {
+    throw_error(ErrorCode::BadShape,
+                "[index] writing through an integer-array index is not "
+                "supported yet; use "
+                "scatter()");
+  }
+  Tensor& view = indexed.view;
+  if (is_python_scalar(value) && indexed.flipped.empty()) {
+    view.fill_(to_scalar(value));
+    return;
+  }
+  Tensor source = to_tensor(value);
+  // t[1:] = t[:-1]: read everything before writing anything.
+  if (source.shares_storage_with(view)) source = source.clone();
+  if (!indexed.flipped.empty()) {
+    source = flip(source.to(view.dtype()).expand(view.shape()).contiguous(),
+                  indexed.flipped);
+  }
+  view.copy_(source);
+}
+
+}  // namespace
+
+void bind_indexing(nb::class_<Tensor>& cls) {
+  cls.def("__getitem__", &get_item, nb::arg("key"),
+          "NumPy indexing: ints, slices, None and Ellipsis give views; an "
+          "integer array gathers (a copy).")
+      .def("__setitem__", &set_item, nb::arg("key"), nb::arg("value"),
+           "Writes `value` (broadcast and cast) into the indexed view.");
+}
+
+}  // namespace tessel::python

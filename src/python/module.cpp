@@ -1,0 +1,21 @@
+// tessel._tessel: the extension module behind `import tessel`
+// (python/tessel/__init__.py re-exports it). Binding order matters only
+// where one binder uses another's types: dtypes before the tensor class.
+#include <nanobind/stl/string.h>
+
+#include "bindings.hpp"
+
+NB_MODULE(_tessel, m) {
+  namespace nb = nanobind;
+  using namespace tessel::python;
+  m.doc() = "tessel's C++ runtime, bound with nanobind";
+  m.attr("__version__") = tessel::build_info().version;
+  bind_errors(m);
+  bind_dtypes(m);
+  bind_tensor(m);
+  bind_ops(m);
+  bind_factories(m);
+  m.def("set_num_threads", &tessel::set_num_threads, nb::arg("n"),
+        "Threads of tessel's pool (all cores by default).");
+  m.def("get_num_threads", &tessel::get_num_threads);
+}

@@ -1,0 +1,500 @@
+// The public ops of the C++ API as module functions, NumPy's argument
+// names where NumPy has the function (axis, keepdims). Element-wise ops
+// come from the op tables (op_list.hpp): a new row is a new function here
+// without touching this file. Large inputs run with the GIL released.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace tessel::python {
+
+namespace {
+
+bool large(const Tensor& t) { return t.numel() >= kReleaseGilElements; }
+
+template <class Body>
+Tensor run(const Tensor& x, Body&& body) {
+  return without_gil_if(large(x), std::forward<Body>(body));
+}
+
+std::vector<Tensor> to_tensors(nb::handle sequence) {
+  std::vector<Tensor> tensors;
+  for (nb::handle item : nb::borrow<nb::sequence>(sequence))
+    tensors.push_back(to_tensor(item));
+  return tensors;
+}
+
+std::vector<std::int64_t> to_int_vector(nb::handle value) {
+  const Shape s = [&] {
+    // Shifts and repetitions may be negative: read them without the
+    // extent check of to_shape.
+    Shape out;
+    if (PyIndex_Check(value.ptr())) {
+      out.push_back(nb::cast<std::int64_t>(value));
+    } else {
+      for (nb::handle item : nb::borrow<nb::sequence>(value))
+        out.push_back(nb::cast<std::int64_t>(item));
+    }
+    return out;
+  }();
+  return {s.begin(), s.end()};
+}
+
+// A binary op on two operands of which either may be a Python scalar.
+Tensor binary_any(BinaryOp op, nb::handle a, nb::handle b,
+                  Tensor (*tensor_scalar)(const Tensor&, Scalar),
+                  Tensor (*scalar_tensor)(Scalar, const Tensor&)) {
+  if (is_python_scalar(b) && !is_python_scalar(a)) {
+    const Tensor x = to_tensor(a);
+    const Scalar s = to_scalar(b);
+    return run(x, [&] { return tensor_scalar(x, s); });
+  }
+  if (is_python_scalar(a) && !is_python_scalar(b)) {
+    const Tensor y = to_tensor(b);
+    const Scalar s = to_scalar(a);
+    return run(y, [&] { return scalar_tensor(s, y); });
+  }
+  const Tensor x = to_tensor(a);
+  const Tensor y = to_tensor(b);
+  return without_gil_if(large(x) || large(y), [&] { return binary(op, x, y); });
+}
+
+void bind_elementwise(nb::module_& m) {
+#define TESSEL_BIND_UNARY(e, name, result, inputs, kind, kernel)      \
+  if (std::string_view(#kind) == "Plain") {                           \
+    m.def(                                                            \
+        #name,                                                        \
+        [](nb::handle x) {                                            \
+          const Tensor t = to_tensor(x);                              \
+          return run(t, [&] {                                         \
+            return unary(UnaryOp::e, t, default_params(UnaryOp::e));  \
+          });                                                         \
+        },                                                            \
+        nb::arg("x"), "Element-wise " #name " (tessel::" #name ")."); \
+  }
+  TESSEL_FOR_EACH_UNARY_OP(TESSEL_BIND_UNARY)
+#undef TESSEL_BIND_UNARY
+
+  m.def(
+      "leaky_relu",
+      [](nb::handle x, double slope) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return leaky_relu(t, slope); });
+      },
+      nb::arg("x"),
+      nb::arg("negative_slope") = default_params(UnaryOp::LeakyRelu).a);
+  m.def(
+      "elu",
+      [](nb::handle x, double alpha) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return elu(t, alpha); });
+      },
+      nb::arg("x"), nb::arg("alpha") = default_params(UnaryOp::Elu).a);
+  m.def(
+      "gelu",
+      [](nb::handle x, const std::string& approximate) {
+        const Tensor t = to_tensor(x);
+        if (approximate != "none" && approximate != "tanh") {
+          throw_error(ErrorCode::BadShape,
+                      "[gelu] approximate must be 'none' or 'tanh', got '" +
+                          approximate + "'");
+        }
+        const auto mode = approximate == "tanh" ? GeluApproximation::Tanh
+                                                : GeluApproximation::None;
+        return run(t, [&] { return gelu(t, mode); });
+      },
+      nb::arg("x"), nb::arg("approximate") = "none");
+  m.def(
+      "gelu_tanh",
+      [](nb::handle x) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return gelu_tanh(t); });
+      },
+      nb::arg("x"));
+  m.def(
+      "softplus",
+      [](nb::handle x, double beta, double threshold) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return softplus(t, beta, threshold); });
+      },
+      nb::arg("x"), nb::arg("beta") = default_params(UnaryOp::Softplus).a,
+      nb::arg("threshold") = default_params(UnaryOp::Softplus).b);
+
+#define TESSEL_BIND_BINARY(e, name, result, inputs, kind, kernel)           \
+  m.def(                                                                    \
+      #name,                                                                \
+      [](nb::handle a, nb::handle b) {                                      \
+        return binary_any(                                                  \
+            BinaryOp::e, a, b,                                              \
+            static_cast<Tensor (*)(const Tensor&, Scalar)>(&tessel::name),  \
+            static_cast<Tensor (*)(Scalar, const Tensor&)>(&tessel::name)); \
+      },                                                                    \
+      nb::arg("x1"), nb::arg("x2"),                                         \
+      "Element-wise " #name " with broadcasting (tessel::" #name ").");
+  TESSEL_FOR_EACH_BINARY_OP(TESSEL_BIND_BINARY)
+#undef TESSEL_BIND_BINARY
+
+  m.def(
+      "where",
+      [](nb::handle cond, nb::handle a, nb::handle b) {
+        const Tensor c = to_tensor(cond);
+        if (is_python_scalar(a) && is_python_scalar(b))
+          return where(c, to_scalar(a), to_scalar(b));
+        if (is_python_scalar(a)) return where(c, to_scalar(a), to_tensor(b));
+        if (is_python_scalar(b)) return where(c, to_tensor(a), to_scalar(b));
+        return where(c, to_tensor(a), to_tensor(b));
+      },
+      nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
+      "condition ? x1 : x2, broadcasting.");
+  m.def(
+      "clip",
+      [](nb::handle x, nb::handle min, nb::handle max) {
+        const Tensor t = to_tensor(x);
+        if ((min.is_none() || is_python_scalar(min)) &&
+            (max.is_none() || is_python_scalar(max))) {
+          std::optional<Scalar> lo, hi;
+          if (!min.is_none()) lo = to_scalar(min);
+          if (!max.is_none()) hi = to_scalar(max);
+          return run(t, [&] { return clip(t, lo, hi); });
+        }
+        const Tensor lo = min.is_none() ? full(Shape{}, -INFINITY, t.dtype())
+                                        : to_tensor(min);
+        const Tensor hi =
+            max.is_none() ? full(Shape{}, INFINITY, t.dtype()) : to_tensor(max);
+        return clip(t, lo, hi);
+      },
+      nb::arg("x"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
+  m.def(
+      "fma",
+      [](nb::handle a, nb::handle b, nb::handle c) {
+        return fma(to_tensor(a), to_tensor(b), to_tensor(c));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("c"), "a * b + c with one rounding.");
+}
+
+void bind_reductions(nb::module_& m) {
+#define TESSEL_BIND_REDUCTION(name, doc)                                       \
+  m.def(                                                                       \
+      #name,                                                                   \
+      [](nb::handle x, nb::handle axis, bool keepdims) {                       \
+        const Tensor t = to_tensor(x);                                         \
+        const Axes axes = to_axes(axis);                                       \
+        return run(t, [&] { return tessel::name(t, axes, keepdims); });        \
+      },                                                                       \
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false, \
+      doc);
+  TESSEL_BIND_REDUCTION(
+      sum,
+      "Sum over `axis` (every axis when None), accumulated in f32 or wider.")
+  TESSEL_BIND_REDUCTION(prod, "Product over `axis`.")
+  TESSEL_BIND_REDUCTION(mean, "Mean over `axis`.")
+  TESSEL_BIND_REDUCTION(max, "Maximum over `axis`; NaN propagates.")
+  TESSEL_BIND_REDUCTION(min, "Minimum over `axis`; NaN propagates.")
+  TESSEL_BIND_REDUCTION(any, "Whether any element is true (non-zero).")
+  TESSEL_BIND_REDUCTION(all, "Whether every element is true (non-zero).")
+  TESSEL_BIND_REDUCTION(logsumexp, "log(sum(exp(x))), computed stably.")
+  TESSEL_BIND_REDUCTION(sum_squares, "Sum of x**2.")
+#undef TESSEL_BIND_REDUCTION
+  m.def(
+      "var",
+      [](nb::handle x, nb::handle axis, double correction, bool keepdims) {
+        const Tensor t = to_tensor(x);
+        const Axes axes = to_axes(axis);
+        return run(t, [&] { return var(t, axes, correction, keepdims); });
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
+      nb::arg("keepdims") = false,
+      "Variance; correction=1 for the sample variance.");
+  m.def(
+      "std",
+      [](nb::handle x, nb::handle axis, double correction, bool keepdims) {
+        const Tensor t = to_tensor(x);
+        const Axes axes = to_axes(axis);
+        return run(t,
+                   [&] { return tessel::std(t, axes, correction, keepdims); });
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
+      nb::arg("keepdims") = false,
+      "Standard deviation; correction=1 for the sample one.");
+  m.def(
+      "norm",
+      [](nb::handle x, double ord, nb::handle axis, bool keepdims) {
+        const Tensor t = to_tensor(x);
+        const Axes axes = to_axes(axis);
+        return run(t, [&] { return norm(t, ord, axes, keepdims); });
+      },
+      nb::arg("x"), nb::arg("ord") = 2.0, nb::arg("axis") = nb::none(),
+      nb::arg("keepdims") = false, "Vector norm of order 1, 2 or inf.");
+  m.def(
+      "argmax",
+      [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
+        return argmax(to_tensor(x), axis, keepdims);
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  m.def(
+      "argmin",
+      [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
+        return argmin(to_tensor(x), axis, keepdims);
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  m.def(
+      "cumsum",
+      [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
+        return cumsum(to_tensor(x), axis, exclusive, reverse);
+      },
+      nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
+      nb::arg("reverse") = false);
+  m.def(
+      "cumprod",
+      [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
+        return cumprod(to_tensor(x), axis, exclusive, reverse);
+      },
+      nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
+      nb::arg("reverse") = false);
+  m.def(
+      "softmax",
+      [](nb::handle x, std::int64_t axis) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return softmax(t, axis); });
+      },
+      nb::arg("x"), nb::arg("axis") = -1);
+  m.def(
+      "log_softmax",
+      [](nb::handle x, std::int64_t axis) {
+        const Tensor t = to_tensor(x);
+        return run(t, [&] { return log_softmax(t, axis); });
+      },
+      nb::arg("x"), nb::arg("axis") = -1);
+  m.def(
+      "allclose",
+      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
+        return allclose(to_tensor(a), to_tensor(b), rtol, atol, equal_nan);
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5,
+      nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false);
+  m.def(
+      "equal",
+      [](nb::handle a, nb::handle b) {
+        return equal(to_tensor(a), to_tensor(b));
+      },
+      nb::arg("a"), nb::arg("b"), "Same shape and every element equal.");
+}
+
+void bind_linalg(nb::module_& m) {
+  m.def(
+      "matmul",
+      [](nb::handle a, nb::handle b) {
+        const Tensor x = to_tensor(a), y = to_tensor(b);
+        return without_gil_if(true, [&] { return matmul(x, y); });
+      },
+      nb::arg("x1"), nb::arg("x2"),
+      "NumPy's matmul: batched, broadcasting, 1-d promoted.");
+  m.def(
+      "dot",
+      [](nb::handle a, nb::handle b) {
+        return dot(to_tensor(a), to_tensor(b));
+      },
+      nb::arg("x1"), nb::arg("x2"));
+  m.def(
+      "outer",
+      [](nb::handle a, nb::handle b) {
+        return outer(to_tensor(a), to_tensor(b));
+      },
+      nb::arg("x1"), nb::arg("x2"));
+  m.def(
+      "linear",
+      [](nb::handle x, nb::handle weight, nb::handle bias) {
+        const Tensor t = to_tensor(x), w = to_tensor(weight);
+        const Tensor b = bias.is_none() ? Tensor{} : to_tensor(bias);
+        return without_gil_if(true, [&] { return linear(t, w, b); });
+      },
+      nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+      "x @ weight.T + bias.");
+  m.def(
+      "einsum",
+      [](const std::string& equation, nb::args operands) {
+        const std::vector<Tensor> tensors = to_tensors(operands);
+        return without_gil_if(true, [&] { return einsum(equation, tensors); });
+      },
+      nb::arg("equation"), nb::arg("operands"));
+}
+
+void bind_shape_ops(nb::module_& m) {
+  m.def(
+      "concat",
+      [](nb::handle tensors, std::int64_t axis) {
+        return concat(to_tensors(tensors), axis);
+      },
+      nb::arg("tensors"), nb::arg("axis") = 0);
+  m.def(
+      "stack",
+      [](nb::handle tensors, std::int64_t axis) {
+        return stack(to_tensors(tensors), axis);
+      },
+      nb::arg("tensors"), nb::arg("axis") = 0);
+  m.def(
+      "reshape",
+      [](nb::handle x, nb::handle shape) {
+        // reshape may infer one extent (-1): read the shape without the check.
+        Shape s;
+        for (std::int64_t e : to_int_vector(shape)) s.push_back(e);
+        return to_tensor(x).reshape(s);
+      },
+      nb::arg("x"), nb::arg("shape"));
+  m.def(
+      "permute_dims",
+      [](nb::handle x, nb::handle axes) {
+        const std::vector<std::int64_t> dims = to_int_vector(axes);
+        return to_tensor(x).permute(
+            std::span<const std::int64_t>(dims.data(), dims.size()));
+      },
+      nb::arg("x"), nb::arg("axes"));
+  m.def(
+      "broadcast_to",
+      [](nb::handle x, nb::handle shape) {
+        return to_tensor(x).expand(to_shape(shape));
+      },
+      nb::arg("x"), nb::arg("shape"));
+  m.def(
+      "expand_dims",
+      [](nb::handle x, std::int64_t axis) {
+        return to_tensor(x).unsqueeze(axis);
+      },
+      nb::arg("x"), nb::arg("axis") = 0);
+  m.def(
+      "squeeze",
+      [](nb::handle x, std::optional<std::int64_t> axis) {
+        const Tensor t = to_tensor(x);
+        return axis ? t.squeeze(*axis) : t.squeeze();
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none());
+  m.def(
+      "flip",
+      [](nb::handle x, nb::handle axis) {
+        return flip(to_tensor(x), to_axes(axis));
+      },
+      nb::arg("x"), nb::arg("axis") = nb::none());
+  m.def(
+      "roll",
+      [](nb::handle x, nb::handle shift, nb::handle axis) {
+        return roll(to_tensor(x), to_int_vector(shift), to_axes(axis));
+      },
+      nb::arg("x"), nb::arg("shift"), nb::arg("axis") = nb::none());
+  m.def(
+      "tile",
+      [](nb::handle x, nb::handle reps) {
+        return tile(to_tensor(x), to_int_vector(reps));
+      },
+      nb::arg("x"), nb::arg("repetitions"));
+  m.def(
+      "repeat",
+      [](nb::handle x, std::int64_t repeats, std::optional<std::int64_t> axis) {
+        return repeat(to_tensor(x), repeats, axis);
+      },
+      nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none());
+  m.def(
+      "tril",
+      [](nb::handle x, std::int64_t k) { return tril(to_tensor(x), k); },
+      nb::arg("x"), nb::arg("k") = 0);
+  m.def(
+      "triu",
+      [](nb::handle x, std::int64_t k) { return triu(to_tensor(x), k); },
+      nb::arg("x"), nb::arg("k") = 0);
+  m.def(
+      "sort",
+      [](nb::handle x, std::int64_t axis, bool descending) {
+        return sort(to_tensor(x), axis, descending);
+      },
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false);
+  m.def(
+      "argsort",
+      [](nb::handle x, std::int64_t axis, bool descending) {
+        return argsort(to_tensor(x), axis, descending);
+      },
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false);
+  m.def(
+      "gather",
+      [](nb::handle x, nb::handle index, std::int64_t axis) {
+        return gather(to_tensor(x), to_tensor(index), axis);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0);
+  m.def(
+      "take",
+      [](nb::handle x, nb::handle index, std::int64_t axis) {
+        const Tensor idx = to_tensor(index);
+        return index_select(to_tensor(x), axis, idx);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
+      "Picks `indices` (1-d) along `axis`.");
+  m.def(
+      "take_along_axis",
+      [](nb::handle x, nb::handle index, std::int64_t axis) {
+        return take_along_axis(to_tensor(x), to_tensor(index), axis);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = -1);
+  m.def(
+      "masked_fill",
+      [](nb::handle x, nb::handle mask, nb::handle value) {
+        return masked_fill(to_tensor(x), to_tensor(mask), to_scalar(value));
+      },
+      nb::arg("x"), nb::arg("mask"), nb::arg("value"));
+}
+
+void bind_nn_ops(nb::module_& m) {
+  m.def(
+      "layer_norm",
+      [](nb::handle x, nb::handle weight, nb::handle bias, double eps) {
+        const Tensor t = to_tensor(x);
+        const Tensor w = weight.is_none() ? Tensor{} : to_tensor(weight);
+        const Tensor b = bias.is_none() ? Tensor{} : to_tensor(bias);
+        return run(t, [&] { return layer_norm(t, w, b, eps); });
+      },
+      nb::arg("x"), nb::arg("weight") = nb::none(),
+      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
+      "Normalises the last axis, then scales and shifts.");
+  m.def(
+      "rms_norm",
+      [](nb::handle x, nb::handle weight, double eps) {
+        const Tensor t = to_tensor(x);
+        const Tensor w = weight.is_none() ? Tensor{} : to_tensor(weight);
+        return run(t, [&] { return rms_norm(t, w, eps); });
+      },
+      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6);
+  m.def(
+      "scaled_dot_product_attention",
+      [](nb::handle q, nb::handle k, nb::handle v, bool is_causal) {
+        const Tensor tq = to_tensor(q), tk = to_tensor(k), tv = to_tensor(v);
+        AttentionOptions options;
+        options.causal = is_causal;
+        return without_gil_if(true, [&] {
+          return scaled_dot_product_attention(tq, tk, tv, options);
+        });
+      },
+      nb::arg("query"), nb::arg("key"), nb::arg("value"),
+      nb::arg("is_causal") = false);
+  m.def(
+      "embedding",
+      [](nb::handle weight, nb::handle ids) {
+        return embedding(to_tensor(weight), to_tensor(ids));
+      },
+      nb::arg("weight"), nb::arg("ids"),
+      "Rows of `weight` picked by integer `ids`.");
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  bind_elementwise(m);
+  bind_reductions(m);
+  bind_linalg(m);
+  bind_shape_ops(m);
+  bind_nn_ops(m);
+}
+
+}  // namespace tessel::python

@@ -1,0 +1,366 @@
+// The Python `tessel.Tensor`: a handle to a tessel::Tensor (sharing its
+// storage as the C++ handle does), with NumPy's attribute names, views,
+// conversions and the arithmetic operators.
+#include <Python.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+
+#include "bindings.hpp"
+
+namespace tessel::python {
+
+namespace {
+
+nb::tuple int_tuple(std::span<const std::int64_t> values) {
+  nb::list list;
+  for (std::int64_t v : values) list.append(v);
+  return nb::tuple(list);
+}
+
+using TensorScalarFn = Tensor (*)(const Tensor&, Scalar);
+using ScalarTensorFn = Tensor (*)(Scalar, const Tensor&);
+using InPlaceFn = Tensor (*)(const Tensor&, const Tensor&);
+using InPlaceScalarFn = Tensor (*)(const Tensor&, Scalar);
+
+// The C++ overloads of each binary op, in op_list.hpp's order.
+struct BinaryEntry {
+  TensorScalarFn tensor_scalar;
+  ScalarTensorFn scalar_tensor;
+  InPlaceFn in_place;
+  InPlaceScalarFn in_place_scalar;
+};
+
+const BinaryEntry& binary_entry(BinaryOp op) {
+  static const BinaryEntry entries[] = {
+#define TESSEL_BINARY_ENTRY(e, name, result, inputs, kind, kernel) \
+  {static_cast<TensorScalarFn>(&tessel::name),                     \
+   static_cast<ScalarTensorFn>(&tessel::name),                     \
+   static_cast<InPlaceFn>(&tessel::name##_),                       \
+   static_cast<InPlaceScalarFn>(&tessel::name##_)},
+      TESSEL_FOR_EACH_BINARY_OP(TESSEL_BINARY_ENTRY)
+#undef TESSEL_BINARY_ENTRY
+  };
+  return entries[static_cast<int>(op)];
+}
+
+// `self op other` (or `other op self` when reflected) for a Python
+// operator; NotImplemented for operands tessel does not take, so that
+// Python tries the other side.
+nb::object apply_operator(BinaryOp op, const Tensor& self, nb::handle other,
+                          bool reflected) {
+  const BinaryEntry& entry = binary_entry(op);
+  if (nb::isinstance<Tensor>(other)) {
+    const Tensor& b = nb::cast<const Tensor&>(other);
+    const bool large = std::max(self.numel(), b.numel()) >= kReleaseGilElements;
+    return nb::cast(without_gil_if(large, [&] {
+      return reflected ? binary(op, b, self) : binary(op, self, b);
+    }));
+  }
+  if (is_python_scalar(other)) {
+    const Scalar s = to_scalar(other);
+    return nb::cast(without_gil_if(self.numel() >= kReleaseGilElements, [&] {
+      return reflected ? entry.scalar_tensor(s, self)
+                       : entry.tensor_scalar(self, s);
+    }));
+  }
+  if (nb::hasattr(other, "__dlpack__") || PySequence_Check(other.ptr())) {
+    const Tensor b = to_tensor(other);
+    return nb::cast(reflected ? binary(op, b, self) : binary(op, self, b));
+  }
+  return nb::borrow(Py_NotImplemented);
+}
+
+// In place through the C++ in-place ops: the result keeps self's dtype and
+// shape (E2201/E2101 when it cannot) and is written through views.
+nb::object apply_inplace(BinaryOp op, Tensor& self, nb::handle other) {
+  const BinaryEntry& entry = binary_entry(op);
+  const bool large = self.numel() >= kReleaseGilElements;
+  if (is_python_scalar(other)) {
+    const Scalar s = to_scalar(other);
+    without_gil_if(large, [&] { return entry.in_place_scalar(self, s); });
+  } else {
+    const Tensor b = to_tensor(other);
+    without_gil_if(large, [&] { return entry.in_place(self, b); });
+  }
+  return nb::cast(self);
+}
+
+nb::object to_list(const Tensor& t, std::vector<std::int64_t>& index,
+                   std::int64_t axis) {
+  if (axis == t.rank()) return scalar_to_python(t.get(index));
+  nb::list list;
+  for (std::int64_t i = 0; i < t.shape()[axis]; ++i) {
+    index[axis] = i;
+    list.append(to_list(t, index, axis + 1));
+  }
+  return list;
+}
+
+Scalar one_element(const Tensor& t, const char* op) {
+  if (t.numel() != 1) {
+    throw_error(ErrorCode::BadShape,
+                std::string("[") + op +
+                    "] only a one-element tensor converts to a Python "
+                    "number; this one has " +
+                    std::to_string(t.numel()) + " elements");
+  }
+  return t.item_scalar();
+}
+
+// NumPy's repr with tessel's names: tessel.Tensor([1., 2.], dtype=float32).
+std::string repr(const Tensor& t) {
+  PrintOptions options;
+  options.prefix = "tessel.Tensor(";
+  options.dtype_label =
+      nb::cast<std::string>(dtype_object(t.dtype()).attr("name"));
+  options.show_shape = false;
+  return to_string(t, options);
+}
+
+// t.reshape(2, 3) and t.reshape((2, 3)) alike; -1 passes to the C++ op.
+Shape shape_arguments(nb::args args) {
+  if (args.size() == 1 && !PyIndex_Check(args[0].ptr()))
+    return to_shape(args[0], true);
+  return to_shape(args, true);
+}
+
+}  // namespace
+
+void bind_tensor(nb::module_& m) {
+  auto cls = nb::class_<Tensor>(
+      m, "Tensor", nb::type_slots(tensor_type_slots()),
+      "An n-dimensional array: a cheap handle to shared storage "
+      "with a shape, strides (in elements), dtype and device.");
+  cls.def(nb::init<>())
+      .def_prop_ro("shape",
+                   [](const Tensor& t) { return int_tuple(t.shape()); })
+      .def_prop_ro(
+          "strides", [](const Tensor& t) { return int_tuple(t.strides()); },
+          "Strides in elements (PyTorch's convention; NumPy counts bytes).")
+      .def_prop_ro("dtype",
+                   [](const Tensor& t) { return dtype_object(t.dtype()); })
+      .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); })
+      .def_prop_ro("ndim", &Tensor::rank)
+      .def_prop_ro("size", &Tensor::numel, "Number of elements.")
+      .def_prop_ro("nbytes", &Tensor::nbytes)
+      .def_prop_ro(
+          "itemsize",
+          [](const Tensor& t) { return dtype_traits(t.dtype()).bits / 8; })
+      .def_prop_ro("storage_offset", &Tensor::storage_offset,
+                   "Offset in elements.")
+      .def_prop_ro("name", &Tensor::name)
+      .def_prop_ro("T",
+                   [](const Tensor& t) {
+                     if (t.rank() != 2) {
+                       throw_error(ErrorCode::BadShape,
+                                   "[T] needs a 2-d tensor, got rank " +
+                                       std::to_string(t.rank()));
+                     }
+                     return t.transpose(0, 1);
+                   })
+      .def_prop_ro("mT",
+                   [](const Tensor& t) {
+                     if (t.rank() < 2) {
+                       throw_error(ErrorCode::BadShape,
+                                   "[mT] needs rank >= 2, got rank " +
+                                       std::to_string(t.rank()));
+                     }
+                     return t.transpose(-2, -1);
+                   })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("shares_memory", &Tensor::shares_storage_with, nb::arg("other"),
+           "Whether both tensors view the same storage.")
+      .def(
+          "reshape",
+          [](const Tensor& t, nb::args shape) {
+            return t.reshape(shape_arguments(shape));
+          },
+          "A view when the strides allow it, else a copy; one extent may be "
+          "-1.")
+      .def(
+          "view",
+          [](const Tensor& t, nb::args shape) {
+            return t.view(shape_arguments(shape));
+          },
+          "Like reshape, but an error when a view is impossible.")
+      .def(
+          "permute",
+          [](const Tensor& t, nb::args dims) {
+            const Shape d = shape_arguments(dims);
+            return t.permute(std::span<const std::int64_t>(d.data(), d.size()));
+          })
+      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
+      .def("expand",
+           [](const Tensor& t, nb::args shape) {
+             return t.expand(shape_arguments(shape));
+           })
+      .def(
+          "squeeze",
+          [](const Tensor& t, std::optional<std::int64_t> axis) {
+            return axis ? t.squeeze(*axis) : t.squeeze();
+          },
+          nb::arg("axis") = nb::none())
+      .def("unsqueeze", &Tensor::unsqueeze, nb::arg("axis"))
+      .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0,
+           nb::arg("end_dim") = -1)
+      .def("contiguous", &Tensor::contiguous)
+      .def("clone", &Tensor::clone)
+      .def("copy", &Tensor::clone,
+           "A copy with its own storage (NumPy's name).")
+      .def(
+          "astype",
+          [](const Tensor& t, nb::handle dtype, bool copy) {
+            const DType d = to_dtype(dtype);
+            if (d == t.dtype()) return copy ? t.clone() : t;
+            return without_gil_if(t.numel() >= kReleaseGilElements,
+                                  [&] { return t.to(d); });
+          },
+          nb::arg("dtype"), nb::arg("copy") = true,
+          "The tensor cast to `dtype`.")
+      .def(
+          "to",
+          [](const Tensor& t, nb::handle target) {
+            if (nb::isinstance<nb::str>(target)) {
+              const std::string text = nb::cast<std::string>(target);
+              if (text == "cpu" || text == "meta" ||
+                  text.rfind("cuda", 0) == 0) {
+                return t.to(parse_device(text));
+              }
+            }
+            return t.to(to_dtype(target));
+          },
+          nb::arg("target"),
+          "A copy on a device ('cpu', 'cuda:0') or cast to a dtype.")
+      .def(
+          "fill_",
+          [](Tensor& t, nb::handle v) {
+            t.fill_(to_scalar(v));
+            return t;
+          },
+          nb::arg("value"),
+          "Writes `value` into every element, through views; returns self.")
+      .def(
+          "copy_",
+          [](Tensor& t, nb::handle src) {
+            t.copy_(to_tensor(src));
+            return t;
+          },
+          nb::arg("src"), "Copies `src` in (broadcast and cast); returns self.")
+      .def("item",
+           [](const Tensor& t) {
+             return scalar_to_python(one_element(t, "item"));
+           })
+      .def("tolist",
+           [](const Tensor& t) {
+             std::vector<std::int64_t> index(static_cast<std::size_t>(t.rank()),
+                                             0);
+             return to_list(t, index, 0);
+           })
+      .def(
+          "numpy", [](nb::handle self) { return self.attr("__array__")(); },
+          "A NumPy array over the same memory.")
+      .def("__len__",
+           [](const Tensor& t) {
+             if (t.rank() == 0) {
+               PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+               throw nb::python_error();
+             }
+             return t.shape()[0];
+           })
+      .def(
+          "__bool__",
+          [](const Tensor& t) { return one_element(t, "__bool__").to<bool>(); })
+      .def("__int__",
+           [](const Tensor& t) {
+             return one_element(t, "__int__").to<std::int64_t>();
+           })
+      .def("__float__",
+           [](const Tensor& t) {
+             return one_element(t, "__float__").to<double>();
+           })
+      .def("__index__",
+           [](const Tensor& t) {
+             if (!is_integral(t.dtype())) {
+               throw_error(ErrorCode::BadDType,
+                           "[__index__] only an integer tensor is an index");
+             }
+             return one_element(t, "__index__").to<std::int64_t>();
+           })
+      .def("__repr__", &repr)
+      .def("__str__", [](const Tensor& t) { return to_string(t); });
+
+  // NumPy's operators defer to ours (a NumPy array + a tessel tensor is a
+  // tessel tensor) instead of converting the tensor through the buffer.
+  cls.attr("__array_ufunc__") = nb::none();
+
+#define TESSEL_OPERATOR(py, op)                           \
+  cls.def(                                                \
+      "__" py "__",                                       \
+      [](const Tensor& a, nb::handle b) {                 \
+        return apply_operator(BinaryOp::op, a, b, false); \
+      },                                                  \
+      nb::arg("other").none());                           \
+  cls.def(                                                \
+      "__r" py "__",                                      \
+      [](const Tensor& a, nb::handle b) {                 \
+        return apply_operator(BinaryOp::op, a, b, true);  \
+      },                                                  \
+      nb::arg("other").none());                           \
+  cls.def("__i" py "__", [](Tensor& a, nb::handle b) {    \
+    return apply_inplace(BinaryOp::op, a, b);             \
+  });
+  TESSEL_OPERATOR("add", Add)
+  TESSEL_OPERATOR("sub", Sub)
+  TESSEL_OPERATOR("mul", Mul)
+  TESSEL_OPERATOR("truediv", Div)
+  TESSEL_OPERATOR("floordiv", FloorDivide)
+  TESSEL_OPERATOR("mod", Remainder)
+  TESSEL_OPERATOR("pow", Pow)
+  TESSEL_OPERATOR("and", BitwiseAnd)
+  TESSEL_OPERATOR("or", BitwiseOr)
+  TESSEL_OPERATOR("xor", BitwiseXor)
+#undef TESSEL_OPERATOR
+
+#define TESSEL_COMPARISON(py, op)                         \
+  cls.def(                                                \
+      "__" py "__",                                       \
+      [](const Tensor& a, nb::handle b) {                 \
+        return apply_operator(BinaryOp::op, a, b, false); \
+      },                                                  \
+      nb::arg("other").none());
+  TESSEL_COMPARISON("eq", Eq)
+  TESSEL_COMPARISON("ne", Ne)
+  TESSEL_COMPARISON("lt", Lt)
+  TESSEL_COMPARISON("le", Le)
+  TESSEL_COMPARISON("gt", Gt)
+  TESSEL_COMPARISON("ge", Ge)
+#undef TESSEL_COMPARISON
+  // Tensors are mutable: no value hash (NumPy's choice).
+  cls.attr("__hash__") = nb::none();
+
+  cls.def("__neg__", [](const Tensor& a) { return neg(a); })
+      .def("__pos__", [](const Tensor& a) { return a; })
+      .def("__abs__", [](const Tensor& a) { return abs(a); })
+      .def("__invert__",
+           [](const Tensor& a) {
+             return a.dtype() == DType::Bool ? logical_not(a) : bitwise_not(a);
+           })
+      .def("__matmul__",
+           [](const Tensor& a, nb::handle b) {
+             const Tensor rhs = to_tensor(b);
+             return without_gil_if(true, [&] { return matmul(a, rhs); });
+           })
+      .def("__rmatmul__", [](const Tensor& a, nb::handle b) {
+        const Tensor lhs = to_tensor(b);
+        return without_gil_if(true, [&] { return matmul(lhs, a); });
+      });
+
+  bind_indexing(cls);
+  bind_interop(m, cls);
+}
+
+}  // namespace tessel::python
