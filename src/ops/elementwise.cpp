@@ -85,6 +85,9 @@ Tensor into(Tensor out, const Shape& shape, DType dtype,
 
 // Casts (its own shape, so broadcast operands stay small) then broadcasts.
 Tensor prepare(const Tensor& t, DType dtype, const Shape& shape) {
+  // The common case as it is: a view per operand is a heap allocation,
+  // which on a small tensor costs more than the arithmetic.
+  if (t.dtype() == dtype && t.shape() == shape) return t;
   return t.to(dtype).expand(shape);
 }
 

@@ -24,6 +24,8 @@ void bind_indexing(nb::class_<Tensor>& cls);
 void bind_interop(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m);
 void bind_factories(nb::module_& m);
+void bind_io(nb::module_& m);
+void bind_autograd(nb::module_& m);
 
 // ---- dtypes (dtypes.cpp) ---------------------------------------------------
 // The Python object of a dtype (one per dtype, created once).

@@ -57,7 +57,8 @@ def test_unary_matches_numpy(name, dtype, rng):
     a = positive_where_needed(name, rng.standard_normal((3, 7)) * 3).astype(dtype)
     a[0, :3] = [0.0, -0.0, 0.5] if name not in ("sqrt", "log", "log2", "rsqrt") else a[0, :3]
     got = np.asarray(getattr(tessel, name)(tessel.asarray(a)))
-    expected = reference(a)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 1/0 is inf on both sides
+        expected = reference(a)
     if dtype == np.float64:
         rtol = min(rtol, 1e-12) if rtol else 0
     np.testing.assert_allclose(got, expected.astype(got.dtype), rtol=rtol, atol=rtol * 1e-3)

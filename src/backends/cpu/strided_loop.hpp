@@ -7,7 +7,9 @@
 // contiguous tensor of any shape becomes one run. The kernel sees only 1-D
 // runs: loop(pointers, byte_strides, n). The element range is split over
 // the thread pool (a run may be cut in two); the split never changes
-// results.
+// results. Operands that are already one row-major run (the common case)
+// skip the axis sort, and a range below one grain skips the pool: on an
+// 8-element tensor both cost more than the arithmetic.
 #pragma once
 
 #include <algorithm>
@@ -73,13 +75,47 @@ StridedDims<N> coalesce_dims(
 // byte_strides, int64_t n) for every innermost run. The element range is
 // split over the pool in chunks of at least `grain` elements; a chunk may
 // start or end inside a run, so even one long run uses every thread.
+// Whether every operand is row-major over `shape` with its own innermost
+// stride (dense, or a broadcast scalar with every stride 0): the whole
+// range is then one run, and the axis sort of coalesce_dims, which costs
+// as much as the work on a small tensor, is skipped.
+template <std::size_t N>
+bool is_one_run(
+    std::span<const std::int64_t> shape,
+    const std::array<std::span<const std::int64_t>, N>& byte_strides) {
+  for (std::size_t k = 0; k < N; ++k) {
+    for (std::size_t d = 0; d + 1 < shape.size(); ++d) {
+      if (byte_strides[k][d] != byte_strides[k][d + 1] * shape[d + 1])
+        return false;
+    }
+  }
+  return true;
+}
+
 template <std::size_t N, class Loop>
 void for_each_strided(
     std::span<const std::int64_t> shape, std::array<char*, N> base,
     const std::array<std::span<const std::int64_t>, N>& byte_strides,
     Loop&& loop, std::int64_t grain = kElementwiseGrain) {
+  std::int64_t count = 1;
   for (auto e : shape) {
     if (e == 0) return;
+    count *= e;
+  }
+  if (!shape.empty() && is_one_run<N>(shape, byte_strides)) {
+    std::array<std::int64_t, N> step{};
+    for (std::size_t k = 0; k < N; ++k)
+      step[k] = byte_strides[k][shape.size() - 1];
+    if (count <= grain) {
+      loop(base, step, count);
+      return;
+    }
+    parallel_for(0, count, grain, [&](std::int64_t lo, std::int64_t hi) {
+      std::array<char*, N> run = base;
+      for (std::size_t k = 0; k < N; ++k) run[k] += lo * step[k];
+      loop(run, step, hi - lo);
+    });
+    return;
   }
   const StridedDims<N> dims = coalesce_dims<N>(shape, byte_strides);
   if (dims.extent.empty()) {  // a single element
