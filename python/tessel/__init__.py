@@ -11,30 +11,55 @@ the tour.
 """
 
 from ._errors import *  # noqa: F401,F403
-from ._errors import __all__ as _error_names
 from ._tessel import *  # noqa: F401,F403
-from ._tessel import __version__  # noqa: F401
 from . import _tessel
+from ._tessel import autograd as autograd, dtype as dtype
 
+__version__: str = _tessel.build_version
 
-
-def _as_method(function):
-    # A nanobind function is not a descriptor: wrap it so that it binds self.
-    def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = function.__name__
-    method.__doc__ = function.__doc__
-    return method
-
-
-# Tensor methods that are module functions in C++ (NumPy has both forms).
-for _name in (
-    "sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
-    "argmin", "cumsum", "cumprod", "softmax", "log_softmax", "flip", "sort",
-    "argsort", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu",
-    "matmul", "tril", "triu", "clip", "round", "floor", "ceil",
-):
-    if not hasattr(_tessel.Tensor, _name):
-        setattr(_tessel.Tensor, _name, _as_method(getattr(_tessel, _name)))
-del _name
+# The dtypes, declared one by one so that type checkers know each name
+# (the C++ module keeps them in a dict: an attribute named `bool` there
+# would shadow the built-in in its generated stub).
+_d = _tessel.dtypes
+bool: dtype = _d["bool"]  # noqa: A001 - the array API's name
+uint8: dtype = _d["uint8"]
+int8: dtype = _d["int8"]
+int16: dtype = _d["int16"]
+int32: dtype = _d["int32"]
+int64: dtype = _d["int64"]
+uint16: dtype = _d["uint16"]
+uint32: dtype = _d["uint32"]
+uint64: dtype = _d["uint64"]
+float16: dtype = _d["float16"]
+bfloat16: dtype = _d["bfloat16"]
+float32: dtype = _d["float32"]
+float64: dtype = _d["float64"]
+float8_e4m3fn: dtype = _d["float8_e4m3fn"]
+float8_e5m2: dtype = _d["float8_e5m2"]
+int4: dtype = _d["int4"]
+uint4: dtype = _d["uint4"]
+q4_0: dtype = _d["q4_0"]
+q4_1: dtype = _d["q4_1"]
+q5_0: dtype = _d["q5_0"]
+q5_1: dtype = _d["q5_1"]
+q8_0: dtype = _d["q8_0"]
+q8_1: dtype = _d["q8_1"]
+q2_k: dtype = _d["q2_k"]
+q3_k: dtype = _d["q3_k"]
+q4_k: dtype = _d["q4_k"]
+q5_k: dtype = _d["q5_k"]
+q6_k: dtype = _d["q6_k"]
+q8_k: dtype = _d["q8_k"]
+iq2_xxs: dtype = _d["iq2_xxs"]
+iq2_xs: dtype = _d["iq2_xs"]
+iq2_s: dtype = _d["iq2_s"]
+iq3_xxs: dtype = _d["iq3_xxs"]
+iq3_s: dtype = _d["iq3_s"]
+iq1_s: dtype = _d["iq1_s"]
+iq1_m: dtype = _d["iq1_m"]
+iq4_nl: dtype = _d["iq4_nl"]
+iq4_xs: dtype = _d["iq4_xs"]
+tq1_0: dtype = _d["tq1_0"]
+tq2_0: dtype = _d["tq2_0"]
+mxfp4: dtype = _d["mxfp4"]
+del _d

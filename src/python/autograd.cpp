@@ -85,8 +85,9 @@ Variable binary_variable(BinaryOp op, nb::handle a, nb::handle b) {
   return entry.var_var(to_variable(a), to_variable(b));
 }
 
-nb::object variable_operator(BinaryOp op, nb::handle self, nb::handle other,
-                             bool reflected) {
+nb::typed<nb::object, Variable> variable_operator(BinaryOp op, nb::handle self,
+                                                  nb::handle other,
+                                                  bool reflected) {
   if (!(nb::isinstance<Variable>(other) || nb::isinstance<Tensor>(other) ||
         is_python_scalar(other) || nb::hasattr(other, "__dlpack__"))) {
     return nb::borrow(Py_NotImplemented);

@@ -19,17 +19,25 @@ namespace nb = nanobind;
 
 void bind_errors(nb::module_& m);
 void bind_dtypes(nb::module_& m);
-void bind_tensor(nb::module_& m);
+// Returns the class, to which bind_ops adds the method forms of the ops.
+nb::class_<Tensor> bind_tensor(nb::module_& m);
 void bind_indexing(nb::class_<Tensor>& cls);
 void bind_interop(nb::module_& m, nb::class_<Tensor>& cls);
-void bind_ops(nb::module_& m);
+void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_factories(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_autograd(nb::module_& m);
 
 // ---- dtypes (dtypes.cpp) ---------------------------------------------------
+// What a `tessel.dtype` object holds.
+struct PyDType {
+  DType value;
+};
 // The Python object of a dtype (one per dtype, created once).
-nb::object dtype_object(DType dtype);
+nb::typed<nb::object, PyDType> dtype_object(DType dtype);
+// A Tensor result that may also be NotImplemented (operators); typed as a
+// Tensor for the stubs.
+using TensorOrNotImplemented = nb::typed<nb::object, Tensor>;
 // A dtype from a tessel dtype object, a name ("float32", "f32", "bfloat16"),
 // a NumPy dtype or scalar type, or Python's bool/int/float: E2201 otherwise.
 DType to_dtype(nb::handle value);

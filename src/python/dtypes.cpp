@@ -35,11 +35,6 @@ std::string python_name(DType dtype) {
   }
 }
 
-// What a `tessel.dtype` object holds.
-struct PyDType {
-  DType value;
-};
-
 // Borrowed: the module's attributes (tessel.float32, ...) own the objects,
 // so nothing here outlives the interpreter.
 std::array<PyObject*, kNumDTypes>& dtype_objects() {
@@ -49,7 +44,7 @@ std::array<PyObject*, kNumDTypes>& dtype_objects() {
 
 }  // namespace
 
-nb::object dtype_object(DType dtype) {
+nb::typed<nb::object, PyDType> dtype_object(DType dtype) {
   return nb::borrow(dtype_objects()[static_cast<int>(dtype)]);
 }
 
@@ -120,12 +115,17 @@ void bind_dtypes(nb::module_& m) {
       .def("__hash__",
            [](const PyDType& d) { return static_cast<int>(d.value) + 1; });
 
+  // {name: dtype}; tessel/__init__.py makes each a module attribute with
+  // a declared type (a C++ attribute named `bool` would shadow the
+  // built-in in the generated stubs).
+  nb::dict names;
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto dtype = static_cast<DType>(i);
     nb::object object = nb::cast(PyDType{dtype});
-    m.attr(python_name(dtype).c_str()) = object;
+    names[python_name(dtype).c_str()] = object;
     dtype_objects()[i] = object.ptr();
   }
+  m.attr("dtypes") = names;
 }
 
 }  // namespace tessel::python

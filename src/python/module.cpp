@@ -9,11 +9,11 @@ NB_MODULE(_tessel, m) {
   namespace nb = nanobind;
   using namespace tessel::python;
   m.doc() = "tessel's C++ runtime, bound with nanobind";
-  m.attr("__version__") = tessel::build_info().version;
+  m.attr("build_version") = tessel::build_info().version;
   bind_errors(m);
   bind_dtypes(m);
-  bind_tensor(m);
-  bind_ops(m);
+  auto tensor_class = bind_tensor(m);
+  bind_ops(m, tensor_class);
   bind_factories(m);
   bind_io(m);
   bind_autograd(m);

@@ -18,6 +18,16 @@ namespace {
 
 bool large(const Tensor& t) { return t.numel() >= kReleaseGilElements; }
 
+// The op as a module function and as a Tensor method (t.sum(axis=1) is
+// tessel.sum(t, axis=1), NumPy's and PyTorch's two spellings). `first`
+// annotates the tensor parameter, which the method form takes as self.
+template <class F, class First, class... Rest>
+void def_both(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F&& f,
+              const First& first, const Rest&... rest) {
+  m.def(name, f, first, rest...);
+  cls.def(name, f, rest...);
+}
+
 template <class Body>
 Tensor run(const Tensor& x, Body&& body) {
   return without_gil_if(large(x), std::forward<Body>(body));
@@ -65,11 +75,11 @@ Tensor binary_any(BinaryOp op, nb::handle a, nb::handle b,
   return without_gil_if(large(x) || large(y), [&] { return binary(op, x, y); });
 }
 
-void bind_elementwise(nb::module_& m) {
+void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
 #define TESSEL_BIND_UNARY(e, name, result, inputs, kind, kernel)      \
   if (std::string_view(#kind) == "Plain") {                           \
-    m.def(                                                            \
-        #name,                                                        \
+    def_both(                                                         \
+        m, cls, #name,                                                \
         [](nb::handle x) {                                            \
           const Tensor t = to_tensor(x);                              \
           return run(t, [&] {                                         \
@@ -152,8 +162,8 @@ void bind_elementwise(nb::module_& m) {
       },
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
       "condition ? x1 : x2, broadcasting.");
-  m.def(
-      "clip",
+  def_both(
+      m, cls, "clip",
       [](nb::handle x, nb::handle min, nb::handle max) {
         const Tensor t = to_tensor(x);
         if ((min.is_none() || is_python_scalar(min)) &&
@@ -178,10 +188,10 @@ void bind_elementwise(nb::module_& m) {
       nb::arg("a"), nb::arg("b"), nb::arg("c"), "a * b + c with one rounding.");
 }
 
-void bind_reductions(nb::module_& m) {
+void bind_reductions(nb::module_& m, nb::class_<Tensor>& cls) {
 #define TESSEL_BIND_REDUCTION(name, doc)                                       \
-  m.def(                                                                       \
-      #name,                                                                   \
+  def_both(                                                                    \
+      m, cls, #name,                                                           \
       [](nb::handle x, nb::handle axis, bool keepdims) {                       \
         const Tensor t = to_tensor(x);                                         \
         const Axes axes = to_axes(axis);                                       \
@@ -201,8 +211,8 @@ void bind_reductions(nb::module_& m) {
   TESSEL_BIND_REDUCTION(logsumexp, "log(sum(exp(x))), computed stably.")
   TESSEL_BIND_REDUCTION(sum_squares, "Sum of x**2.")
 #undef TESSEL_BIND_REDUCTION
-  m.def(
-      "var",
+  def_both(
+      m, cls, "var",
       [](nb::handle x, nb::handle axis, double correction, bool keepdims) {
         const Tensor t = to_tensor(x);
         const Axes axes = to_axes(axis);
@@ -211,8 +221,8 @@ void bind_reductions(nb::module_& m) {
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
       nb::arg("keepdims") = false,
       "Variance; correction=1 for the sample variance.");
-  m.def(
-      "std",
+  def_both(
+      m, cls, "std",
       [](nb::handle x, nb::handle axis, double correction, bool keepdims) {
         const Tensor t = to_tensor(x);
         const Axes axes = to_axes(axis);
@@ -222,8 +232,8 @@ void bind_reductions(nb::module_& m) {
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
       nb::arg("keepdims") = false,
       "Standard deviation; correction=1 for the sample one.");
-  m.def(
-      "norm",
+  def_both(
+      m, cls, "norm",
       [](nb::handle x, double ord, nb::handle axis, bool keepdims) {
         const Tensor t = to_tensor(x);
         const Axes axes = to_axes(axis);
@@ -231,41 +241,41 @@ void bind_reductions(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("ord") = 2.0, nb::arg("axis") = nb::none(),
       nb::arg("keepdims") = false, "Vector norm of order 1, 2 or inf.");
-  m.def(
-      "argmax",
+  def_both(
+      m, cls, "argmax",
       [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
         return argmax(to_tensor(x), axis, keepdims);
       },
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
-  m.def(
-      "argmin",
+  def_both(
+      m, cls, "argmin",
       [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
         return argmin(to_tensor(x), axis, keepdims);
       },
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
-  m.def(
-      "cumsum",
+  def_both(
+      m, cls, "cumsum",
       [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
         return cumsum(to_tensor(x), axis, exclusive, reverse);
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
       nb::arg("reverse") = false);
-  m.def(
-      "cumprod",
+  def_both(
+      m, cls, "cumprod",
       [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
         return cumprod(to_tensor(x), axis, exclusive, reverse);
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
       nb::arg("reverse") = false);
-  m.def(
-      "softmax",
+  def_both(
+      m, cls, "softmax",
       [](nb::handle x, std::int64_t axis) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return softmax(t, axis); });
       },
       nb::arg("x"), nb::arg("axis") = -1);
-  m.def(
-      "log_softmax",
+  def_both(
+      m, cls, "log_softmax",
       [](nb::handle x, std::int64_t axis) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return log_softmax(t, axis); });
@@ -286,9 +296,9 @@ void bind_reductions(nb::module_& m) {
       nb::arg("a"), nb::arg("b"), "Same shape and every element equal.");
 }
 
-void bind_linalg(nb::module_& m) {
-  m.def(
-      "matmul",
+void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
+  def_both(
+      m, cls, "matmul",
       [](nb::handle a, nb::handle b) {
         const Tensor x = to_tensor(a), y = to_tensor(b);
         return without_gil_if(true, [&] { return matmul(x, y); });
@@ -325,7 +335,7 @@ void bind_linalg(nb::module_& m) {
       nb::arg("equation"), nb::arg("operands"));
 }
 
-void bind_shape_ops(nb::module_& m) {
+void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "concat",
       [](nb::handle tensors, std::int64_t axis) {
@@ -374,8 +384,8 @@ void bind_shape_ops(nb::module_& m) {
         return axis ? t.squeeze(*axis) : t.squeeze();
       },
       nb::arg("x"), nb::arg("axis") = nb::none());
-  m.def(
-      "flip",
+  def_both(
+      m, cls, "flip",
       [](nb::handle x, nb::handle axis) {
         return flip(to_tensor(x), to_axes(axis));
       },
@@ -398,22 +408,22 @@ void bind_shape_ops(nb::module_& m) {
         return repeat(to_tensor(x), repeats, axis);
       },
       nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none());
-  m.def(
-      "tril",
+  def_both(
+      m, cls, "tril",
       [](nb::handle x, std::int64_t k) { return tril(to_tensor(x), k); },
       nb::arg("x"), nb::arg("k") = 0);
-  m.def(
-      "triu",
+  def_both(
+      m, cls, "triu",
       [](nb::handle x, std::int64_t k) { return triu(to_tensor(x), k); },
       nb::arg("x"), nb::arg("k") = 0);
-  m.def(
-      "sort",
+  def_both(
+      m, cls, "sort",
       [](nb::handle x, std::int64_t axis, bool descending) {
         return sort(to_tensor(x), axis, descending);
       },
       nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false);
-  m.def(
-      "argsort",
+  def_both(
+      m, cls, "argsort",
       [](nb::handle x, std::int64_t axis, bool descending) {
         return argsort(to_tensor(x), axis, descending);
       },
@@ -489,11 +499,11 @@ void bind_nn_ops(nb::module_& m) {
 
 }  // namespace
 
-void bind_ops(nb::module_& m) {
-  bind_elementwise(m);
-  bind_reductions(m);
-  bind_linalg(m);
-  bind_shape_ops(m);
+void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  bind_elementwise(m, cls);
+  bind_reductions(m, cls);
+  bind_linalg(m, cls);
+  bind_shape_ops(m, cls);
   bind_nn_ops(m);
 }
 

@@ -50,8 +50,8 @@ const BinaryEntry& binary_entry(BinaryOp op) {
 // `self op other` (or `other op self` when reflected) for a Python
 // operator; NotImplemented for operands tessel does not take, so that
 // Python tries the other side.
-nb::object apply_operator(BinaryOp op, const Tensor& self, nb::handle other,
-                          bool reflected) {
+TensorOrNotImplemented apply_operator(BinaryOp op, const Tensor& self,
+                                      nb::handle other, bool reflected) {
   const BinaryEntry& entry = binary_entry(op);
   if (nb::isinstance<Tensor>(other)) {
     const Tensor& b = nb::cast<const Tensor&>(other);
@@ -76,7 +76,8 @@ nb::object apply_operator(BinaryOp op, const Tensor& self, nb::handle other,
 
 // In place through the C++ in-place ops: the result keeps self's dtype and
 // shape (E2201/E2101 when it cannot) and is written through views.
-nb::object apply_inplace(BinaryOp op, Tensor& self, nb::handle other) {
+nb::typed<nb::object, Tensor> apply_inplace(BinaryOp op, Tensor& self,
+                                            nb::handle other) {
   const BinaryEntry& entry = binary_entry(op);
   const bool large = self.numel() >= kReleaseGilElements;
   if (is_python_scalar(other)) {
@@ -130,7 +131,7 @@ Shape shape_arguments(nb::args args) {
 
 }  // namespace
 
-void bind_tensor(nb::module_& m) {
+nb::class_<Tensor> bind_tensor(nb::module_& m) {
   auto cls = nb::class_<Tensor>(
       m, "Tensor", nb::type_slots(tensor_type_slots()),
       "An n-dimensional array: a cheap handle to shared storage "
@@ -361,6 +362,7 @@ void bind_tensor(nb::module_& m) {
 
   bind_indexing(cls);
   bind_interop(m, cls);
+  return cls;
 }
 
 }  // namespace tessel::python
