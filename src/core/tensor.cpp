@@ -12,17 +12,6 @@
 
 namespace tessel {
 
-struct Tensor::Impl {
-  Storage storage;
-  Shape shape;
-  Strides strides;
-  std::int64_t offset = 0;
-  DType dtype = DType::F32;
-  std::int64_t numel = 0;
-  bool contiguous = true;
-  std::string name;
-};
-
 namespace {
 
 // Byte position of the element at element offset `e` (for packed dtypes the
@@ -137,40 +126,45 @@ Tensor::Tensor(Storage storage, Shape shape, Strides strides,
   impl_->numel = numel;
 }
 
-const Tensor::Impl& Tensor::impl(const char* op) const {
-  TESSEL_CHECK(impl_ != nullptr, BadShape, op,
+void Tensor::throw_undefined(const char* op) {
+  detail::fail(ErrorCode::BadShape, op,
                "the tensor is undefined (default-constructed)");
-  return *impl_;
 }
 
-const Shape& Tensor::shape() const { return impl("shape").shape; }
-const Strides& Tensor::strides() const { return impl("strides").strides; }
-std::int64_t Tensor::storage_offset() const { return impl("offset").offset; }
+Tensor Tensor::contiguous_over(Storage storage, Shape shape, DType dtype) {
+  constexpr const char* op = "tensor";
+  TESSEL_CHECK(storage.defined(), BadShape, op, "undefined storage");
+  const std::int64_t numel = checked_numel(shape);
+  const std::int64_t bytes = storage_bytes(dtype, numel);
+  TESSEL_CHECK(bytes <= storage.nbytes(), OutOfRange, op,
+               "shape {} of {} needs {} bytes but the storage holds {}",
+               shape_string(shape), dtype_name(dtype), bytes, storage.nbytes());
+  if (is_block_quantized(dtype)) {
+    // Whole blocks along the last axis: the general constructor's rule.
+    return Tensor(std::move(storage), std::move(shape), Strides{}, 0, dtype);
+  }
+  auto impl = std::make_shared<Impl>();
+  impl->storage = std::move(storage);
+  impl->strides = contiguous_strides(shape);
+  impl->shape = std::move(shape);
+  impl->dtype = dtype;
+  impl->numel = numel;
+  impl->contiguous = true;
+  return Tensor(std::move(impl));
+}
 
 void Tensor::release_pages(std::int64_t offset, std::int64_t nbytes) const {
   const std::int64_t start = static_cast<const std::uint8_t*>(raw_data()) -
                              static_cast<const std::uint8_t*>(storage().data());
   storage().release_pages(start + offset, nbytes);
 }
-DType Tensor::dtype() const { return impl("dtype").dtype; }
-Device Tensor::device() const { return impl("device").storage.device(); }
-std::int64_t Tensor::rank() const {
-  return static_cast<std::int64_t>(impl("rank").shape.size());
-}
-std::int64_t Tensor::numel() const { return impl("numel").numel; }
 std::int64_t Tensor::nbytes() const { return storage_bytes(dtype(), numel()); }
-bool Tensor::is_contiguous() const { return impl("is_contiguous").contiguous; }
 std::int64_t Tensor::size(std::int64_t dim) const {
   return shape()[normalize_axis(dim, rank(), "size")];
 }
 std::int64_t Tensor::stride(std::int64_t dim) const {
   return strides()[normalize_axis(dim, rank(), "stride")];
 }
-const Storage& Tensor::storage() const { return impl("storage").storage; }
-bool Tensor::shares_storage_with(const Tensor& other) const {
-  return storage().is_same(other.storage());
-}
-const std::string& Tensor::name() const { return impl("name").name; }
 Tensor& Tensor::set_name(std::string name) {
   impl("set_name");
   impl_->name = std::move(name);

@@ -144,6 +144,7 @@ Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
   const DType compute = compute_dtype(info, promoted);
   const DType result = output_dtype(info, compute);
   const Shape shape = [&] {
+    if (a.shape() == b.shape()) return a.shape();
     try {
       return broadcast_shapes(a.shape(), b.shape());
     } catch (const ShapeError&) {

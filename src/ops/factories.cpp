@@ -17,10 +17,8 @@ Tensor empty(Shape shape, DType dtype) {
 Tensor empty(Shape shape, DType dtype, Device device) {
   const std::int64_t numel = checked_numel(shape);
   const std::int64_t bytes = storage_bytes(dtype, numel);
-  Storage storage = Storage::allocate(bytes, device);
-  Strides strides = contiguous_strides(shape);
-  return Tensor(std::move(storage), std::move(shape), std::move(strides), 0,
-                dtype);
+  return Tensor::contiguous_over(Storage::allocate(bytes, device),
+                                 std::move(shape), dtype);
 }
 
 Tensor empty_pinned(Shape shape, DType dtype, bool fall_back_to_pageable) {

@@ -37,22 +37,35 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
 
   // ---- metadata -----------------------------------------------------------
-  const Shape& shape() const;
-  const Strides& strides() const;
-  std::int64_t storage_offset() const;  // in elements
-  DType dtype() const;
-  Device device() const;
-  std::int64_t rank() const;
-  std::int64_t numel() const;
+  // Inline: an op reads these a dozen times per call, and out-of-line calls
+  // were a tenth of a small op's time. An undefined tensor is E2102.
+  const Shape& shape() const { return impl("shape").shape; }
+  const Strides& strides() const { return impl("strides").strides; }
+  std::int64_t storage_offset() const {
+    return impl("offset").offset;
+  }  // in elements
+  DType dtype() const { return impl("dtype").dtype; }
+  Device device() const { return impl("device").storage.device(); }
+  std::int64_t rank() const {
+    return static_cast<std::int64_t>(impl("rank").shape.size());
+  }
+  std::int64_t numel() const { return impl("numel").numel; }
   // Bytes of the elements the tensor addresses if it were contiguous.
   std::int64_t nbytes() const;
-  bool is_contiguous() const;
+  bool is_contiguous() const { return impl("is_contiguous").contiguous; }
   std::int64_t size(std::int64_t dim) const;  // negative dims count back
   std::int64_t stride(std::int64_t dim) const;
-  const Storage& storage() const;
-  bool shares_storage_with(const Tensor& other) const;
-  const std::string& name() const;
+  const Storage& storage() const { return impl("storage").storage; }
+  bool shares_storage_with(const Tensor& other) const {
+    return storage().is_same(other.storage());
+  }
+  const std::string& name() const { return impl("name").name; }
   Tensor& set_name(std::string name);
+
+  // A row-major tensor at offset 0 over `storage`, which the caller has
+  // just allocated for it (the factories): only the storage's size is
+  // checked, not the strides a general view needs checked.
+  static Tensor contiguous_over(Storage storage, Shape shape, DType dtype);
 
   // ---- data access --------------------------------------------------------
   // Typed pointer to the first element; T must be the dtype's element type
@@ -158,9 +171,25 @@ class Tensor {
   // Its byte address (for packed dtypes the byte holding the element).
   const void* element_address(std::span<const std::int64_t> index,
                               const char* op) const;
-  struct Impl;
+  // In the header so that the accessors above inline; only tensor.cpp
+  // creates or changes one.
+  struct Impl {
+    Storage storage;
+    Shape shape;
+    Strides strides;
+    std::int64_t offset = 0;
+    DType dtype = DType::F32;
+    std::int64_t numel = 0;
+    bool contiguous = true;
+    std::string name;
+  };
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-  const Impl& impl(const char* op) const;
+  const Impl& impl(const char* op) const {
+    if (impl_ == nullptr) [[unlikely]]
+      throw_undefined(op);
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined(const char* op);
   void check_element_type(DType requested, const char* op) const;
   void check_writable(const char* op) const;
   Tensor make_view(Shape shape, Strides strides, std::int64_t offset,
