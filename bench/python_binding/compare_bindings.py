@@ -17,16 +17,25 @@ import binding_pybind11  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def per_call_ns(stmt, env, number=200_000, repeat=7):
-    return min(timeit.repeat(stmt, globals=env, number=number, repeat=repeat)) / number * 1e9
+def interleaved_ns(statements, number=100_000, rounds=15):
+    """Best ns per call of each (stmt, env), in alternating rounds so that a
+    noisy neighbour on the VM slows every side alike."""
+    best = [float("inf")] * len(statements)
+    for _ in range(rounds):
+        for i, (stmt, env) in enumerate(statements):
+            best[i] = min(best[i], timeit.timeit(stmt, globals=env, number=number) / number * 1e9)
+    return best
 
 
-rows = {}
-for name, mod in (("nanobind", binding_nanobind), ("pybind11", binding_pybind11)):
+statements = []
+for mod in (binding_nanobind, binding_pybind11):
     env = {"a": mod.ones(8), "b": mod.ones(8), "first": mod.first}
-    rows[name] = (per_call_ns("first(a, b)", env), per_call_ns("a + b", env))
+    statements += [("first(a, b)", env), ("a + b", env)]
 x = np.ones(8, np.float32)
-numpy_add = per_call_ns("x + x", {"x": x})
+statements.append(("x + x", {"x": x}))
+times = interleaved_ns(statements)
+rows = {"nanobind": (times[0], times[1]), "pybind11": (times[2], times[3])}
+numpy_add = times[4]
 
 print(f"{'binding':10} {'no-op call ns':>14} {'a + b ns':>10}")
 for name, (noop, add) in rows.items():

@@ -7,6 +7,7 @@
 #include <nanobind/stl/pair.h>
 
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "bindings.hpp"
@@ -282,15 +283,23 @@ Tensor tensor_from_dlpack(nb::handle producer) {
   if (PyCapsule_CheckExact(producer.ptr())) {
     capsule = nb::borrow(producer);
   } else if (nb::hasattr(producer, "__dlpack__")) {
-    try {
-      capsule = producer.attr("__dlpack__")(
-          nb::arg("max_version") =
-              nb::make_tuple(dlpack::kMajorVersion, dlpack::kMinorVersion));
-    } catch (const nb::python_error& e) {
-      // Producers older than DLPack 1.0 (NumPy < 2.1, PyTorch < 2.3) take
-      // no max_version: ask again for a legacy capsule.
-      if (!e.matches(PyExc_TypeError)) throw;
+    // Producers older than DLPack 1.0 (NumPy < 2.1, PyTorch < 2.3) take no
+    // max_version: ask them for a legacy capsule. The types that refuse it
+    // are remembered, so that only the first call pays for the TypeError.
+    static std::set<PyTypeObject*> legacy_producers;
+    PyTypeObject* type = Py_TYPE(producer.ptr());
+    if (legacy_producers.count(type) != 0) {
       capsule = producer.attr("__dlpack__")();
+    } else {
+      try {
+        capsule = producer.attr("__dlpack__")(
+            nb::arg("max_version") =
+                nb::make_tuple(dlpack::kMajorVersion, dlpack::kMinorVersion));
+      } catch (const nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError)) throw;
+        capsule = producer.attr("__dlpack__")();
+        legacy_producers.insert(type);
+      }
     }
   } else {
     throw_error(ErrorCode::BadDType,
