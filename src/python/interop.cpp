@@ -154,10 +154,19 @@ int fill_buffer(const Tensor& t, DType as, Py_buffer* view, int flags,
                     "[buffer] the tensor's storage is read-only");
     return -1;
   }
-  if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_C_CONTIGUOUS &&
-      !t.is_contiguous()) {
+  // A consumer asking for C order, Fortran order or either gets the
+  // buffer only when it is row-major (a 1-d or empty one is both orders).
+  const bool wants_c = (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS;
+  const bool wants_f = (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS;
+  const bool wants_any = (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
+  if ((wants_c || wants_any || wants_f) && !t.is_contiguous()) {
     PyErr_SetString(PyExc_BufferError,
-                    "[buffer] the tensor is not C-contiguous");
+                    "[buffer] the tensor is not contiguous; use t.contiguous()");
+    return -1;
+  }
+  if (wants_f && t.rank() > 1 && t.numel() > 1) {
+    PyErr_SetString(PyExc_BufferError,
+                    "[buffer] the tensor is row-major, not Fortran-ordered");
     return -1;
   }
   if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !t.is_contiguous()) {

@@ -2,6 +2,7 @@
 and legacy capsules), the buffer protocol and __array__; mutations seen on
 both sides; lifetimes safe in every deletion order."""
 
+import ctypes
 import gc
 import sys
 
@@ -145,6 +146,14 @@ def test_buffer_protocol():
     mt = memoryview(t.T)
     assert mt.strides == (4, 12) and not mt.c_contiguous
     mt.release()
+    # bytes() reads the strided buffer in C order; a consumer that takes no
+    # strides (ctypes) is refused a strided view instead of misreading it.
+    assert bytes(t.T) == np.arange(6, dtype=np.float32).reshape(2, 3).T.tobytes()
+    with pytest.raises((BufferError, TypeError)):
+        (ctypes.c_float * 6).from_buffer(t.T)
+    view = (ctypes.c_float * 6).from_buffer(t)
+    view[0] = 9.0
+    assert t[0, 0].item() == 9.0
     assert memoryview(tessel.zeros(0)).nbytes == 0
     with pytest.raises(BufferError):
         memoryview(tessel.ones(2, dtype=tessel.bfloat16))
