@@ -177,19 +177,23 @@ void bind_variable(nb::module_& m) {
           nb::arg("grad") = nb::none(), nb::arg("retain_graph") = false,
           "Accumulates d(self)/d(leaf) into every leaf's .grad (self must be a "
           "scalar unless grad is given).")
-      .def("zero_grad", &Variable::zero_grad)
+      .def("zero_grad", &Variable::zero_grad, "Clears .grad (to None).")
       .def("detach", &Variable::detach, "The same value, cut from the graph.")
-      .def("item",
-           [](const Variable& v) {
-             return scalar_to_python(v.value().item_scalar());
-           })
-      .def("reshape",
-           [](const Variable& v, nb::args shape) {
-             return v.reshape(to_shape(
-                 shape.size() == 1 && !PyIndex_Check(shape[0].ptr()) ? shape[0]
-                                                                     : shape,
-                 true));
-           })
+      .def(
+          "item",
+          [](const Variable& v) {
+            return scalar_to_python(v.value().item_scalar());
+          },
+          "The one element of a one-element tensor as a Python number.")
+      .def(
+          "reshape",
+          [](const Variable& v, nb::args shape) {
+            return v.reshape(to_shape(
+                shape.size() == 1 && !PyIndex_Check(shape[0].ptr()) ? shape[0]
+                                                                    : shape,
+                true));
+          },
+          "A view (or copy) of the variable with a new shape; differentiable.")
       .def(
           "permute",
           [](const Variable& v, nb::args dims) {
@@ -198,15 +202,26 @@ void bind_variable(nb::module_& m) {
                                                                   : dims,
                 true);
             return v.permute(std::span<const std::int64_t>(d.data(), d.size()));
-          })
-      .def("transpose", &Variable::transpose, nb::arg("dim0"), nb::arg("dim1"))
-      .def("unsqueeze", &Variable::unsqueeze, nb::arg("axis"))
-      .def("squeeze", &Variable::squeeze, nb::arg("axis"))
+          },
+          "A view with the axes in the given order: t.permute(2, 0, 1).")
+      .def("transpose", &Variable::transpose, nb::arg("dim0"), nb::arg("dim1"),
+           "A view with two axes swapped.")
+      .def("unsqueeze", &Variable::unsqueeze, nb::arg("axis"),
+           "A view with a new axis of extent 1 at axis.")
+      .def(
+          "squeeze", &Variable::squeeze, nb::arg("axis"),
+          "A view without the given size-1 axis (every size-1 axis when None).")
       .def("flatten", &Variable::flatten, nb::arg("start_dim") = 0,
-           nb::arg("end_dim") = -1)
-      .def("contiguous", &Variable::contiguous)
-      .def("astype", [](const Variable& v,
-                        nb::handle dtype) { return v.to(to_dtype(dtype)); })
+           nb::arg("end_dim") = -1,
+           "A view (or copy) with axes start_dim..end_dim merged into one.")
+      .def("contiguous", &Variable::contiguous,
+           "The tensor itself when row-major, else a row-major copy.")
+      .def(
+          "astype",
+          [](const Variable& v, nb::handle dtype) {
+            return v.to(to_dtype(dtype));
+          },
+          "The variable cast to dtype; differentiable for float dtypes.")
       .def("__getitem__", &index_variable)
       .def("__neg__", [](const Variable& v) { return neg(v); })
       .def("__matmul__",
@@ -255,7 +270,7 @@ void bind_autograd_functions(nb::module_& ag) {
   if (std::string_view(#kind) == "Plain") {                               \
     ag.def(                                                               \
         #name, [](nb::handle x) { return tessel::name(to_variable(x)); }, \
-        nb::arg("x"));                                                    \
+        nb::arg("x"), "Differentiable element-wise " #name ".");          \
   }
   TESSEL_FOR_EACH_UNARY_OP(TESSEL_AG_UNARY)
 #undef TESSEL_AG_UNARY
@@ -265,18 +280,19 @@ void bind_autograd_functions(nb::module_& ag) {
       [](nb::handle a, nb::handle b) {                          \
         return binary_variable(BinaryOp::e, a, b);              \
       },                                                        \
-      nb::arg("x1"), nb::arg("x2"));
+      nb::arg("x1"), nb::arg("x2"),                             \
+      "Differentiable element-wise " #name ", broadcasting.");
   TESSEL_FOR_EACH_BINARY_OP(TESSEL_AG_BINARY)
 #undef TESSEL_AG_BINARY
 
-#define TESSEL_AG_REDUCTION(name)                                     \
-  ag.def(                                                             \
-      #name,                                                          \
-      [](nb::handle x, nb::handle axis, bool keepdims) {              \
-        return tessel::name(to_variable(x), to_axes(axis), keepdims); \
-      },                                                              \
-      nb::arg("x"), nb::arg("axis") = nb::none(),                     \
-      nb::arg("keepdims") = false);
+#define TESSEL_AG_REDUCTION(name)                                              \
+  ag.def(                                                                      \
+      #name,                                                                   \
+      [](nb::handle x, nb::handle axis, bool keepdims) {                       \
+        return tessel::name(to_variable(x), to_axes(axis), keepdims);          \
+      },                                                                       \
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false, \
+      "Differentiable " #name " over axis (every axis when None).");
   TESSEL_AG_REDUCTION(sum)
   TESSEL_AG_REDUCTION(prod)
   TESSEL_AG_REDUCTION(mean)
@@ -291,19 +307,22 @@ void bind_autograd_functions(nb::module_& ag) {
         return var(to_variable(x), to_axes(axis), correction, keepdims);
       },
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
-      nb::arg("keepdims") = false);
+      nb::arg("keepdims") = false,
+      "Differentiable variance over axis; correction=1 for the sample "
+      "variance.");
   ag.def(
       "softmax",
       [](nb::handle x, std::int64_t axis) {
         return softmax(to_variable(x), axis);
       },
-      nb::arg("x"), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("axis") = -1, "Differentiable softmax along axis.");
   ag.def(
       "log_softmax",
       [](nb::handle x, std::int64_t axis) {
         return log_softmax(to_variable(x), axis);
       },
-      nb::arg("x"), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("axis") = -1,
+      "Differentiable log-softmax along axis.");
   ag.def(
       "matmul",
       [](nb::handle a, nb::handle b) {
@@ -311,50 +330,57 @@ void bind_autograd_functions(nb::module_& ag) {
         nb::gil_scoped_release release;
         return matmul(x, y);
       },
-      nb::arg("x1"), nb::arg("x2"));
+      nb::arg("x1"), nb::arg("x2"), "Differentiable matmul (NumPy's rules).");
   ag.def(
       "linear",
       [](nb::handle x, nb::handle w, nb::handle b) {
         return linear(to_variable(x), to_variable(w),
                       b.is_none() ? Variable{} : to_variable(b));
       },
-      nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none());
+      nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+      "Differentiable x @ weight.T + bias.");
   ag.def(
       "where",
       [](nb::handle cond, nb::handle a, nb::handle b) {
         return where(to_tensor(cond), to_variable(a), to_variable(b));
       },
-      nb::arg("condition"), nb::arg("x1"), nb::arg("x2"));
+      nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
+      "condition ? x1 : x2, differentiable in x1 and x2.");
   ag.def(
       "concat",
       [](nb::handle xs, std::int64_t axis) {
         return concat(to_variables(xs), axis);
       },
-      nb::arg("tensors"), nb::arg("axis") = 0);
+      nb::arg("tensors"), nb::arg("axis") = 0,
+      "Differentiable concatenation along axis.");
   ag.def(
       "stack",
       [](nb::handle xs, std::int64_t axis) {
         return stack(to_variables(xs), axis);
       },
-      nb::arg("tensors"), nb::arg("axis") = 0);
+      nb::arg("tensors"), nb::arg("axis") = 0,
+      "Differentiable stacking along a new axis.");
   ag.def(
       "flip",
       [](nb::handle x, nb::handle axis) {
         return flip(to_variable(x), to_axes(axis));
       },
-      nb::arg("x"), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("axis") = nb::none(),
+      "Differentiable reversal along axis (every axis when None).");
   ag.def(
       "gather",
       [](nb::handle x, nb::handle index, std::int64_t axis) {
         return gather(to_variable(x), to_tensor(index), axis);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0);
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
+      "Differentiable gather of rows by integer indices along axis.");
   ag.def(
       "embedding",
       [](nb::handle w, nb::handle ids) {
         return embedding(to_variable(w), to_tensor(ids));
       },
-      nb::arg("weight"), nb::arg("ids"));
+      nb::arg("weight"), nb::arg("ids"),
+      "Rows of weight picked by integer ids; the gradient scatters back.");
   ag.def(
       "layer_norm",
       [](nb::handle x, nb::handle w, nb::handle b, double eps) {
@@ -363,14 +389,16 @@ void bind_autograd_functions(nb::module_& ag) {
                           b.is_none() ? Variable{} : to_variable(b), eps);
       },
       nb::arg("x"), nb::arg("weight") = nb::none(),
-      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5);
+      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
+      "Differentiable layer norm over the last axis.");
   ag.def(
       "rms_norm",
       [](nb::handle x, nb::handle w, double eps) {
         return rms_norm(to_variable(x),
                         w.is_none() ? Variable{} : to_variable(w), eps);
       },
-      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6);
+      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6,
+      "Differentiable RMS norm over the last axis.");
   ag.def(
       "scaled_dot_product_attention",
       [](nb::handle q, nb::handle k, nb::handle v, bool is_causal) {
@@ -380,7 +408,8 @@ void bind_autograd_functions(nb::module_& ag) {
                                             to_variable(v), options);
       },
       nb::arg("query"), nb::arg("key"), nb::arg("value"),
-      nb::arg("is_causal") = false);
+      nb::arg("is_causal") = false,
+      "Differentiable fused attention (is_causal masks the future).");
   ag.def(
       "cross_entropy",
       [](nb::handle logits, nb::handle targets, std::int64_t ignore_index,
@@ -402,14 +431,17 @@ void bind_autograd_functions(nb::module_& ag) {
                         ignore_index, to_reduction(reduction));
       },
       nb::arg("log_probs"), nb::arg("targets"), nb::arg("ignore_index") = -100,
-      nb::arg("reduction") = "mean");
+      nb::arg("reduction") = "mean",
+      "Negative log-likelihood of log-probabilities (..., C) at integer "
+      "targets.");
   ag.def(
       "mse_loss",
       [](nb::handle input, nb::handle target, const std::string& reduction) {
         return mse_loss(to_variable(input), to_variable(target),
                         to_reduction(reduction));
       },
-      nb::arg("input"), nb::arg("target"), nb::arg("reduction") = "mean");
+      nb::arg("input"), nb::arg("target"), nb::arg("reduction") = "mean",
+      "Mean (or sum, or none) of the squared differences.");
 }
 
 void bind_optimizers(nb::module_& m) {
@@ -422,7 +454,8 @@ void bind_optimizers(nb::module_& m) {
             o.step();
           },
           "Updates every parameter from its .grad.")
-      .def("zero_grad", &Optimizer::zero_grad)
+      .def("zero_grad", &Optimizer::zero_grad,
+           "Clears every parameter's .grad.")
       .def_prop_rw("lr", &Optimizer::lr, &Optimizer::set_lr)
       .def_prop_ro("steps_taken", &Optimizer::steps_taken);
   nb::class_<SGD, Optimizer>(m, "SGD").def(

@@ -35,7 +35,8 @@ void bind_factories(nb::module_& m) {
                      device_or_cpu(device));
       },
       nb::arg("shape"), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("device") = nb::none(),
+      "A tensor of zeros (float32 unless dtype is given).");
   m.def(
       "ones",
       [](nb::handle shape, nb::handle dtype, nb::handle device) {
@@ -43,7 +44,8 @@ void bind_factories(nb::module_& m) {
                     device_or_cpu(device));
       },
       nb::arg("shape"), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("device") = nb::none(),
+      "A tensor of ones (float32 unless dtype is given).");
   m.def(
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype,
@@ -76,14 +78,16 @@ void bind_factories(nb::module_& m) {
         return linspace(start, stop, num, dtype_or(dtype, DType::F32));
       },
       nb::arg("start"), nb::arg("stop"), nb::arg("num"),
-      nb::arg("dtype") = nb::none());
+      nb::arg("dtype") = nb::none(),
+      "num values from start to stop inclusive.");
   m.def(
       "eye",
       [](std::int64_t n, std::optional<std::int64_t> m_cols, nb::handle dtype) {
         return eye(n, m_cols, dtype_or(dtype, DType::F32));
       },
       nb::arg("n_rows"), nb::arg("n_cols") = nb::none(),
-      nb::arg("dtype") = nb::none());
+      nb::arg("dtype") = nb::none(),
+      "Ones on the main diagonal of an n_rows x n_cols matrix.");
   m.def(
       "rand",
       [](nb::handle shape, nb::handle dtype) {
@@ -105,7 +109,8 @@ void bind_factories(nb::module_& m) {
         return randint(low, high, to_shape(shape), dtype_or(dtype, DType::I64));
       },
       nb::arg("low"), nb::arg("high"), nb::arg("shape"),
-      nb::arg("dtype") = nb::none());
+      nb::arg("dtype") = nb::none(),
+      "Uniform integers in [low, high) from tessel's generator.");
   m.def(
       "manual_seed", [](std::uint64_t seed) { manual_seed(seed); },
       nb::arg("seed"),

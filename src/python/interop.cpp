@@ -160,8 +160,9 @@ int fill_buffer(const Tensor& t, DType as, Py_buffer* view, int flags,
   const bool wants_f = (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS;
   const bool wants_any = (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
   if ((wants_c || wants_any || wants_f) && !t.is_contiguous()) {
-    PyErr_SetString(PyExc_BufferError,
-                    "[buffer] the tensor is not contiguous; use t.contiguous()");
+    PyErr_SetString(
+        PyExc_BufferError,
+        "[buffer] the tensor is not contiguous; use t.contiguous()");
     return -1;
   }
   if (wants_f && t.rank() > 1 && t.numel() > 1) {

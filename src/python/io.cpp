@@ -193,7 +193,7 @@ void bind_io(nb::module_& m) {
   m.def(
       "load_npy",
       [](const std::filesystem::path& path) { return load_npy(path); },
-      nb::arg("path"));
+      nb::arg("path"), "A tensor read from a .npy file.");
   m.def(
       "save_npy",
       [](const std::filesystem::path& path, nb::handle t) {

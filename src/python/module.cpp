@@ -19,5 +19,6 @@ NB_MODULE(_tessel, m) {
   bind_autograd(m);
   m.def("set_num_threads", &tessel::set_num_threads, nb::arg("n"),
         "Threads of tessel's pool (all cores by default).");
-  m.def("get_num_threads", &tessel::get_num_threads);
+  m.def("get_num_threads", &tessel::get_num_threads,
+        "Threads of tessel's pool.");
 }

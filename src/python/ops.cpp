@@ -98,14 +98,16 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
         return run(t, [&] { return leaky_relu(t, slope); });
       },
       nb::arg("x"),
-      nb::arg("negative_slope") = default_params(UnaryOp::LeakyRelu).a);
+      nb::arg("negative_slope") = default_params(UnaryOp::LeakyRelu).a,
+      "x where x > 0, negative_slope * x elsewhere.");
   m.def(
       "elu",
       [](nb::handle x, double alpha) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return elu(t, alpha); });
       },
-      nb::arg("x"), nb::arg("alpha") = default_params(UnaryOp::Elu).a);
+      nb::arg("x"), nb::arg("alpha") = default_params(UnaryOp::Elu).a,
+      "x where x > 0, alpha * (exp(x) - 1) elsewhere.");
   m.def(
       "gelu",
       [](nb::handle x, const std::string& approximate) {
@@ -119,14 +121,16 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
                                                 : GeluApproximation::None;
         return run(t, [&] { return gelu(t, mode); });
       },
-      nb::arg("x"), nb::arg("approximate") = "none");
+      nb::arg("x"), nb::arg("approximate") = "none",
+      "x * Phi(x) with the exact normal CDF (approximate='tanh' for the tanh "
+      "form).");
   m.def(
       "gelu_tanh",
       [](nb::handle x) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return gelu_tanh(t); });
       },
-      nb::arg("x"));
+      nb::arg("x"), "GELU with the tanh approximation.");
   m.def(
       "softplus",
       [](nb::handle x, double beta, double threshold) {
@@ -134,7 +138,9 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
         return run(t, [&] { return softplus(t, beta, threshold); });
       },
       nb::arg("x"), nb::arg("beta") = default_params(UnaryOp::Softplus).a,
-      nb::arg("threshold") = default_params(UnaryOp::Softplus).b);
+      nb::arg("threshold") = default_params(UnaryOp::Softplus).b,
+      "log(1 + exp(beta * x)) / beta, or x where beta * x > threshold "
+      "(PyTorch's).");
 
 #define TESSEL_BIND_BINARY(e, name, result, inputs, kind, kernel)           \
   m.def(                                                                    \
@@ -179,7 +185,8 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
             max.is_none() ? full(Shape{}, INFINITY, t.dtype()) : to_tensor(max);
         return clip(t, lo, hi);
       },
-      nb::arg("x"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
+      nb::arg("x"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none(),
+      "min(max(x, min), max) element-wise; either bound may be None.");
   m.def(
       "fma",
       [](nb::handle a, nb::handle b, nb::handle c) {
@@ -246,48 +253,60 @@ void bind_reductions(nb::module_& m, nb::class_<Tensor>& cls) {
       [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
         return argmax(to_tensor(x), axis, keepdims);
       },
-      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,
+      "Index (int64) of the first maximum along axis, or into the flattened "
+      "tensor; NaN counts as the maximum.");
   def_both(
       m, cls, "argmin",
       [](nb::handle x, std::optional<std::int64_t> axis, bool keepdims) {
         return argmin(to_tensor(x), axis, keepdims);
       },
-      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+      nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,
+      "Index (int64) of the first minimum along axis, or into the flattened "
+      "tensor; NaN counts as the minimum.");
   def_both(
       m, cls, "cumsum",
       [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
         return cumsum(to_tensor(x), axis, exclusive, reverse);
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
-      nb::arg("reverse") = false);
+      nb::arg("reverse") = false,
+      "Running sum along axis (exclusive: start from 0; reverse: from the "
+      "end).");
   def_both(
       m, cls, "cumprod",
       [](nb::handle x, std::int64_t axis, bool exclusive, bool reverse) {
         return cumprod(to_tensor(x), axis, exclusive, reverse);
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false,
-      nb::arg("reverse") = false);
+      nb::arg("reverse") = false,
+      "Running product along axis (exclusive: start from 1; reverse: from the "
+      "end).");
   def_both(
       m, cls, "softmax",
       [](nb::handle x, std::int64_t axis) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return softmax(t, axis); });
       },
-      nb::arg("x"), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("axis") = -1,
+      "exp(x) / sum(exp(x)) along axis, computed stably in f32 or wider.");
   def_both(
       m, cls, "log_softmax",
       [](nb::handle x, std::int64_t axis) {
         const Tensor t = to_tensor(x);
         return run(t, [&] { return log_softmax(t, axis); });
       },
-      nb::arg("x"), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("axis") = -1,
+      "log(softmax(x)) along axis, computed stably.");
   m.def(
       "allclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
         return allclose(to_tensor(a), to_tensor(b), rtol, atol, equal_nan);
       },
       nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5,
-      nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false);
+      nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false,
+      "NumPy's allclose: |a - b| <= atol + rtol * |b| everywhere, compared in "
+      "f64.");
   m.def(
       "equal",
       [](nb::handle a, nb::handle b) {
@@ -310,13 +329,14 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
       [](nb::handle a, nb::handle b) {
         return dot(to_tensor(a), to_tensor(b));
       },
-      nb::arg("x1"), nb::arg("x2"));
+      nb::arg("x1"), nb::arg("x2"),
+      "Inner product of two 1-d tensors (a rank-0 result).");
   m.def(
       "outer",
       [](nb::handle a, nb::handle b) {
         return outer(to_tensor(a), to_tensor(b));
       },
-      nb::arg("x1"), nb::arg("x2"));
+      nb::arg("x1"), nb::arg("x2"), "Outer product of two 1-d tensors.");
   m.def(
       "linear",
       [](nb::handle x, nb::handle weight, nb::handle bias) {
@@ -332,7 +352,9 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
         const std::vector<Tensor> tensors = to_tensors(operands);
         return without_gil_if(true, [&] { return einsum(equation, tensors); });
       },
-      nb::arg("equation"), nb::arg("operands"));
+      nb::arg("equation"), nb::arg("operands"),
+      "Einstein summation over one or two operands ('ij,jk->ik', "
+      "'bij,bkj->bik', 'ii->i').");
 }
 
 void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -341,13 +363,15 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       [](nb::handle tensors, std::int64_t axis) {
         return concat(to_tensors(tensors), axis);
       },
-      nb::arg("tensors"), nb::arg("axis") = 0);
+      nb::arg("tensors"), nb::arg("axis") = 0,
+      "Joins tensors along an existing axis.");
   m.def(
       "stack",
       [](nb::handle tensors, std::int64_t axis) {
         return stack(to_tensors(tensors), axis);
       },
-      nb::arg("tensors"), nb::arg("axis") = 0);
+      nb::arg("tensors"), nb::arg("axis") = 0,
+      "Joins tensors along a new axis.");
   m.def(
       "reshape",
       [](nb::handle x, nb::handle shape) {
@@ -356,7 +380,9 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         for (std::int64_t e : to_int_vector(shape)) s.push_back(e);
         return to_tensor(x).reshape(s);
       },
-      nb::arg("x"), nb::arg("shape"));
+      nb::arg("x"), nb::arg("shape"),
+      "A view with the new shape when the strides allow it, else a copy; one "
+      "extent may be -1.");
   m.def(
       "permute_dims",
       [](nb::handle x, nb::handle axes) {
@@ -364,76 +390,94 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         return to_tensor(x).permute(
             std::span<const std::int64_t>(dims.data(), dims.size()));
       },
-      nb::arg("x"), nb::arg("axes"));
+      nb::arg("x"), nb::arg("axes"),
+      "A view with the axes in the given order.");
   m.def(
       "broadcast_to",
       [](nb::handle x, nb::handle shape) {
         return to_tensor(x).expand(to_shape(shape));
       },
-      nb::arg("x"), nb::arg("shape"));
+      nb::arg("x"), nb::arg("shape"),
+      "A stride-0 view broadcast to shape (NumPy's rules).");
   m.def(
       "expand_dims",
       [](nb::handle x, std::int64_t axis) {
         return to_tensor(x).unsqueeze(axis);
       },
-      nb::arg("x"), nb::arg("axis") = 0);
+      nb::arg("x"), nb::arg("axis") = 0,
+      "A view with a new axis of extent 1 at axis.");
   m.def(
       "squeeze",
       [](nb::handle x, std::optional<std::int64_t> axis) {
         const Tensor t = to_tensor(x);
         return axis ? t.squeeze(*axis) : t.squeeze();
       },
-      nb::arg("x"), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("axis") = nb::none(),
+      "A view without the size-1 axis given (every size-1 axis when None).");
   def_both(
       m, cls, "flip",
       [](nb::handle x, nb::handle axis) {
         return flip(to_tensor(x), to_axes(axis));
       },
-      nb::arg("x"), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("axis") = nb::none(),
+      "Reverses the order along axis (every axis when None); a copy.");
   m.def(
       "roll",
       [](nb::handle x, nb::handle shift, nb::handle axis) {
         return roll(to_tensor(x), to_int_vector(shift), to_axes(axis));
       },
-      nb::arg("x"), nb::arg("shift"), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("shift"), nb::arg("axis") = nb::none(),
+      "Shifts elements along axis cyclically (the flattened tensor when axis "
+      "is None).");
   m.def(
       "tile",
       [](nb::handle x, nb::handle reps) {
         return tile(to_tensor(x), to_int_vector(reps));
       },
-      nb::arg("x"), nb::arg("repetitions"));
+      nb::arg("x"), nb::arg("repetitions"),
+      "Repeats the whole tensor repetitions times along each axis.");
   m.def(
       "repeat",
       [](nb::handle x, std::int64_t repeats, std::optional<std::int64_t> axis) {
         return repeat(to_tensor(x), repeats, axis);
       },
-      nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none(),
+      "Repeats each element repeats times along axis (the flattened tensor "
+      "when None).");
   def_both(
       m, cls, "tril",
       [](nb::handle x, std::int64_t k) { return tril(to_tensor(x), k); },
-      nb::arg("x"), nb::arg("k") = 0);
+      nb::arg("x"), nb::arg("k") = 0,
+      "The lower triangle of the last two axes (diagonal offset k); zeros "
+      "above.");
   def_both(
       m, cls, "triu",
       [](nb::handle x, std::int64_t k) { return triu(to_tensor(x), k); },
-      nb::arg("x"), nb::arg("k") = 0);
+      nb::arg("x"), nb::arg("k") = 0,
+      "The upper triangle of the last two axes (diagonal offset k); zeros "
+      "below.");
   def_both(
       m, cls, "sort",
       [](nb::handle x, std::int64_t axis, bool descending) {
         return sort(to_tensor(x), axis, descending);
       },
-      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false);
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
+      "Sorted values along axis (stable; descending=True for largest first).");
   def_both(
       m, cls, "argsort",
       [](nb::handle x, std::int64_t axis, bool descending) {
         return argsort(to_tensor(x), axis, descending);
       },
-      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false);
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
+      "Indices (int64) that sort along axis (stable).");
   m.def(
       "gather",
       [](nb::handle x, nb::handle index, std::int64_t axis) {
         return gather(to_tensor(x), to_tensor(index), axis);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0);
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
+      "Rows picked by integer indices along axis; the index shape replaces "
+      "that axis.");
   m.def(
       "take",
       [](nb::handle x, nb::handle index, std::int64_t axis) {
@@ -447,13 +491,15 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       [](nb::handle x, nb::handle index, std::int64_t axis) {
         return take_along_axis(to_tensor(x), to_tensor(index), axis);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = -1,
+      "NumPy's take_along_axis: indices of the same rank pick along axis.");
   m.def(
       "masked_fill",
       [](nb::handle x, nb::handle mask, nb::handle value) {
         return masked_fill(to_tensor(x), to_tensor(mask), to_scalar(value));
       },
-      nb::arg("x"), nb::arg("mask"), nb::arg("value"));
+      nb::arg("x"), nb::arg("mask"), nb::arg("value"),
+      "value where mask is true, x elsewhere (mask broadcasts).");
 }
 
 void bind_nn_ops(nb::module_& m) {
@@ -475,7 +521,8 @@ void bind_nn_ops(nb::module_& m) {
         const Tensor w = weight.is_none() ? Tensor{} : to_tensor(weight);
         return run(t, [&] { return rms_norm(t, w, eps); });
       },
-      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6);
+      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6,
+      "x / sqrt(mean(x**2) + eps) * weight over the last axis.");
   m.def(
       "scaled_dot_product_attention",
       [](nb::handle q, nb::handle k, nb::handle v, bool is_causal) {
@@ -487,7 +534,9 @@ void bind_nn_ops(nb::module_& m) {
         });
       },
       nb::arg("query"), nb::arg("key"), nb::arg("value"),
-      nb::arg("is_causal") = false);
+      nb::arg("is_causal") = false,
+      "softmax(q k^T / sqrt(d)) v over (batch, heads, seq, dim); is_causal "
+      "masks the future; grouped heads allowed.");
   m.def(
       "embedding",
       [](nb::handle weight, nb::handle ids) {

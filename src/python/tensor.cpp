@@ -172,7 +172,8 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
                      }
                      return t.transpose(-2, -1);
                    })
-      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("is_contiguous", &Tensor::is_contiguous,
+           "Whether the tensor is row-major and dense (a view may not be).")
       .def("shares_memory", &Tensor::shares_storage_with, nb::arg("other"),
            "Whether both tensors view the same storage.")
       .def(
@@ -193,23 +194,31 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
           [](const Tensor& t, nb::args dims) {
             const Shape d = shape_arguments(dims);
             return t.permute(std::span<const std::int64_t>(d.data(), d.size()));
-          })
-      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
-      .def("expand",
-           [](const Tensor& t, nb::args shape) {
-             return t.expand(shape_arguments(shape));
-           })
+          },
+          "A view with the axes in the given order: t.permute(2, 0, 1).")
+      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"),
+           "A view with two axes swapped.")
+      .def(
+          "expand",
+          [](const Tensor& t, nb::args shape) {
+            return t.expand(shape_arguments(shape));
+          },
+          "A stride-0 view broadcast to the shape (-1 keeps an extent).")
       .def(
           "squeeze",
           [](const Tensor& t, std::optional<std::int64_t> axis) {
             return axis ? t.squeeze(*axis) : t.squeeze();
           },
-          nb::arg("axis") = nb::none())
-      .def("unsqueeze", &Tensor::unsqueeze, nb::arg("axis"))
+          nb::arg("axis") = nb::none(),
+          "A view without the given size-1 axis (every size-1 axis when None).")
+      .def("unsqueeze", &Tensor::unsqueeze, nb::arg("axis"),
+           "A view with a new axis of extent 1 at axis.")
       .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0,
-           nb::arg("end_dim") = -1)
-      .def("contiguous", &Tensor::contiguous)
-      .def("clone", &Tensor::clone)
+           nb::arg("end_dim") = -1,
+           "A view (or copy) with axes start_dim..end_dim merged into one.")
+      .def("contiguous", &Tensor::contiguous,
+           "The tensor itself when row-major, else a row-major copy.")
+      .def("clone", &Tensor::clone, "A copy with its own storage.")
       .def("copy", &Tensor::clone,
            "A copy with its own storage (NumPy's name).")
       .def(
@@ -251,16 +260,20 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
             return t;
           },
           nb::arg("src"), "Copies `src` in (broadcast and cast); returns self.")
-      .def("item",
-           [](const Tensor& t) {
-             return scalar_to_python(one_element(t, "item"));
-           })
-      .def("tolist",
-           [](const Tensor& t) {
-             std::vector<std::int64_t> index(static_cast<std::size_t>(t.rank()),
-                                             0);
-             return to_list(t, index, 0);
-           })
+      .def(
+          "item",
+          [](const Tensor& t) {
+            return scalar_to_python(one_element(t, "item"));
+          },
+          "The one element of a one-element tensor as a Python number.")
+      .def(
+          "tolist",
+          [](const Tensor& t) {
+            std::vector<std::int64_t> index(static_cast<std::size_t>(t.rank()),
+                                            0);
+            return to_list(t, index, 0);
+          },
+          "The elements as nested Python lists of Python numbers.")
       .def(
           "numpy", [](nb::handle self) { return self.attr("__array__")(); },
           "A NumPy array over the same memory.")

@@ -48,3 +48,27 @@ def test_mistakes_are_reported(line, message):
     assert status == 1
     assert any(f"misuses_tessel.py:{line}:" in row and message in row
                for row in output.splitlines()), output
+
+
+def documented(obj):
+    # nanobind puts the signature on the first line; a docstring adds more.
+    lines = [line for line in (obj.__doc__ or "").splitlines() if line.strip()]
+    return len(lines) > 1
+
+
+def test_every_public_function_and_method_has_a_docstring():
+    missing = []
+    for module in (tessel, tessel.autograd):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or isinstance(obj, (type, tessel.dtype)) or not callable(obj):
+                continue
+            if not documented(obj):
+                missing.append(f"{module.__name__}.{name}")
+    for cls in (tessel.Tensor, tessel.Variable, tessel.autograd.Optimizer):
+        for name, obj in vars(cls).items():
+            if name.startswith("__") or not callable(obj):
+                continue
+            if not documented(obj):
+                missing.append(f"{cls.__name__}.{name}")
+    assert not missing, missing
