@@ -502,6 +502,143 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "value where mask is true, x elsewhere (mask broadcasts).");
 }
 
+// "NCHW"-style layouts: channels first (PyTorch, ONNX) or last (NHWC).
+DataLayout to_layout(const std::string& layout) {
+  if (layout == "channels_first") return DataLayout::ChannelsFirst;
+  if (layout == "channels_last") return DataLayout::ChannelsLast;
+  throw_error(ErrorCode::BadShape,
+              "[conv] layout must be 'channels_first' or "
+              "'channels_last', got '" +
+                  layout + "'");
+}
+
+PadMode to_pad_mode(const std::string& mode) {
+  if (mode == "constant") return PadMode::Constant;
+  if (mode == "reflect") return PadMode::Reflect;
+  if (mode == "edge") return PadMode::Edge;
+  if (mode == "wrap") return PadMode::Wrap;
+  throw_error(ErrorCode::BadShape,
+              "[pad] mode must be 'constant', 'reflect', "
+              "'edge' or 'wrap', got '" +
+                  mode + "'");
+}
+
+std::vector<std::int64_t> optional_ints(nb::handle value) {
+  return value.is_none() ? std::vector<std::int64_t>{} : to_int_vector(value);
+}
+
+void bind_more_ops(nb::module_& m) {
+  m.def(
+      "conv",
+      [](nb::handle x, nb::handle weight, nb::handle bias, nb::handle stride,
+         nb::handle padding, nb::handle dilation, std::int64_t groups,
+         const std::string& layout) {
+        const Tensor t = to_tensor(x), w = to_tensor(weight);
+        const Tensor b = bias.is_none() ? Tensor{} : to_tensor(bias);
+        ConvOptions options;
+        options.stride = optional_ints(stride);
+        options.padding = optional_ints(padding);
+        options.dilation = optional_ints(dilation);
+        options.groups = groups;
+        options.layout = to_layout(layout);
+        return without_gil_if(true, [&] { return conv(t, w, b, options); });
+      },
+      nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+      nb::arg("stride") = nb::none(), nb::arg("padding") = nb::none(),
+      nb::arg("dilation") = nb::none(), nb::arg("groups") = 1,
+      nb::arg("layout") = "channels_first",
+      "N-d convolution (oneDNN): x (N, C, *spatial), weight (F, C/groups, "
+      "*kernel); stride/padding/dilation per axis or one value for all.");
+  for (const char* name : {"max_pool", "avg_pool"}) {
+    const bool is_max = std::string(name) == "max_pool";
+    m.def(
+        name,
+        [is_max](nb::handle x, nb::handle kernel, nb::handle stride,
+                 nb::handle padding, bool ceil_mode,
+                 const std::string& layout) {
+          const Tensor t = to_tensor(x);
+          PoolOptions options;
+          options.kernel = to_int_vector(kernel);
+          options.stride = optional_ints(stride);
+          options.padding = optional_ints(padding);
+          options.ceil_mode = ceil_mode;
+          options.layout = to_layout(layout);
+          return run(t, [&] {
+            return is_max ? max_pool(t, options) : avg_pool(t, options);
+          });
+        },
+        nb::arg("x"), nb::arg("kernel"), nb::arg("stride") = nb::none(),
+        nb::arg("padding") = nb::none(), nb::arg("ceil_mode") = false,
+        nb::arg("layout") = "channels_first",
+        is_max
+            ? "Max pooling over the spatial axes (stride defaults to the "
+              "kernel)."
+            : "Average pooling over the spatial axes (padding not counted).");
+  }
+  m.def(
+      "pad",
+      [](nb::handle x, nb::handle pad_width, const std::string& mode,
+         nb::handle value) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pads;
+        for (nb::handle axis : nb::borrow<nb::sequence>(pad_width)) {
+          const std::vector<std::int64_t> both = to_int_vector(axis);
+          if (both.size() != 2) {
+            throw_error(ErrorCode::BadShape,
+                        "[pad] each axis needs (before, after)");
+          }
+          pads.emplace_back(both[0], both[1]);
+        }
+        return pad(to_tensor(x), pads, to_pad_mode(mode), to_scalar(value));
+      },
+      nb::arg("x"), nb::arg("pad_width"), nb::arg("mode") = "constant",
+      nb::arg("constant_values") = 0,
+      "NumPy's pad with one (before, after) pair per axis; modes constant, "
+      "reflect, edge, wrap.");
+  m.def(
+      "split",
+      [](nb::handle x, nb::handle sizes, std::int64_t axis) {
+        return split(to_tensor(x), to_int_vector(sizes), axis);
+      },
+      nb::arg("x"), nb::arg("sizes"), nb::arg("axis") = 0,
+      "Views of consecutive pieces of the given sizes along axis.");
+  m.def(
+      "topk",
+      [](nb::handle x, std::int64_t k, std::int64_t axis, bool largest) {
+        TopK result = topk(to_tensor(x), k, axis, largest);
+        return nb::make_tuple(result.values, result.indices);
+      },
+      nb::arg("x"), nb::arg("k"), nb::arg("axis") = -1,
+      nb::arg("largest") = true,
+      "(values, indices) of the k largest (or smallest) along axis, sorted.");
+  m.def(
+      "one_hot",
+      [](nb::handle indices, std::int64_t depth, nb::handle dtype) {
+        return one_hot(to_tensor(indices), depth, -1, 1, 0,
+                       dtype.is_none() ? DType::I64 : to_dtype(dtype));
+      },
+      nb::arg("indices"), nb::arg("depth"), nb::arg("dtype") = nb::none(),
+      "One-hot vectors along a new last axis.");
+  m.def(
+      "scatter_add",
+      [](nb::handle x, std::int64_t axis, nb::handle index,
+         nb::handle updates) {
+        return scatter_add(to_tensor(x), axis, to_tensor(index),
+                           to_tensor(updates));
+      },
+      nb::arg("x"), nb::arg("axis"), nb::arg("indices"), nb::arg("updates"),
+      "A copy of x with updates added at indices along axis (PyTorch's "
+      "scatter_add).");
+  m.def(
+      "scatter",
+      [](nb::handle x, std::int64_t axis, nb::handle index,
+         nb::handle updates) {
+        return scatter(to_tensor(x), axis, to_tensor(index),
+                       to_tensor(updates));
+      },
+      nb::arg("x"), nb::arg("axis"), nb::arg("indices"), nb::arg("updates"),
+      "A copy of x with updates written at indices along axis.");
+}
+
 void bind_nn_ops(nb::module_& m) {
   m.def(
       "layer_norm",
@@ -554,6 +691,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   bind_linalg(m, cls);
   bind_shape_ops(m, cls);
   bind_nn_ops(m);
+  bind_more_ops(m);
 }
 
 }  // namespace tessel::python

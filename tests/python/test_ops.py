@@ -206,3 +206,42 @@ def test_shape_functions_match_numpy(rng):
     np.testing.assert_array_equal(np.asarray(tessel.take(t, [2, 0], axis=1)), np.take(a, [2, 0], 1))
     np.testing.assert_allclose(np.asarray(tessel.einsum("ijk,ik->ij", t, t[:, 0])),
                                np.einsum("ijk,ik->ij", a, a[:, 0]), rtol=1e-5)
+
+
+def test_conv_and_pooling_match_torch(rng):
+    torch = pytest.importorskip("torch")  # the Debian package scripts/setup installs
+    x = rng.standard_normal((2, 3, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    got = tessel.conv(x, w, b, stride=(2, 1), padding=(1, 0), dilation=1)
+    expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b),
+                                          stride=(2, 1), padding=(1, 0)).numpy()
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(
+        np.asarray(tessel.max_pool(x, (2, 2))),
+        torch.nn.functional.max_pool2d(torch.tensor(x), 2).numpy())
+    np.testing.assert_allclose(
+        np.asarray(tessel.avg_pool(x, (3, 3), stride=(2, 2), padding=(1, 1))),
+        torch.nn.functional.avg_pool2d(torch.tensor(x), 3, 2, 1, count_include_pad=False).numpy(),
+        rtol=1e-5)  # up to 9 float32 values summed in another order: a few ulp
+
+
+def test_pad_split_topk_one_hot_scatter_match_numpy(rng):
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    t = tessel.asarray(a)
+    for mode, np_mode in (("constant", "constant"), ("reflect", "reflect"), ("edge", "edge"),
+                          ("wrap", "wrap")):
+        np.testing.assert_array_equal(np.asarray(tessel.pad(t, [(1, 2), (2, 1)], mode=mode)),
+                                      np.pad(a, [(1, 2), (2, 1)], mode=np_mode))
+    pieces = tessel.split(t, [2, 3], axis=1)
+    np.testing.assert_array_equal(np.asarray(pieces[1]), a[:, 2:])
+    values, indices = tessel.topk(t, 2, axis=1)
+    order = np.argsort(-a, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(np.asarray(indices), order)
+    np.testing.assert_array_equal(np.asarray(values), np.take_along_axis(a, order, 1))
+    np.testing.assert_array_equal(np.asarray(tessel.one_hot([0, 2], 3)), np.eye(3, dtype=np.int64)[[0, 2]])
+    idx = np.array([[0, 1, 0, 2, 1]])
+    expected = np.zeros((3, 5), np.float32)
+    np.add.at(expected, (idx[0], np.arange(5)), a[0])
+    got = tessel.scatter_add(tessel.zeros((3, 5)), 0, idx, a[:1])
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
