@@ -41,9 +41,8 @@ class Tensor {
   // were a tenth of a small op's time. An undefined tensor is E2102.
   const Shape& shape() const { return impl("shape").shape; }
   const Strides& strides() const { return impl("strides").strides; }
-  std::int64_t storage_offset() const {
-    return impl("offset").offset;
-  }  // in elements
+  // In elements.
+  std::int64_t storage_offset() const { return impl("offset").offset; }
   DType dtype() const { return impl("dtype").dtype; }
   Device device() const { return impl("device").storage.device(); }
   std::int64_t rank() const {

@@ -71,10 +71,6 @@ StridedDims<N> coalesce_dims(
   return dims;
 }
 
-// Calls loop(std::array<char*, N>& ptrs, const std::array<int64_t, N>&
-// byte_strides, int64_t n) for every innermost run. The element range is
-// split over the pool in chunks of at least `grain` elements; a chunk may
-// start or end inside a run, so even one long run uses every thread.
 // Whether every operand is row-major over `shape` with its own innermost
 // stride (dense, or a broadcast scalar with every stride 0): the whole
 // range is then one run, and the axis sort of coalesce_dims, which costs
@@ -92,6 +88,10 @@ bool is_one_run(
   return true;
 }
 
+// Calls loop(std::array<char*, N>& ptrs, const std::array<int64_t, N>&
+// byte_strides, int64_t n) for every innermost run. The element range is
+// split over the pool in chunks of at least `grain` elements; a chunk may
+// start or end inside a run, so even one long run uses every thread.
 template <std::size_t N, class Loop>
 void for_each_strided(
     std::span<const std::int64_t> shape, std::array<char*, N> base,
