@@ -48,6 +48,16 @@ std::optional<DType> to_optional_dtype(nb::handle value);
 std::string python_type_name(nb::handle value);
 // str(value), for messages.
 std::string python_str(nb::handle value);
+// The C++ overloads of a binary op that the bindings call besides
+// binary(op, a, b): tensor-scalar, scalar-tensor and the in-place forms.
+struct BinaryOverloads {
+  Tensor (*tensor_scalar)(const Tensor&, Scalar);
+  Tensor (*scalar_tensor)(Scalar, const Tensor&);
+  Tensor (*in_place)(const Tensor&, const Tensor&);
+  Tensor (*in_place_scalar)(const Tensor&, Scalar);
+};
+const BinaryOverloads& binary_overloads(BinaryOp op);
+
 // Whether `value` is a Python bool, int or float (not a tensor, not NumPy).
 bool is_python_scalar(nb::handle value);
 // A Python bool/int/float as a Scalar; ints beyond 64 bits are E2303.

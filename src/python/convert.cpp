@@ -18,6 +18,22 @@ std::string python_str(nb::handle value) {
   return nb::steal<nb::str>(text).c_str();
 }
 
+const BinaryOverloads& binary_overloads(BinaryOp op) {
+  using TensorScalarFn = Tensor (*)(const Tensor&, Scalar);
+  using ScalarTensorFn = Tensor (*)(Scalar, const Tensor&);
+  using InPlaceFn = Tensor (*)(const Tensor&, const Tensor&);
+  static const BinaryOverloads entries[] = {
+#define TESSEL_BINARY_ENTRY(e, name, result, inputs, kind, kernel) \
+  {static_cast<TensorScalarFn>(&tessel::name),                     \
+   static_cast<ScalarTensorFn>(&tessel::name),                     \
+   static_cast<InPlaceFn>(&tessel::name##_),                       \
+   static_cast<TensorScalarFn>(&tessel::name##_)},
+      TESSEL_FOR_EACH_BINARY_OP(TESSEL_BINARY_ENTRY)
+#undef TESSEL_BINARY_ENTRY
+  };
+  return entries[static_cast<int>(op)];
+}
+
 bool is_python_scalar(nb::handle value) {
   return PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) ||
          PyFloat_Check(value.ptr());

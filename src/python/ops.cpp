@@ -40,35 +40,25 @@ std::vector<Tensor> to_tensors(nb::handle sequence) {
   return tensors;
 }
 
+// Ints that may be negative (shifts, reshape's -1), as a vector: the
+// shape reader without its extent check.
 std::vector<std::int64_t> to_int_vector(nb::handle value) {
-  const Shape s = [&] {
-    // Shifts and repetitions may be negative: read them without the
-    // extent check of to_shape.
-    Shape out;
-    if (PyIndex_Check(value.ptr())) {
-      out.push_back(nb::cast<std::int64_t>(value));
-    } else {
-      for (nb::handle item : nb::borrow<nb::sequence>(value))
-        out.push_back(nb::cast<std::int64_t>(item));
-    }
-    return out;
-  }();
+  const Shape s = to_shape(value, /*allow_inferred=*/true);
   return {s.begin(), s.end()};
 }
 
 // A binary op on two operands of which either may be a Python scalar.
-Tensor binary_any(BinaryOp op, nb::handle a, nb::handle b,
-                  Tensor (*tensor_scalar)(const Tensor&, Scalar),
-                  Tensor (*scalar_tensor)(Scalar, const Tensor&)) {
+Tensor binary_any(BinaryOp op, nb::handle a, nb::handle b) {
+  const BinaryOverloads& overloads = binary_overloads(op);
   if (is_python_scalar(b) && !is_python_scalar(a)) {
     const Tensor x = to_tensor(a);
     const Scalar s = to_scalar(b);
-    return run(x, [&] { return tensor_scalar(x, s); });
+    return run(x, [&] { return overloads.tensor_scalar(x, s); });
   }
   if (is_python_scalar(a) && !is_python_scalar(b)) {
     const Tensor y = to_tensor(b);
     const Scalar s = to_scalar(a);
-    return run(y, [&] { return scalar_tensor(s, y); });
+    return run(y, [&] { return overloads.scalar_tensor(s, y); });
   }
   const Tensor x = to_tensor(a);
   const Tensor y = to_tensor(b);
@@ -142,16 +132,13 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
       "log(1 + exp(beta * x)) / beta, or x where beta * x > threshold "
       "(PyTorch's).");
 
-#define TESSEL_BIND_BINARY(e, name, result, inputs, kind, kernel)           \
-  m.def(                                                                    \
-      #name,                                                                \
-      [](nb::handle a, nb::handle b) {                                      \
-        return binary_any(                                                  \
-            BinaryOp::e, a, b,                                              \
-            static_cast<Tensor (*)(const Tensor&, Scalar)>(&tessel::name),  \
-            static_cast<Tensor (*)(Scalar, const Tensor&)>(&tessel::name)); \
-      },                                                                    \
-      nb::arg("x1"), nb::arg("x2"),                                         \
+#define TESSEL_BIND_BINARY(e, name, result, inputs, kind, kernel) \
+  m.def(                                                          \
+      #name,                                                      \
+      [](nb::handle a, nb::handle b) {                            \
+        return binary_any(BinaryOp::e, a, b);                     \
+      },                                                          \
+      nb::arg("x1"), nb::arg("x2"),                               \
       "Element-wise " #name " with broadcasting (tessel::" #name ").");
   TESSEL_FOR_EACH_BINARY_OP(TESSEL_BIND_BINARY)
 #undef TESSEL_BIND_BINARY
@@ -375,10 +362,8 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "reshape",
       [](nb::handle x, nb::handle shape) {
-        // reshape may infer one extent (-1): read the shape without the check.
-        Shape s;
-        for (std::int64_t e : to_int_vector(shape)) s.push_back(e);
-        return to_tensor(x).reshape(s);
+        // reshape may infer one extent (-1): the C++ op checks it.
+        return to_tensor(x).reshape(to_shape(shape, /*allow_inferred=*/true));
       },
       nb::arg("x"), nb::arg("shape"),
       "A view with the new shape when the strides allow it, else a copy; one "

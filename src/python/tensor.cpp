@@ -21,38 +21,12 @@ nb::tuple int_tuple(std::span<const std::int64_t> values) {
   return nb::tuple(list);
 }
 
-using TensorScalarFn = Tensor (*)(const Tensor&, Scalar);
-using ScalarTensorFn = Tensor (*)(Scalar, const Tensor&);
-using InPlaceFn = Tensor (*)(const Tensor&, const Tensor&);
-using InPlaceScalarFn = Tensor (*)(const Tensor&, Scalar);
-
-// The C++ overloads of each binary op, in op_list.hpp's order.
-struct BinaryEntry {
-  TensorScalarFn tensor_scalar;
-  ScalarTensorFn scalar_tensor;
-  InPlaceFn in_place;
-  InPlaceScalarFn in_place_scalar;
-};
-
-const BinaryEntry& binary_entry(BinaryOp op) {
-  static const BinaryEntry entries[] = {
-#define TESSEL_BINARY_ENTRY(e, name, result, inputs, kind, kernel) \
-  {static_cast<TensorScalarFn>(&tessel::name),                     \
-   static_cast<ScalarTensorFn>(&tessel::name),                     \
-   static_cast<InPlaceFn>(&tessel::name##_),                       \
-   static_cast<InPlaceScalarFn>(&tessel::name##_)},
-      TESSEL_FOR_EACH_BINARY_OP(TESSEL_BINARY_ENTRY)
-#undef TESSEL_BINARY_ENTRY
-  };
-  return entries[static_cast<int>(op)];
-}
-
 // `self op other` (or `other op self` when reflected) for a Python
 // operator; NotImplemented for operands tessel does not take, so that
 // Python tries the other side.
 TensorOrNotImplemented apply_operator(BinaryOp op, const Tensor& self,
                                       nb::handle other, bool reflected) {
-  const BinaryEntry& entry = binary_entry(op);
+  const BinaryOverloads& entry = binary_overloads(op);
   if (nb::isinstance<Tensor>(other)) {
     const Tensor& b = nb::cast<const Tensor&>(other);
     const bool large = std::max(self.numel(), b.numel()) >= kReleaseGilElements;
@@ -78,7 +52,7 @@ TensorOrNotImplemented apply_operator(BinaryOp op, const Tensor& self,
 // shape (E2201/E2101 when it cannot) and is written through views.
 nb::typed<nb::object, Tensor> apply_inplace(BinaryOp op, Tensor& self,
                                             nb::handle other) {
-  const BinaryEntry& entry = binary_entry(op);
+  const BinaryOverloads& entry = binary_overloads(op);
   const bool large = self.numel() >= kReleaseGilElements;
   if (is_python_scalar(other)) {
     const Scalar s = to_scalar(other);
