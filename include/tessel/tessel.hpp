@@ -46,6 +46,7 @@
 #include "tessel/nn/module.hpp"
 #include "tessel/ops/attention.hpp"
 #include "tessel/ops/conv.hpp"
+#include "tessel/ops/decompositions.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"

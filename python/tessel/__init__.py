@@ -14,8 +14,12 @@ from ._errors import *  # noqa: F401,F403
 from ._tessel import *  # noqa: F401,F403
 from . import _tessel
 from ._tessel import autograd as autograd, dtype as dtype
+from ._array_api import *  # noqa: F401,F403
+from ._array_api import __array_namespace_info__ as __array_namespace_info__
+from . import linalg as linalg
 
 __version__: str = _tessel.build_version
+__array_api_version__: str = "2024.12"
 
 # The dtypes, declared one by one so that type checkers know each name
 # (the C++ module keeps them in a dict: an attribute named `bool` there

@@ -78,7 +78,18 @@ TESSEL_UNARY_GRADIENT(Log1p) { return reciprocal(add(x, 1)); }
 TESSEL_UNARY_GRADIENT(Log2) { return reciprocal(mul(x, std::numbers::ln2)); }
 TESSEL_UNARY_GRADIENT(Sin) { return cos(x); }
 TESSEL_UNARY_GRADIENT(Cos) { return neg(sin(x)); }
+TESSEL_UNARY_GRADIENT(Log10) { return reciprocal(mul(x, std::numbers::ln10)); }
 TESSEL_UNARY_GRADIENT(Tanh) { return sub(1, mul(y, y)); }
+TESSEL_UNARY_GRADIENT(Tan) { return add(mul(y, y), 1); }
+TESSEL_UNARY_GRADIENT(Asin) { return rsqrt(sub(1, mul(x, x))); }
+TESSEL_UNARY_GRADIENT(Acos) { return neg(rsqrt(sub(1, mul(x, x)))); }
+TESSEL_UNARY_GRADIENT(Atan) { return reciprocal(add(mul(x, x), 1)); }
+TESSEL_UNARY_GRADIENT(Sinh) { return cosh(x); }
+TESSEL_UNARY_GRADIENT(Cosh) { return sinh(x); }
+TESSEL_UNARY_GRADIENT(Asinh) { return rsqrt(add(mul(x, x), 1)); }
+TESSEL_UNARY_GRADIENT(Acosh) { return rsqrt(sub(mul(x, x), 1)); }
+TESSEL_UNARY_GRADIENT(Atanh) { return reciprocal(sub(1, mul(x, x))); }
+TESSEL_UNARY_GRADIENT(Square) { return mul(x, 2); }
 TESSEL_UNARY_GRADIENT(Sigmoid) { return mul(y, sub(1, y)); }
 TESSEL_UNARY_GRADIENT(Relu) { return positive(x); }
 TESSEL_UNARY_GRADIENT(Selu) {
@@ -106,6 +117,7 @@ TESSEL_UNARY_CONSTANT(Trunc);
 TESSEL_UNARY_CONSTANT(IsNan);
 TESSEL_UNARY_CONSTANT(IsInf);
 TESSEL_UNARY_CONSTANT(IsFinite);
+TESSEL_UNARY_CONSTANT(Signbit);
 TESSEL_UNARY_CONSTANT(LogicalNot);
 TESSEL_UNARY_CONSTANT(BitwiseNot);
 
@@ -217,6 +229,12 @@ template <>
 constexpr bool kReadsResult<BinaryOp::Div> = true;
 template <>
 constexpr bool kReadsResult<BinaryOp::Pow> = true;
+template <>
+constexpr bool kReadsResult<BinaryOp::Hypot> = true;
+template <>
+constexpr bool kReadsResult<BinaryOp::Copysign> = true;
+template <>
+constexpr bool kReadsResult<BinaryOp::Logaddexp> = true;
 
 #define TESSEL_BINARY_GRADIENT(e)                                         \
   template <>                                                             \
@@ -286,8 +304,35 @@ TESSEL_BINARY_GRADIENT(SiluBackward) {
   }
   return {ga, gb};
 }
+// atan2(a, b) = the angle of (b, a): d/da = b / r^2, d/db = -a / r^2.
+TESSEL_BINARY_GRADIENT(Atan2) {
+  const Tensor r2 = add(mul(a, a), mul(b, b));
+  return {n[0] ? div(mul(g, b), r2) : Tensor(),
+          n[1] ? neg(div(mul(g, a), r2)) : Tensor()};
+}
+TESSEL_BINARY_GRADIENT(Hypot) {
+  return {n[0] ? mul(g, div(a, y)) : Tensor(),
+          n[1] ? mul(g, div(b, y)) : Tensor()};
+}
+// y = |a| sign(b): dy/da = y / a (0 at a = 0, as PyTorch), b only picks
+// the sign.
+TESSEL_BINARY_GRADIENT(Copysign) {
+  Tensor ga;
+  if (n[0]) {
+    ga = where(eq(a, 0), zeros({}, g.dtype(), g.device()), mul(g, div(y, a)));
+  }
+  return {ga, n[1] ? zeros(g.shape(), g.dtype(), g.device()) : Tensor()};
+}
+TESSEL_BINARY_GRADIENT(Logaddexp) {
+  return {n[0] ? mul(g, exp(sub(a, y))) : Tensor(),
+          n[1] ? mul(g, exp(sub(b, y))) : Tensor()};
+}
 // Integer-valued: zero gradient almost everywhere (PyTorch has none).
 TESSEL_BINARY_CONSTANT(FloorDivide);
+// Steps to a neighbouring float (PyTorch does not differentiate it).
+TESSEL_BINARY_CONSTANT(Nextafter);
+TESSEL_BINARY_CONSTANT(BitwiseLeftShift);
+TESSEL_BINARY_CONSTANT(BitwiseRightShift);
 // Bool results and integer operands.
 TESSEL_BINARY_CONSTANT(Eq);
 TESSEL_BINARY_CONSTANT(Ne);

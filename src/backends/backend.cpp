@@ -102,6 +102,37 @@ void Backend::sort_runs(const Tensor&, const Tensor&, const Tensor&,
                         const ReduceShape&, bool) const {
   missing("sort_runs");
 }
+void Backend::slogdet(const MatrixBatch&, const Tensor&, const Tensor&,
+                      const Tensor&) const {
+  missing("slogdet");
+}
+void Backend::solve(const MatrixBatch&, const Tensor&, const Tensor&,
+                    const Tensor&, const Tensor&) const {
+  missing("solve");
+}
+void Backend::cholesky(const MatrixBatch&, const Tensor&, const Tensor&,
+                       const Tensor&) const {
+  missing("cholesky");
+}
+void Backend::qr(const MatrixBatch&, const Tensor&, const Tensor&,
+                 const Tensor&, bool) const {
+  missing("qr");
+}
+void Backend::eigh(const MatrixBatch&, const Tensor&, const Tensor&,
+                   const Tensor&, const Tensor&) const {
+  missing("eigh");
+}
+void Backend::svd(const MatrixBatch&, const Tensor&, const Tensor&,
+                  const Tensor&, const Tensor&, bool, const Tensor&) const {
+  missing("svd");
+}
+void Backend::mask_coordinates(const Tensor&, const Tensor&) const {
+  missing("mask_coordinates");
+}
+void Backend::search_sorted(const Tensor&, const Tensor&, bool,
+                            const Tensor&) const {
+  missing("search_sorted");
+}
 void Backend::matmul(const Tensor&, const Tensor&, const Tensor*,
                      const Tensor&) const {
   missing("matmul");

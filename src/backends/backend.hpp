@@ -123,6 +123,15 @@ class Backend {
   virtual void sort_runs(const Tensor& x, const Tensor& values,
                          const Tensor& indices, const ReduceShape& shape,
                          bool descending) const;
+  // The row-major coordinates of the true elements of the contiguous bool
+  // `mask` (rank >= 1) into out (count, rank) i64, count the number of them.
+  virtual void mask_coordinates(const Tensor& mask, const Tensor& out) const;
+  // out[i] = the insertion point of values[i] into the ascending 1-D
+  // `sorted` (NaN last), before equal elements or after them when `right`;
+  // sorted and values contiguous of one byte-addressable dtype, out i64
+  // contiguous of values' shape.
+  virtual void search_sorted(const Tensor& sorted, const Tensor& values,
+                             bool right, const Tensor& out) const;
 
   // ---- products and convolution: ops/linalg.cpp, ops/conv.cpp ----
   // out[..., M, N] = a[..., M, K] @ b[..., K, N] (+ bias[N]) for operands
@@ -148,6 +157,27 @@ class Backend {
                         const PoolGeometry& g) const;
   virtual void avg_pool_backward(const Tensor& dy, const Tensor& dx,
                                  const PoolGeometry& g) const;
+
+  // ---- matrix decompositions: ops/decompositions.cpp ----
+  // Contiguous row-major batches of f32 or f64 matrices (MatrixBatch),
+  // outputs of the same dtype; `status` (i64, one per matrix) receives 0
+  // or the engine's failure code (a singular matrix, one that is not
+  // positive definite, no convergence), which the op reports.
+  virtual void slogdet(const MatrixBatch& b, const Tensor& a,
+                       const Tensor& sign, const Tensor& logabsdet) const;
+  virtual void solve(const MatrixBatch& b, const Tensor& a, const Tensor& rhs,
+                     const Tensor& x, const Tensor& status) const;
+  virtual void cholesky(const MatrixBatch& b, const Tensor& a, const Tensor& l,
+                        const Tensor& status) const;
+  virtual void qr(const MatrixBatch& b, const Tensor& a, const Tensor& q,
+                  const Tensor& r, bool complete) const;
+  // `vectors` undefined: the eigenvalues only.
+  virtual void eigh(const MatrixBatch& b, const Tensor& a, const Tensor& values,
+                    const Tensor& vectors, const Tensor& status) const;
+  // `u` and `vh` undefined: the singular values only.
+  virtual void svd(const MatrixBatch& b, const Tensor& a, const Tensor& u,
+                   const Tensor& s, const Tensor& vh, bool full,
+                   const Tensor& status) const;
 
   // In place on contiguous f32 param, exp_avg, exp_avg_sq of grad's shape.
   virtual void adam_update(const AdamStep& s, const Tensor& param,

@@ -137,4 +137,14 @@ struct AttentionShape {
   std::int64_t causal_offset = 0;  // query i sees keys j <= i + offset
 };
 
+// ---- matrix decompositions (ops/decompositions.cpp) ----
+
+// `count` row-major matrices of rows x cols, one after another (for
+// solve, cols is the number of right-hand sides of the n x n systems).
+struct MatrixBatch {
+  std::int64_t count = 0;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
 }  // namespace tessel

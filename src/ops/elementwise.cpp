@@ -24,6 +24,10 @@ void check_inputs(const OpInfo& info, DType dtype, const char* op) {
       TESSEL_CHECK(is_integral(dtype) || dtype == DType::Bool, BadDType, op,
                    "needs integer or bool tensors, got {}", dtype_name(dtype));
       return;
+    case InputKind::Integer:
+      TESSEL_CHECK(is_integral(dtype), BadDType, op,
+                   "needs integer tensors, got {}", dtype_name(dtype));
+      return;
   }
 }
 
@@ -143,6 +147,14 @@ Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
   check_inputs(info, promoted, info.name);
   const DType compute = compute_dtype(info, promoted);
   const DType result = output_dtype(info, compute);
+  // The kernels compute narrow floats in f32 and round once: a step to the
+  // next f32 would round back to the operand.
+  TESSEL_CHECK(op != BinaryOp::Nextafter || compute == DType::F32 ||
+                   compute == DType::F64,
+               BadDType, info.name,
+               "steps between float32 or float64 values, not {} (cast to "
+               "float32 first)",
+               dtype_name(compute));
   const Shape shape = [&] {
     if (a.shape() == b.shape()) return a.shape();
     try {

@@ -546,4 +546,37 @@ TopK topk(const Tensor& x, std::int64_t k, std::int64_t axis, bool largest,
           indices.slice(a, 0, k).contiguous()};
 }
 
+// ---- data-dependent ----
+
+Tensor nonzero(const Tensor& x) {
+  ops::check_operand("nonzero", x);
+  const Backend& backend = ops::backend_of(x);
+  TESSEL_CHECK(backend.has_data(), DeviceMismatch, "nonzero",
+               "the result's shape depends on the values, and the {} device "
+               "holds none",
+               backend.name());
+  const Tensor mask = ne(addressable(x), 0).contiguous();
+  const auto count = sum(mask.to(DType::I64)).item<std::int64_t>();
+  Tensor out = empty({count, x.rank()}, DType::I64, x.device());
+  if (count > 0 && x.rank() > 0) backend.mask_coordinates(mask, out);
+  return out;
+}
+
+Tensor searchsorted(const Tensor& sorted, const Tensor& values,
+                    SearchSide side) {
+  ops::check_operands("searchsorted", {&sorted, &values});
+  TESSEL_CHECK(sorted.rank() == 1, BadShape, "searchsorted",
+               "the sorted tensor must be 1-D, got shape {}",
+               shape_string(sorted.shape()));
+  const DType common = promote_types(
+      addressable(sorted).dtype(), addressable(values).dtype(), "searchsorted");
+  const Tensor s = sorted.to(common).contiguous();
+  const Tensor v = values.to(common).contiguous();
+  Tensor out = empty(values.shape(), DType::I64, values.device());
+  if (out.numel() > 0) {
+    ops::backend_of(out).search_sorted(s, v, side == SearchSide::Right, out);
+  }
+  return out;
+}
+
 }  // namespace tessel

@@ -27,6 +27,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_factories(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_autograd(nb::module_& m);
+void bind_linalg_decompositions(nb::module_& m);
 
 // ---- dtypes (dtypes.cpp) ---------------------------------------------------
 // What a `tessel.dtype` object holds.
@@ -57,6 +58,11 @@ struct BinaryOverloads {
   Tensor (*in_place_scalar)(const Tensor&, Scalar);
 };
 const BinaryOverloads& binary_overloads(BinaryOp op);
+
+// binary(op, a, b) with the array API standard's promotion, which the
+// Python package follows (docs/python.md): int8 with int8 stays int8 where
+// DESIGN §1 widens to int16. The result wraps as int8 arithmetic does.
+Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b);
 
 // Whether `value` is a Python bool, int or float (not a tensor, not NumPy).
 bool is_python_scalar(nb::handle value);

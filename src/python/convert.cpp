@@ -34,6 +34,15 @@ const BinaryOverloads& binary_overloads(BinaryOp op) {
   return entries[static_cast<int>(op)];
 }
 
+Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b) {
+  Tensor result = binary(op, a, b);
+  if (a.dtype() == DType::I8 && b.dtype() == DType::I8 &&
+      op_info(op).result == ResultKind::Same) {
+    result = result.to(DType::I8);
+  }
+  return result;
+}
+
 bool is_python_scalar(nb::handle value) {
   return PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) ||
          PyFloat_Check(value.ptr());

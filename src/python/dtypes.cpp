@@ -126,6 +126,18 @@ void bind_dtypes(nb::module_& m) {
     dtype_objects()[i] = object.ptr();
   }
   m.attr("dtypes") = names;
+
+  // DESIGN §1's pair rule as the C++ ops apply it; the package's
+  // result_type (python/tessel/_array_api.py) is the standard's, which
+  // differs for int8 with int8.
+  m.def(
+      "_promote_types",
+      [](nb::handle a, nb::handle b) {
+        return dtype_object(
+            promote_types(to_dtype(a), to_dtype(b), "result_type"));
+      },
+      nb::arg("a"), nb::arg("b"),
+      "The dtype the C++ ops compute a pair of these dtypes in (DESIGN §1).");
 }
 
 }  // namespace tessel::python

@@ -59,35 +59,58 @@ void bind_factories(nb::module_& m) {
       "A tensor of `fill_value`; its dtype follows the value by default.");
   m.def(
       "arange",
-      [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype) {
+      [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype,
+         nb::handle device) {
+        const Device where = device_or_cpu(device);
         if (stop.is_none()) {
           return arange(Scalar(std::int64_t{0}), to_scalar(start),
-                        to_scalar(step), to_optional_dtype(dtype));
+                        to_scalar(step), to_optional_dtype(dtype))
+              .to(where);
         }
         return arange(to_scalar(start), to_scalar(stop), to_scalar(step),
-                      to_optional_dtype(dtype));
+                      to_optional_dtype(dtype))
+            .to(where);
       },
       nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1,
-      nb::arg("dtype") = nb::none(),
+      nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("device") = nb::none(),
       "[start, stop) in steps of `step` (NumPy's length rule); int64 when "
-      "every "
-      "argument is an int, else float32.");
+      "every argument is an int, else float32.");
   m.def(
       "linspace",
-      [](double start, double stop, std::int64_t num, nb::handle dtype) {
-        return linspace(start, stop, num, dtype_or(dtype, DType::F32));
+      [](double start, double stop, std::int64_t num, nb::handle dtype,
+         nb::handle device, bool endpoint) {
+        const DType d = dtype_or(dtype, DType::F32);
+        // Without the endpoint: num values of the num + 1 that would end at
+        // stop.
+        if (!endpoint && num > 0) {
+          return linspace(start, stop, num + 1, d)
+              .slice(0, 0, num)
+              .contiguous()
+              .to(device_or_cpu(device));
+        }
+        return linspace(start, stop, num, d).to(device_or_cpu(device));
       },
-      nb::arg("start"), nb::arg("stop"), nb::arg("num"),
-      nb::arg("dtype") = nb::none(),
-      "num values from start to stop inclusive.");
+      nb::arg("start"), nb::arg("stop"), nb::arg("num"), nb::kw_only(),
+      nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+      nb::arg("endpoint") = true,
+      "num evenly spaced values from start to stop (inclusive unless "
+      "endpoint=False).");
   m.def(
       "eye",
-      [](std::int64_t n, std::optional<std::int64_t> m_cols, nb::handle dtype) {
-        return eye(n, m_cols, dtype_or(dtype, DType::F32));
+      [](std::int64_t n, std::optional<std::int64_t> m_cols, std::int64_t k,
+         nb::handle dtype, nb::handle device) {
+        const DType d = dtype_or(dtype, DType::F32);
+        if (k == 0) return eye(n, m_cols, d).to(device_or_cpu(device));
+        // Ones on the k-th diagonal: the band between tril(k) and triu(k).
+        const Tensor band = tril(triu(ones({n, m_cols.value_or(n)}, d), k), k);
+        return band.to(device_or_cpu(device));
       },
-      nb::arg("n_rows"), nb::arg("n_cols") = nb::none(),
-      nb::arg("dtype") = nb::none(),
-      "Ones on the main diagonal of an n_rows x n_cols matrix.");
+      nb::arg("n_rows"), nb::arg("n_cols") = nb::none(), nb::kw_only(),
+      nb::arg("k") = 0, nb::arg("dtype") = nb::none(),
+      nb::arg("device") = nb::none(),
+      "Ones on diagonal k (0: the main one, > 0 above it) of an n_rows x "
+      "n_cols matrix.");
   m.def(
       "rand",
       [](nb::handle shape, nb::handle dtype) {

@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,8 @@ Tensor binary_any(BinaryOp op, nb::handle a, nb::handle b) {
   }
   const Tensor x = to_tensor(a);
   const Tensor y = to_tensor(b);
-  return without_gil_if(large(x) || large(y), [&] { return binary(op, x, y); });
+  return without_gil_if(large(x) || large(y),
+                        [&] { return binary_standard(op, x, y); });
 }
 
 void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -193,10 +195,6 @@ void bind_reductions(nb::module_& m, nb::class_<Tensor>& cls) {
       },                                                                       \
       nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false, \
       doc);
-  TESSEL_BIND_REDUCTION(
-      sum,
-      "Sum over `axis` (every axis when None), accumulated in f32 or wider.")
-  TESSEL_BIND_REDUCTION(prod, "Product over `axis`.")
   TESSEL_BIND_REDUCTION(mean, "Mean over `axis`.")
   TESSEL_BIND_REDUCTION(max, "Maximum over `axis`; NaN propagates.")
   TESSEL_BIND_REDUCTION(min, "Minimum over `axis`; NaN propagates.")
@@ -205,6 +203,29 @@ void bind_reductions(nb::module_& m, nb::class_<Tensor>& cls) {
   TESSEL_BIND_REDUCTION(logsumexp, "log(sum(exp(x))), computed stably.")
   TESSEL_BIND_REDUCTION(sum_squares, "Sum of x**2.")
 #undef TESSEL_BIND_REDUCTION
+  // sum and prod take the array API's `dtype`: the input is converted to it
+  // first, so the accumulation runs in it, and the result has it.
+#define TESSEL_BIND_ACCUMULATION(name, doc)                                  \
+  def_both(                                                                  \
+      m, cls, #name,                                                         \
+      [](nb::handle x, nb::handle axis, nb::handle dtype, bool keepdims) {   \
+        Tensor t = to_tensor(x);                                             \
+        const Axes axes = to_axes(axis);                                     \
+        if (dtype.is_none())                                                 \
+          return run(t, [&] { return tessel::name(t, axes, keepdims); });    \
+        const DType d = to_dtype(dtype);                                     \
+        return run(                                                          \
+            t, [&] { return tessel::name(t.to(d), axes, keepdims).to(d); }); \
+      },                                                                     \
+      nb::arg("x"), nb::arg("axis") = nb::none(),                            \
+      nb::arg("dtype") = nb::none(), nb::arg("keepdims") = false, doc);
+  TESSEL_BIND_ACCUMULATION(
+      sum,
+      "Sum over `axis` (every axis when None), accumulated in f32 or wider; "
+      "integers and bool sum in int64 (uint64 for unsigned) unless `dtype` "
+      "is given.")
+  TESSEL_BIND_ACCUMULATION(prod, "Product over `axis`, accumulated as sum is.")
+#undef TESSEL_BIND_ACCUMULATION
   def_both(
       m, cls, "var",
       [](nb::handle x, nb::handle axis, double correction, bool keepdims) {
@@ -295,11 +316,13 @@ void bind_reductions(nb::module_& m, nb::class_<Tensor>& cls) {
       "NumPy's allclose: |a - b| <= atol + rtol * |b| everywhere, compared in "
       "f64.");
   m.def(
-      "equal",
+      "array_equal",
       [](nb::handle a, nb::handle b) {
         return equal(to_tensor(a), to_tensor(b));
       },
-      nb::arg("a"), nb::arg("b"), "Same shape and every element equal.");
+      nb::arg("a"), nb::arg("b"),
+      "Same shape and every element equal (NumPy's array_equal; `equal` is "
+      "element-wise).");
 }
 
 void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -347,27 +370,48 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
 void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "concat",
-      [](nb::handle tensors, std::int64_t axis) {
-        return concat(to_tensors(tensors), axis);
+      [](nb::handle tensors, std::optional<std::int64_t> axis) {
+        std::vector<Tensor> parts = to_tensors(tensors);
+        if (!axis) {
+          for (Tensor& t : parts) t = t.reshape({t.numel()});
+        }
+        return concat(parts, axis.value_or(0));
       },
-      nb::arg("tensors"), nb::arg("axis") = 0,
-      "Joins tensors along an existing axis.");
+      nb::arg("arrays"), nb::arg("axis") = 0,
+      "Joins tensors along an existing axis (flattened first when axis is "
+      "None).");
   m.def(
       "stack",
       [](nb::handle tensors, std::int64_t axis) {
         return stack(to_tensors(tensors), axis);
       },
-      nb::arg("tensors"), nb::arg("axis") = 0,
+      nb::arg("arrays"), nb::arg("axis") = 0,
       "Joins tensors along a new axis.");
   m.def(
       "reshape",
-      [](nb::handle x, nb::handle shape) {
+      [](nb::handle x, nb::handle shape, nb::handle copy_arg) {
+        // None, False or True as -1, 0, 1 (std::optional<bool> trips GCC
+        // 12's maybe-uninitialized warning here).
+        const int copy = copy_arg.is_none()
+                             ? -1
+                             : static_cast<int>(nb::cast<bool>(copy_arg));
+        const Tensor t = to_tensor(x);
         // reshape may infer one extent (-1): the C++ op checks it.
-        return to_tensor(x).reshape(to_shape(shape, /*allow_inferred=*/true));
+        Tensor out = t.reshape(to_shape(shape, /*allow_inferred=*/true));
+        const bool copied = !out.shares_storage_with(t) && t.numel() > 0;
+        if (copy == 0 && copied) {
+          throw_error(ErrorCode::NotContiguous,
+                      "[reshape] copy=False, but the strides of the input " +
+                          shape_string(t.shape()) +
+                          " allow no view of the new shape");
+        }
+        if (copy == 1 && !copied) out = out.clone();
+        return out;
       },
-      nb::arg("x"), nb::arg("shape"),
-      "A view with the new shape when the strides allow it, else a copy; one "
-      "extent may be -1.");
+      nb::arg("x"), nb::arg("shape"), nb::arg("copy") = nb::none(),
+      "A view with the new shape when the strides allow it, else a copy "
+      "(copy=True: always a copy; copy=False: a view or E2301); one extent "
+      "may be -1.");
   m.def(
       "permute_dims",
       [](nb::handle x, nb::handle axes) {
@@ -393,12 +437,25 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "A view with a new axis of extent 1 at axis.");
   m.def(
       "squeeze",
-      [](nb::handle x, std::optional<std::int64_t> axis) {
-        const Tensor t = to_tensor(x);
-        return axis ? t.squeeze(*axis) : t.squeeze();
+      [](nb::handle x, nb::handle axis) {
+        Tensor t = to_tensor(x);
+        if (axis.is_none()) return t.squeeze();
+        std::vector<std::int64_t> axes = to_int_vector(axis);
+        for (auto& a : axes) a = a < 0 ? a + t.rank() : a;
+        // Highest first, so that removing one leaves the others in place.
+        std::sort(axes.rbegin(), axes.rend());
+        for (std::size_t i = 1; i < axes.size(); ++i) {
+          if (axes[i] == axes[i - 1])
+            throw_error(ErrorCode::BadShape, "[squeeze] axis " +
+                                                 std::to_string(axes[i]) +
+                                                 " is listed twice");
+        }
+        for (const auto a : axes) t = t.squeeze(a);
+        return t;
       },
       nb::arg("x"), nb::arg("axis") = nb::none(),
-      "A view without the size-1 axis given (every size-1 axis when None).");
+      "A view without the size-1 axes given (an int or a tuple; every "
+      "size-1 axis when None); E2102 for an axis whose extent is not 1.");
   def_both(
       m, cls, "flip",
       [](nb::handle x, nb::handle axis) {
@@ -423,12 +480,18 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "Repeats the whole tensor repetitions times along each axis.");
   m.def(
       "repeat",
-      [](nb::handle x, std::int64_t repeats, std::optional<std::int64_t> axis) {
-        return repeat(to_tensor(x), repeats, axis);
+      [](nb::handle x, nb::handle repeats, std::optional<std::int64_t> axis) {
+        const Tensor t = to_tensor(x);
+        if (PyLong_Check(repeats.ptr()))
+          return repeat(t, nb::cast<std::int64_t>(repeats), axis);
+        const Tensor counts = to_tensor(repeats);
+        if (!axis) return repeat(t.reshape({t.numel()}), counts, 0);
+        return repeat(t, counts, *axis);
       },
       nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none(),
-      "Repeats each element repeats times along axis (the flattened tensor "
-      "when None).");
+      "Repeats each element along axis (the flattened tensor when None): "
+      "`repeats` times, or repeats[i] times for the i-th when it is a "
+      "tensor.");
   def_both(
       m, cls, "tril",
       [](nb::handle x, std::int64_t k) { return tril(to_tensor(x), k); },
@@ -443,18 +506,61 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "below.");
   def_both(
       m, cls, "sort",
-      [](nb::handle x, std::int64_t axis, bool descending) {
+      [](nb::handle x, std::int64_t axis, bool descending, bool /*stable*/) {
         return sort(to_tensor(x), axis, descending);
       },
       nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
-      "Sorted values along axis (stable; descending=True for largest first).");
+      nb::arg("stable") = true,
+      "Sorted values along axis (always stable, whatever `stable` says; "
+      "descending=True for largest first; NaN last).");
   def_both(
       m, cls, "argsort",
-      [](nb::handle x, std::int64_t axis, bool descending) {
+      [](nb::handle x, std::int64_t axis, bool descending, bool /*stable*/) {
         return argsort(to_tensor(x), axis, descending);
       },
       nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
-      "Indices (int64) that sort along axis (stable).");
+      nb::arg("stable") = true,
+      "Indices (int64) that sort along axis (always stable: equal elements "
+      "keep their order, also when descending).");
+  m.def(
+      "nonzero",
+      [](nb::handle x) {
+        const Tensor t = to_tensor(x);
+        if (t.rank() == 0) {
+          throw_error(ErrorCode::BadShape,
+                      "[nonzero] a rank-0 tensor has no coordinates (the "
+                      "array API refuses it; use t.reshape(1))");
+        }
+        const Tensor coords = nonzero(t);
+        nb::list columns;
+        for (std::int64_t d = 0; d < t.rank(); ++d)
+          columns.append(nb::cast(coords.select(1, d)));
+        return nb::tuple(columns);
+      },
+      nb::arg("x"),
+      "The coordinates of the non-zero elements, one int64 array per axis "
+      "(NumPy's and the array API's nonzero); NaN counts as non-zero.");
+  m.def(
+      "searchsorted",
+      [](nb::handle x1, nb::handle x2, const std::string& side,
+         nb::handle sorter) {
+        if (side != "left" && side != "right") {
+          throw_error(ErrorCode::BadShape,
+                      "[searchsorted] side must be 'left' or 'right', got '" +
+                          side + "'");
+        }
+        Tensor sorted = to_tensor(x1);
+        if (!sorter.is_none())
+          sorted = index_select(sorted, 0, to_tensor(sorter));
+        return searchsorted(
+            sorted, to_tensor(x2),
+            side == "left" ? SearchSide::Left : SearchSide::Right);
+      },
+      nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("side") = "left",
+      nb::arg("sorter") = nb::none(),
+      "Where each of x2 would go into the ascending 1-D x1 (x1[sorter] when "
+      "given) to keep it sorted: before equal elements (side='left') or "
+      "after them; int64 of x2's shape.");
   m.def(
       "gather",
       [](nb::handle x, nb::handle index, std::int64_t axis) {
@@ -465,12 +571,15 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "that axis.");
   m.def(
       "take",
-      [](nb::handle x, nb::handle index, std::int64_t axis) {
+      [](nb::handle x, nb::handle index, std::optional<std::int64_t> axis) {
         const Tensor idx = to_tensor(index);
-        return index_select(to_tensor(x), axis, idx);
+        const Tensor t = to_tensor(x);
+        if (!axis) return index_select(t.reshape({t.numel()}), 0, idx);
+        return index_select(t, *axis, idx);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
-      "Picks `indices` (1-d) along `axis`.");
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = nb::none(),
+      "Picks `indices` (1-d) along `axis` (of the flattened tensor when "
+      "None).");
   m.def(
       "take_along_axis",
       [](nb::handle x, nb::handle index, std::int64_t axis) {

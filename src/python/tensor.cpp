@@ -31,7 +31,8 @@ TensorOrNotImplemented apply_operator(BinaryOp op, const Tensor& self,
     const Tensor& b = nb::cast<const Tensor&>(other);
     const bool large = std::max(self.numel(), b.numel()) >= kReleaseGilElements;
     return nb::cast(without_gil_if(large, [&] {
-      return reflected ? binary(op, b, self) : binary(op, self, b);
+      return reflected ? binary_standard(op, b, self)
+                       : binary_standard(op, self, b);
     }));
   }
   if (is_python_scalar(other)) {
@@ -43,7 +44,8 @@ TensorOrNotImplemented apply_operator(BinaryOp op, const Tensor& self,
   }
   if (nb::hasattr(other, "__dlpack__") || PySequence_Check(other.ptr())) {
     const Tensor b = to_tensor(other);
-    return nb::cast(reflected ? binary(op, b, self) : binary(op, self, b));
+    return nb::cast(reflected ? binary_standard(op, b, self)
+                              : binary_standard(op, self, b));
   }
   return nb::borrow(Py_NotImplemented);
 }
@@ -205,6 +207,32 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
           },
           nb::arg("dtype"), nb::arg("copy") = true,
           "The tensor cast to `dtype`.")
+      .def(
+          "to_device",
+          [](const Tensor& t, nb::handle device, nb::handle /*stream*/) {
+            return t.to(parse_device(python_str(device)));
+          },
+          nb::arg("device"), nb::kw_only(), nb::arg("stream") = nb::none(),
+          "The tensor on `device` (itself when already there); E2501 for a "
+          "device this build does not serve.")
+      .def(
+          "__array_namespace__",
+          [](const Tensor&, nb::handle api_version) {
+            if (!api_version.is_none()) {
+              const std::string v = python_str(api_version);
+              if (v != "2024.12" && v != "2023.12" && v != "2022.12" &&
+                  v != "2021.12") {
+                throw nb::value_error(
+                    ("tessel implements the array API 2024.12 (and the "
+                     "versions before it), not " +
+                     v)
+                        .c_str());
+              }
+            }
+            return nb::module_::import_("tessel");
+          },
+          nb::kw_only(), nb::arg("api_version") = nb::none(),
+          "The array API namespace of this tensor: the `tessel` module.")
       .def(
           "to",
           [](const Tensor& t, nb::handle target) {

@@ -64,6 +64,31 @@ std::vector<Case> cases() {
   unary("selu", selu, distinct({2, 3}, 16));
   unary("silu", silu, rnd({2, 3}, 17));
   unary("erf", erf, rnd({2, 3}, 18));
+  // The array API's rows: the inverse functions inside their domains.
+  const Tensor inside_unit = mul(add(pos({2, 3}, 301), -1.25), 0.9);  // |x|<1
+  unary("log10", log10, pos({2, 3}, 302));
+  unary("tan", tan, mul(rnd({2, 3}, 303), 0.4));
+  unary("asin", asin, inside_unit);
+  unary("acos", acos, inside_unit);
+  unary("atan", atan, rnd({2, 3}, 304));
+  unary("sinh", sinh, rnd({2, 3}, 305));
+  unary("cosh", cosh, rnd({2, 3}, 306));
+  unary("asinh", asinh, rnd({2, 3}, 307));
+  unary("acosh", acosh, add(pos({2, 3}, 308), 1.0));
+  unary("atanh", atanh, inside_unit);
+  unary("square", square, rnd({2, 3}, 309));
+  c.push_back({"atan2", {rnd({2, 3}, 310), rnd({3}, 311)}, [](const auto& v) {
+                 return atan2(v[0], v[1]);
+               }});
+  c.push_back({"hypot",
+               {rnd({2, 3}, 312), pos({2, 3}, 313)},
+               [](const auto& v) { return hypot(v[0], v[1]); }});
+  c.push_back({"copysign",
+               {pos({2, 3}, 314), rnd({2, 3}, 315)},
+               [](const auto& v) { return copysign(v[0], v[1]); }});
+  c.push_back({"logaddexp",
+               {rnd({2, 3}, 316), rnd({1, 3}, 317)},
+               [](const auto& v) { return logaddexp(v[0], v[1]); }});
   c.push_back({"leaky_relu", {distinct({2, 3}, 19)}, [](const auto& v) {
                  return leaky_relu(v[0], 0.1);
                }});

@@ -159,6 +159,88 @@ TEST(Elementwise, IntegerPowerWrapsAndTruncates) {
   EXPECT_FLOAT_EQ(pow(full({}, 2.0f), 0.5).item<float>(), 1.4142135f);
 }
 
+// The array API's rows, by hand: shifts at and past the width, the
+// two-argument float functions at their edges.
+TEST(Elementwise, ShiftsPastTheWidthFollowNumPy) {
+  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
+  const Tensor a =
+      from_vector<std::int32_t>({1, kMin, -1, 1 << 30, 5, -7}, {6});
+  const Tensor c = from_vector<std::int32_t>({31, 1, 3, 1, 32, 40}, {6});
+  // 1 << 31 wraps to MIN; MIN << 1 to 0; -1 << 3 = -8; counts >= 32 give 0.
+  EXPECT_EQ(values<std::int32_t>(bitwise_left_shift(a, c)),
+            (std::vector<std::int32_t>{kMin, 0, -8, kMin, 0, 0}));
+  // Arithmetic right shifts; counts >= 32 leave the sign: 0 or -1.
+  EXPECT_EQ(values<std::int32_t>(bitwise_right_shift(a, c)),
+            (std::vector<std::int32_t>{0, -(1 << 30), -1, 1 << 29, 0, -1}));
+  // i8 with i8 computes in i16 (DESIGN §1): 1 << 7 is 128 there.
+  EXPECT_EQ(bitwise_left_shift(full({}, 1, DType::I8), full({}, 7, DType::I8))
+                .item<int>(),
+            128);
+  const Tensor u = from_vector<std::uint32_t>({0x80000000u, 3}, {2});
+  const Tensor uc = from_vector<std::uint32_t>({31, 32}, {2});
+  EXPECT_EQ(values<std::uint32_t>(bitwise_right_shift(u, uc)),
+            (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_TESSEL_ERROR(
+      bitwise_left_shift(ones({2}, DType::Bool), ones({2}, DType::Bool)),
+      "E2201", "[bitwise_left_shift]", "integer");
+  EXPECT_TESSEL_ERROR(bitwise_right_shift(ones({2}), ones({2})), "E2201",
+                      "[bitwise_right_shift]");
+}
+
+TEST(Elementwise, TwoArgumentFloatFunctions) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor y = from_vector<double>({1, -1, 0, -0.0, 3}, {5});
+  const Tensor x = from_vector<double>({1, -1, -1, -1, 4}, {5});
+  const auto angles = values<double>(atan2(y, x));
+  EXPECT_DOUBLE_EQ(angles[0], M_PI / 4);
+  EXPECT_DOUBLE_EQ(angles[1], -3 * M_PI / 4);
+  EXPECT_DOUBLE_EQ(angles[2], M_PI);   // +0 from the left: pi
+  EXPECT_DOUBLE_EQ(angles[3], -M_PI);  // -0 from the left: -pi
+  EXPECT_DOUBLE_EQ(values<double>(hypot(y, x))[4], 5.0);
+  EXPECT_EQ(values<double>(
+                hypot(full({}, inf, DType::F64), full({}, NAN, DType::F64)))[0],
+            inf);  // C's hypot: inf beats NaN
+  // copysign moves the sign bit, -0 included.
+  const auto signs = values<double>(copysign(
+      full({3}, 2.0, DType::F64), from_vector<double>({-0.0, 0.0, -5}, {3})));
+  EXPECT_EQ(signs, (std::vector<double>{-2, 2, -2}));
+  // logaddexp: log(e + e) = 1 + log 2; -inf with -inf; huge without overflow.
+  const Tensor la = from_vector<double>({1, -inf, 1000, 0}, {4});
+  const Tensor lb = from_vector<double>({1, -inf, 1000, -inf}, {4});
+  const auto l = values<double>(logaddexp(la, lb));
+  EXPECT_DOUBLE_EQ(l[0], 1 + std::log(2.0));
+  EXPECT_EQ(l[1], -inf);
+  EXPECT_DOUBLE_EQ(l[2], 1000 + std::log(2.0));
+  EXPECT_EQ(l[3], 0.0);
+  // nextafter steps one float32 ulp; narrow floats are refused.
+  EXPECT_EQ(nextafter(full({}, 1.0f), full({}, 2.0f)).item<float>(),
+            1.0f + std::numeric_limits<float>::epsilon());
+  EXPECT_EQ(nextafter(full({}, 0.0, DType::F64), full({}, -1.0, DType::F64))
+                .item<double>(),
+            -std::numeric_limits<double>::denorm_min());
+  EXPECT_TESSEL_ERROR(nextafter(ones({1}, DType::F16), ones({1}, DType::F16)),
+                      "E2201", "[nextafter]", "f16");
+}
+
+TEST(Elementwise, SquareSignbitAndInverseFunctions) {
+  EXPECT_EQ(
+      values<std::int8_t>(square(from_vector<std::int8_t>({-3, 12}, {2}))),
+      (std::vector<std::int8_t>{9, -112}));  // 144 wraps in i8
+  EXPECT_EQ(square(full({}, 1.5f)).dtype(), DType::F32);
+  EXPECT_EQ(values<bool>(
+                signbit(from_vector<float>({-0.0f, 0.0f, -NAN, -1, 2}, {5}))),
+            (std::vector<bool>{true, false, true, true, false}));
+  EXPECT_EQ(values<bool>(signbit(from_vector<std::int32_t>({-1, 0, 5}, {3}))),
+            (std::vector<bool>{true, false, false}));
+  EXPECT_DOUBLE_EQ(asin(full({}, 1.0, DType::F64)).item<double>(), M_PI / 2);
+  EXPECT_DOUBLE_EQ(acos(full({}, -1.0, DType::F64)).item<double>(), M_PI);
+  EXPECT_DOUBLE_EQ(log10(full({}, 1000.0, DType::F64)).item<double>(), 3.0);
+  EXPECT_TRUE(std::isnan(acosh(full({}, 0.5f)).item<float>()));
+  EXPECT_EQ(atanh(full({}, 1.0f)).item<float>(),
+            std::numeric_limits<float>::infinity());
+  EXPECT_EQ(tan(full({}, 2, DType::I32)).dtype(), DType::F32);  // ints: f32
+}
+
 TEST(Elementwise, ComparisonsAndLogic) {
   const Tensor a = from_vector<float>({1, 2, 3}, {3});
   const Tensor b = from_vector<float>({3, 2, 1}, {3});

@@ -197,5 +197,44 @@ TEST(Ordering, SortArgsortTopk) {
   EXPECT_TESSEL_ERROR(topk(grid(), 4, 1), "E2302", "[topk]", "k = 4");
 }
 
+TEST(Indexing, NonzeroListsCoordinatesInRowMajorOrder) {
+  // [[0, 1, 0], [2, 0, nan]]: (0, 1), (1, 0), (1, 2); NaN is non-zero.
+  const Tensor x = from_vector<float>({0, 1, 0, 2, -0.0f, NAN}, {2, 3});
+  EXPECT_EQ(nonzero(x).shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<std::int64_t>(nonzero(x)),
+            (std::vector<std::int64_t>{0, 1, 1, 0, 1, 2}));
+  // Through a transposed view, and bool and integer inputs.
+  EXPECT_EQ(values<std::int64_t>(nonzero(x.transpose(0, 1))),
+            (std::vector<std::int64_t>{0, 1, 1, 0, 2, 1}));
+  EXPECT_EQ(
+      values<std::int64_t>(nonzero(from_vector<bool>({false, true}, {2}))),
+      (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(nonzero(zeros({4, 0}, DType::I32)).shape(), (Shape{0, 2}));
+  EXPECT_EQ(nonzero(zeros({3})).shape(), (Shape{0, 1}));
+  // A rank-0 input has one element and no coordinates.
+  EXPECT_EQ(nonzero(full({}, 5)).shape(), (Shape{1, 0}));
+  EXPECT_TESSEL_ERROR(nonzero(ones({2}, DType::F32, Device::meta())), "E2501",
+                      "[nonzero]", "meta");
+}
+
+TEST(Indexing, SearchsortedFindsInsertionPoints) {
+  const Tensor sorted = from_vector<double>({1, 2, 2, 3, NAN}, {5});
+  const Tensor v = from_vector<double>({0, 2, 2.5, 3, 9, NAN}, {2, 3});
+  EXPECT_EQ(values<std::int64_t>(searchsorted(sorted, v)),
+            (std::vector<std::int64_t>{0, 1, 3, 3, 4, 4}));
+  EXPECT_EQ(values<std::int64_t>(searchsorted(sorted, v, SearchSide::Right)),
+            (std::vector<std::int64_t>{0, 3, 3, 4, 4, 5}));
+  EXPECT_EQ(searchsorted(sorted, v).shape(), (Shape{2, 3}));
+  // Mixed dtypes promote: int sorted, float values.
+  EXPECT_EQ(values<std::int64_t>(searchsorted(
+                from_vector<std::int32_t>({10, 20}, {2}),
+                from_vector<float>({15.5f, 20.0f}, {2}), SearchSide::Left)),
+            (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(values<std::int64_t>(searchsorted(zeros({0}), ones({2}))),
+            (std::vector<std::int64_t>{0, 0}));
+  EXPECT_TESSEL_ERROR(searchsorted(ones({2, 2}), ones({2})), "E2102",
+                      "[searchsorted]", "1-D", "(2, 2)");
+}
+
 }  // namespace
 }  // namespace tessel

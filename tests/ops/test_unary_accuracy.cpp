@@ -119,6 +119,30 @@ TEST(UnaryAccuracy, F32KernelsAgainstLibmInDouble) {
        [](double x) { return 1 / x; }, 0, 0},
       {"round", [](const Tensor& t) { return round(t); },
        [](double x) { return std::nearbyint(x); }, 0, 0},
+      // The array API's rows run libm in float (glibc's float functions
+      // are within 1-2 ulp; NaN outside the domain on both sides).
+      {"log10", [](const Tensor& t) { return log10(t); },
+       [](double x) { return std::log10(x); }, 2, 0},
+      {"tan", [](const Tensor& t) { return tan(t); },
+       [](double x) { return std::tan(x); }, 2, 1e-7},
+      {"asin", [](const Tensor& t) { return asin(t); },
+       [](double x) { return std::asin(x); }, 2, 0},
+      {"acos", [](const Tensor& t) { return acos(t); },
+       [](double x) { return std::acos(x); }, 2, 0},
+      {"atan", [](const Tensor& t) { return atan(t); },
+       [](double x) { return std::atan(x); }, 2, 0},
+      {"sinh", [](const Tensor& t) { return sinh(t); },
+       [](double x) { return std::sinh(x); }, 2, 0},
+      {"cosh", [](const Tensor& t) { return cosh(t); },
+       [](double x) { return std::cosh(x); }, 2, 0},
+      {"asinh", [](const Tensor& t) { return asinh(t); },
+       [](double x) { return std::asinh(x); }, 2, 0},
+      {"acosh", [](const Tensor& t) { return acosh(t); },
+       [](double x) { return std::acosh(x); }, 2, 0},
+      {"atanh", [](const Tensor& t) { return atanh(t); },
+       [](double x) { return std::atanh(x); }, 2, 0},
+      {"square", [](const Tensor& t) { return square(t); },
+       [](double x) { return x * x; }, 0, 0},
   };
   // Odd sizes exercise the vector tails.
   const std::vector<float> values = sweep(-30.0f, 30.0f, 200003);

@@ -208,6 +208,66 @@ def test_integer_array_index_matches_numpy(rng):
         np.testing.assert_array_equal(np.asarray(t[key]), a[key], err_msg=str(key))
 
 
+def random_advanced_key(rng, shape):
+    """A key with one integer array or one boolean mask (over one or more
+    axes) among ints, slices and None, as NumPy reads it."""
+    ndim = len(shape)
+    at = int(rng.integers(0, ndim))
+    if rng.random() < 0.5:
+        span = int(rng.integers(1, ndim - at + 1))
+        advanced = rng.random(shape[at:at + span]) < 0.5
+    else:
+        span = 1
+        advanced = rng.integers(-shape[at], shape[at], size=tuple(rng.integers(1, 3, size=rng.integers(1, 3))))
+    items = []
+    for axis in range(at):
+        kind = rng.integers(0, 3)
+        items.append(slice(None) if kind == 0 else
+                     int(rng.integers(0, shape[axis])) if kind == 1 else slice(None, None, 2))
+    items.append(advanced)
+    for axis in range(at + span, ndim):
+        if rng.random() < 0.4:
+            items.append(slice(1, None))
+    if rng.random() < 0.2:
+        items.insert(0, None)
+    return tuple(items)
+
+
+def test_advanced_get_and_set_match_numpy(rng):
+    for shape in [(6,), (4, 5), (3, 4, 2), (2, 3, 2, 3)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        t = tessel.asarray(a.copy())
+        for _ in range(150):
+            key = random_advanced_key(rng, shape)
+            expected = a[key]
+            got = t[key]
+            assert got.shape == expected.shape, key
+            np.testing.assert_array_equal(np.asarray(got), expected, err_msg=str(key))
+            # Writes: a scalar, or values of the read's shape (repeated
+            # integer indices have no single right answer, so only unique ones).
+            advanced = [k for k in key if isinstance(k, np.ndarray)][0]
+            if advanced.dtype != np.bool_ and len(np.unique(advanced)) != advanced.size:
+                continue
+            value = (float(rng.standard_normal()) if rng.random() < 0.3 else
+                     rng.standard_normal(expected.shape).astype(np.float32))
+            a[key] = value
+            t[key] = value if isinstance(value, float) else tessel.asarray(value)
+            np.testing.assert_array_equal(np.asarray(t), a, err_msg=str(key))
+
+
+def test_boolean_masks_select_and_write():
+    t = tessel.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    mask = t > 2
+    np.testing.assert_array_equal(np.asarray(t[mask]), [3, 4, 5])
+    t[mask] = 0
+    np.testing.assert_array_equal(np.asarray(t), [[0, 1, 2], [0, 0, 0]])
+    t[tessel.asarray([True, False])] = tessel.asarray([7, 8, 9], dtype=tessel.int32)
+    np.testing.assert_array_equal(np.asarray(t), [[7, 8, 9], [0, 0, 0]])
+    assert t[tessel.zeros((2, 3), dtype=tessel.bool)].shape == (0,)
+    with pytest.raises(tessel.IndexError):
+        t[tessel.ones((3,), dtype=tessel.bool)]
+
+
 def test_index_errors():
     t = tessel.zeros((2, 3))
     with pytest.raises(tessel.IndexError) as e:

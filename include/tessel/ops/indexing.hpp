@@ -50,4 +50,18 @@ Tensor nhwc_to_nchw(const Tensor& x);
 Tensor argsort(const Tensor& x, std::int64_t axis = -1,
                bool descending = false);
 
+// The coordinates of x's non-zero elements (NaN is non-zero) in row-major
+// order: i64 of shape (count, rank), PyTorch's nonzero (NumPy's tuple is
+// its columns). The count depends on the values, so a device that holds
+// none (meta) refuses it (E2501).
+Tensor nonzero(const Tensor& x);
+
+// Where each of `values` would go into the ascending 1-D `sorted` to keep
+// it in order: before equal elements (Left, NumPy's side="left") or after
+// them (Right). NaN sorts last, as in sort. The two promote to one dtype;
+// the result is i64 of values' shape.
+enum class SearchSide { Left, Right };
+Tensor searchsorted(const Tensor& sorted, const Tensor& values,
+                    SearchSide side = SearchSide::Left);
+
 }  // namespace tessel

@@ -23,6 +23,7 @@ enum class InputKind : std::uint8_t {
   Any,
   NonBool,   // numbers, not bool
   Integral,  // integers and bool (bitwise ops)
+  Integer,   // integers only (shifts)
 };
 
 // X(enum, function name, result, inputs, Plain | Param, Simd | Scalar).
@@ -43,9 +44,20 @@ enum class InputKind : std::uint8_t {
   X(Log, log, Float, Any, Plain, Simd)                 \
   X(Log1p, log1p, Float, Any, Plain, Simd)             \
   X(Log2, log2, Float, Any, Plain, Simd)               \
+  X(Log10, log10, Float, Any, Plain, Scalar)           \
   X(Sin, sin, Float, Any, Plain, Simd)                 \
   X(Cos, cos, Float, Any, Plain, Simd)                 \
   X(Tanh, tanh, Float, Any, Plain, Simd)               \
+  X(Tan, tan, Float, Any, Plain, Scalar)               \
+  X(Asin, asin, Float, Any, Plain, Scalar)             \
+  X(Acos, acos, Float, Any, Plain, Scalar)             \
+  X(Atan, atan, Float, Any, Plain, Scalar)             \
+  X(Sinh, sinh, Float, Any, Plain, Scalar)             \
+  X(Cosh, cosh, Float, Any, Plain, Scalar)             \
+  X(Asinh, asinh, Float, Any, Plain, Scalar)           \
+  X(Acosh, acosh, Float, Any, Plain, Scalar)           \
+  X(Atanh, atanh, Float, Any, Plain, Scalar)           \
+  X(Square, square, Same, NonBool, Plain, Scalar)      \
   X(Sigmoid, sigmoid, Float, Any, Plain, Simd)         \
   X(Relu, relu, Same, NonBool, Plain, Simd)            \
   X(LeakyRelu, leaky_relu, Float, Any, Param, Simd)    \
@@ -63,33 +75,41 @@ enum class InputKind : std::uint8_t {
   X(IsNan, isnan, Bool, Any, Plain, Scalar)            \
   X(IsInf, isinf, Bool, Any, Plain, Scalar)            \
   X(IsFinite, isfinite, Bool, Any, Plain, Scalar)      \
+  X(Signbit, signbit, Bool, Any, Plain, Scalar)        \
   X(LogicalNot, logical_not, Bool, Any, Plain, Scalar) \
   X(BitwiseNot, bitwise_not, Same, Integral, Plain, Scalar)
 
 // X(enum, function name, result, inputs, Plain, Simd | Scalar)
-#define TESSEL_FOR_EACH_BINARY_OP(X)                         \
-  X(Add, add, Same, Any, Plain, Simd)                        \
-  X(Sub, sub, Same, NonBool, Plain, Simd)                    \
-  X(Mul, mul, Same, Any, Plain, Simd)                        \
-  X(Div, div, Float, Any, Plain, Simd)                       \
-  X(FloorDivide, floor_divide, Same, NonBool, Plain, Scalar) \
-  X(Remainder, remainder, Same, NonBool, Plain, Scalar)      \
-  X(Pow, pow, Same, NonBool, Plain, Scalar)                  \
-  X(Maximum, maximum, Same, Any, Plain, Simd)                \
-  X(Minimum, minimum, Same, Any, Plain, Simd)                \
-  X(Eq, eq, Bool, Any, Plain, Scalar)                        \
-  X(Ne, ne, Bool, Any, Plain, Scalar)                        \
-  X(Lt, lt, Bool, Any, Plain, Scalar)                        \
-  X(Le, le, Bool, Any, Plain, Scalar)                        \
-  X(Gt, gt, Bool, Any, Plain, Scalar)                        \
-  X(Ge, ge, Bool, Any, Plain, Scalar)                        \
-  X(LogicalAnd, logical_and, Bool, Any, Plain, Scalar)       \
-  X(LogicalOr, logical_or, Bool, Any, Plain, Scalar)         \
-  X(LogicalXor, logical_xor, Bool, Any, Plain, Scalar)       \
-  X(BitwiseAnd, bitwise_and, Same, Integral, Plain, Scalar)  \
-  X(BitwiseOr, bitwise_or, Same, Integral, Plain, Scalar)    \
-  X(BitwiseXor, bitwise_xor, Same, Integral, Plain, Scalar)  \
-  X(Swiglu, swiglu, Float, Any, Plain, Simd)                 \
+#define TESSEL_FOR_EACH_BINARY_OP(X)                                      \
+  X(Add, add, Same, Any, Plain, Simd)                                     \
+  X(Sub, sub, Same, NonBool, Plain, Simd)                                 \
+  X(Mul, mul, Same, Any, Plain, Simd)                                     \
+  X(Div, div, Float, Any, Plain, Simd)                                    \
+  X(FloorDivide, floor_divide, Same, NonBool, Plain, Scalar)              \
+  X(Remainder, remainder, Same, NonBool, Plain, Scalar)                   \
+  X(Pow, pow, Same, NonBool, Plain, Scalar)                               \
+  X(Maximum, maximum, Same, Any, Plain, Simd)                             \
+  X(Minimum, minimum, Same, Any, Plain, Simd)                             \
+  X(Eq, eq, Bool, Any, Plain, Scalar)                                     \
+  X(Ne, ne, Bool, Any, Plain, Scalar)                                     \
+  X(Lt, lt, Bool, Any, Plain, Scalar)                                     \
+  X(Le, le, Bool, Any, Plain, Scalar)                                     \
+  X(Gt, gt, Bool, Any, Plain, Scalar)                                     \
+  X(Ge, ge, Bool, Any, Plain, Scalar)                                     \
+  X(LogicalAnd, logical_and, Bool, Any, Plain, Scalar)                    \
+  X(LogicalOr, logical_or, Bool, Any, Plain, Scalar)                      \
+  X(LogicalXor, logical_xor, Bool, Any, Plain, Scalar)                    \
+  X(BitwiseAnd, bitwise_and, Same, Integral, Plain, Scalar)               \
+  X(BitwiseOr, bitwise_or, Same, Integral, Plain, Scalar)                 \
+  X(BitwiseXor, bitwise_xor, Same, Integral, Plain, Scalar)               \
+  X(BitwiseLeftShift, bitwise_left_shift, Same, Integer, Plain, Scalar)   \
+  X(BitwiseRightShift, bitwise_right_shift, Same, Integer, Plain, Scalar) \
+  X(Atan2, atan2, Float, Any, Plain, Scalar)                              \
+  X(Hypot, hypot, Float, Any, Plain, Scalar)                              \
+  X(Copysign, copysign, Float, Any, Plain, Scalar)                        \
+  X(Nextafter, nextafter, Float, Any, Plain, Scalar)                      \
+  X(Logaddexp, logaddexp, Float, Any, Plain, Scalar)                      \
+  X(Swiglu, swiglu, Float, Any, Plain, Simd)                              \
   X(SiluBackward, silu_backward, Float, Any, Plain, Simd)
 
 enum class UnaryOp : std::uint8_t {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backends/cpu/attention_kernels.hpp"
+#include "backends/cpu/decomposition_kernels.hpp"
 #include "backends/cpu/elementwise_kernels.hpp"
 #include "backends/cpu/index_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
@@ -160,6 +161,41 @@ void CpuBackend::sort_runs(const Tensor& x, const Tensor& values,
                            const Tensor& indices, const ReduceShape& shape,
                            bool descending) const {
   cpu::sort_runs(in(x), out(values), out(indices), shape, descending);
+}
+// ---- matrix decompositions ----
+
+void CpuBackend::slogdet(const MatrixBatch& b, const Tensor& a,
+                         const Tensor& sign, const Tensor& logabsdet) const {
+  cpu::slogdet(b, in(a), out(sign), out(logabsdet));
+}
+void CpuBackend::solve(const MatrixBatch& b, const Tensor& a, const Tensor& rhs,
+                       const Tensor& x, const Tensor& status) const {
+  cpu::solve(b, in(a), in(rhs), out(x), out(status));
+}
+void CpuBackend::cholesky(const MatrixBatch& b, const Tensor& a,
+                          const Tensor& l, const Tensor& status) const {
+  cpu::cholesky(b, in(a), out(l), out(status));
+}
+void CpuBackend::qr(const MatrixBatch& b, const Tensor& a, const Tensor& q,
+                    const Tensor& r, bool complete) const {
+  cpu::qr(b, in(a), out(q), out(r), complete);
+}
+void CpuBackend::eigh(const MatrixBatch& b, const Tensor& a,
+                      const Tensor& values, const Tensor& vectors,
+                      const Tensor& status) const {
+  cpu::eigh(b, in(a), out(values), out(vectors), out(status));
+}
+void CpuBackend::svd(const MatrixBatch& b, const Tensor& a, const Tensor& u,
+                     const Tensor& s, const Tensor& vh, bool full,
+                     const Tensor& status) const {
+  cpu::svd(b, in(a), out(u), out(s), out(vh), full, out(status));
+}
+void CpuBackend::mask_coordinates(const Tensor& mask, const Tensor& y) const {
+  cpu::mask_coordinates(in(mask), out(y));
+}
+void CpuBackend::search_sorted(const Tensor& sorted, const Tensor& values,
+                               bool right, const Tensor& y) const {
+  cpu::search_sorted(in(sorted), in(values), right, out(y));
 }
 
 // ---- pooling ----

@@ -66,6 +66,22 @@ class CpuBackend final : public Backend {
                  std::int64_t depth, const Tensor& out) const override;
   void sort_runs(const Tensor& x, const Tensor& values, const Tensor& indices,
                  const ReduceShape& shape, bool descending) const override;
+  void slogdet(const MatrixBatch& b, const Tensor& a, const Tensor& sign,
+               const Tensor& logabsdet) const override;
+  void solve(const MatrixBatch& b, const Tensor& a, const Tensor& rhs,
+             const Tensor& x, const Tensor& status) const override;
+  void cholesky(const MatrixBatch& b, const Tensor& a, const Tensor& l,
+                const Tensor& status) const override;
+  void qr(const MatrixBatch& b, const Tensor& a, const Tensor& q,
+          const Tensor& r, bool complete) const override;
+  void eigh(const MatrixBatch& b, const Tensor& a, const Tensor& values,
+            const Tensor& vectors, const Tensor& status) const override;
+  void svd(const MatrixBatch& b, const Tensor& a, const Tensor& u,
+           const Tensor& s, const Tensor& vh, bool full,
+           const Tensor& status) const override;
+  void mask_coordinates(const Tensor& mask, const Tensor& out) const override;
+  void search_sorted(const Tensor& sorted, const Tensor& values, bool right,
+                     const Tensor& out) const override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor* bias,
               const Tensor& out) const override;
   void narrow_weight_linear(const Tensor& x, const Tensor& w,

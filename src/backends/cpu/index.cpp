@@ -189,6 +189,66 @@ void sort_runs(const KernelInput& x, const KernelOutput& values,
   });
 }
 
+void mask_coordinates(const KernelInput& mask, const KernelOutput& out) {
+  const bool* m = mask.const_data<bool>();
+  std::int64_t* coords = out.data<std::int64_t>();
+  const auto& shape = mask.shape();
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  // One pass with a running row-major coordinate: O(numel + count * rank).
+  std::vector<std::int64_t> at(static_cast<std::size_t>(rank), 0);
+  for (std::int64_t i = 0; i < mask.numel(); ++i) {
+    if (m[i]) {
+      std::copy(at.begin(), at.end(), coords);
+      coords += rank;
+    }
+    for (auto d = rank - 1; d >= 0; --d) {
+      auto& c = at[static_cast<std::size_t>(d)];
+      if (++c < shape[static_cast<std::size_t>(d)]) break;
+      c = 0;
+    }
+  }
+}
+
+void search_sorted(const KernelInput& sorted, const KernelInput& values,
+                   bool right, const KernelOutput& out) {
+  detail::dispatch_element_type(sorted.dtype(), "searchsorted", [&]<class T>() {
+    using C = compute_t<T>;
+    const T* s = sorted.const_data<T>();
+    const T* v = values.const_data<T>();
+    std::int64_t* o = out.data<std::int64_t>();
+    const std::int64_t n = sorted.numel();
+    // NaN is the largest value, as in sort.
+    auto less = [](C a, C b) {
+      if constexpr (std::is_floating_point_v<C>) {
+        if (std::isnan(a)) return false;
+        if (std::isnan(b)) return true;
+      }
+      return a < b;
+    };
+    parallel_for(0, values.numel(), 1024,
+                 [&](std::int64_t lo, std::int64_t hi) {
+                   for (std::int64_t i = lo; i < hi; ++i) {
+                     const C key = convert<C>(v[i]);
+                     // The first position whose element is not before key
+                     // (left) or is after it (right).
+                     std::int64_t first = 0, count = n;
+                     while (count > 0) {
+                       const std::int64_t half = count / 2;
+                       const C e = convert<C>(s[first + half]);
+                       const bool before = right ? !less(key, e) : less(e, key);
+                       if (before) {
+                         first += half + 1;
+                         count -= half + 1;
+                       } else {
+                         count = half;
+                       }
+                     }
+                     o[i] = first;
+                   }
+                 });
+  });
+}
+
 void normalize_indices(const KernelOutput& index, std::int64_t extent,
                        const char* op) {
   auto* p = index.data<std::int64_t>();

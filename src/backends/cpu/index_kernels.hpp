@@ -38,6 +38,13 @@ void scatter_elements(const KernelOutput& out, const KernelInput& index,
 void sort_runs(const KernelInput& x, const KernelOutput& values,
                const KernelOutput& indices, const ReduceShape& shape,
                bool descending);
+// The coordinates of the true elements of a contiguous bool mask, (count,
+// rank) i64 in row-major order.
+void mask_coordinates(const KernelInput& mask, const KernelOutput& out);
+// Insertion points of `values` into the ascending 1-D `sorted` (one dtype,
+// NaN last): before equal elements, or after them when `right`.
+void search_sorted(const KernelInput& sorted, const KernelInput& values,
+                   bool right, const KernelOutput& out);
 
 // Checks every value of the contiguous i64 `index` against [-extent,
 // extent) (E2302 naming `op`) and wraps negatives, in place.

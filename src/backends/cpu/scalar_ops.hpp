@@ -101,6 +101,45 @@ C int_pow(C a, C e) {
   return static_cast<C>(result);
 }
 
+// Shifts by a count outside [0, bits) give what shifting one bit at a time
+// would (NumPy's rule): 0 to the left, the sign fill to the right; in C++
+// those counts are undefined behaviour.
+template <class C>
+bool shift_in_range(C count) {
+  constexpr int bits = 8 * sizeof(C);
+  if constexpr (std::is_signed_v<C>) {
+    if (count < 0) return false;
+  }
+  return count < C(bits);
+}
+
+template <class C>
+C shift_left(C a, C count) {
+  if (!shift_in_range(count)) return C(0);
+  return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) << count);
+}
+
+template <class C>
+C shift_right(C a, C count) {
+  if (!shift_in_range(count)) {
+    if constexpr (std::is_signed_v<C>) return a < 0 ? C(-1) : C(0);
+    return C(0);
+  }
+  return static_cast<C>(a >> count);  // arithmetic for signed (C++20)
+}
+
+// log(e^a + e^b) without overflow: the larger exponent factored out. Equal
+// operands (infinities included) give a + log 2, so -inf with -inf is -inf
+// and inf with inf is inf; NaN propagates.
+template <class C>
+C log_add_exp(C a, C b) {
+  if (a == b) return a + C(std::numbers::ln2);
+  const C d = a - b;
+  if (d > C(0)) return a + std::log1p(std::exp(-d));
+  if (d <= C(0)) return b + std::log1p(std::exp(d));
+  return d;  // NaN
+}
+
 template <class C>
 C scalar_unary(UnaryOp op, C x, const UnaryParams& p) {
   if constexpr (std::is_same_v<C, bool>) {
@@ -108,7 +147,8 @@ C scalar_unary(UnaryOp op, C x, const UnaryParams& p) {
       case UnaryOp::LogicalNot:
       case UnaryOp::BitwiseNot: return !x;
       case UnaryOp::IsNan:
-      case UnaryOp::IsInf: return false;
+      case UnaryOp::IsInf:
+      case UnaryOp::Signbit: return false;
       case UnaryOp::IsFinite: return true;
       default: return x;  // abs, sign, floor, ceil, round, trunc
     }
@@ -125,9 +165,20 @@ C scalar_unary(UnaryOp op, C x, const UnaryParams& p) {
       case UnaryOp::Log: return std::log(x);
       case UnaryOp::Log1p: return std::log1p(x);
       case UnaryOp::Log2: return std::log2(x);
+      case UnaryOp::Log10: return std::log10(x);
       case UnaryOp::Sin: return std::sin(x);
       case UnaryOp::Cos: return std::cos(x);
       case UnaryOp::Tanh: return std::tanh(x);
+      case UnaryOp::Tan: return std::tan(x);
+      case UnaryOp::Asin: return std::asin(x);
+      case UnaryOp::Acos: return std::acos(x);
+      case UnaryOp::Atan: return std::atan(x);
+      case UnaryOp::Sinh: return std::sinh(x);
+      case UnaryOp::Cosh: return std::cosh(x);
+      case UnaryOp::Asinh: return std::asinh(x);
+      case UnaryOp::Acosh: return std::acosh(x);
+      case UnaryOp::Atanh: return std::atanh(x);
+      case UnaryOp::Square: return x * x;
       case UnaryOp::Sigmoid: return C(1) / (C(1) + std::exp(-x));
       case UnaryOp::Relu: return x > C(0) || std::isnan(x) ? x : C(0);
       case UnaryOp::LeakyRelu: return x >= C(0) ? x : C(p.a) * x;
@@ -154,6 +205,7 @@ C scalar_unary(UnaryOp op, C x, const UnaryParams& p) {
       case UnaryOp::IsNan: return C(std::isnan(x));
       case UnaryOp::IsInf: return C(std::isinf(x));
       case UnaryOp::IsFinite: return C(std::isfinite(x));
+      case UnaryOp::Signbit: return C(std::signbit(x));
       case UnaryOp::LogicalNot: return C(x == C(0));
       case UnaryOp::BitwiseNot: break;
     }
@@ -184,6 +236,14 @@ C scalar_unary(UnaryOp op, C x, const UnaryParams& p) {
       case UnaryOp::IsNan:
       case UnaryOp::IsInf: return C(0);
       case UnaryOp::IsFinite: return C(1);
+      case UnaryOp::Signbit:
+        if constexpr (std::is_signed_v<C>)
+          return C(x < 0);
+        else
+          return C(0);
+      case UnaryOp::Square:
+        return static_cast<C>(static_cast<std::make_unsigned_t<C>>(x) *
+                              static_cast<std::make_unsigned_t<C>>(x));
       case UnaryOp::LogicalNot: return C(x == C(0));
       case UnaryOp::BitwiseNot: return static_cast<C>(~x);
       default: return x;  // floor, ceil, round, trunc: integers are exact
@@ -290,6 +350,41 @@ C scalar_binary(BinaryOp op, C a, C b) {
           return static_cast<C>(a ^ b);
         else
           return a;
+      case BinaryOp::BitwiseLeftShift:
+        if constexpr (!is_float_v<C>)
+          return shift_left(a, b);
+        else
+          return a;  // not reached: the op layer refuses floats
+      case BinaryOp::BitwiseRightShift:
+        if constexpr (!is_float_v<C>)
+          return shift_right(a, b);
+        else
+          return a;  // not reached: the op layer refuses floats
+      case BinaryOp::Atan2:
+        if constexpr (is_float_v<C>)
+          return std::atan2(a, b);
+        else
+          return a;  // not reached: integers compute in f32
+      case BinaryOp::Hypot:
+        if constexpr (is_float_v<C>)
+          return std::hypot(a, b);
+        else
+          return a;  // not reached: integers compute in f32
+      case BinaryOp::Copysign:
+        if constexpr (is_float_v<C>)
+          return std::copysign(a, b);
+        else
+          return a;  // not reached: integers compute in f32
+      case BinaryOp::Nextafter:
+        if constexpr (is_float_v<C>)
+          return std::nextafter(a, b);
+        else
+          return a;  // not reached: integers compute in f32
+      case BinaryOp::Logaddexp:
+        if constexpr (is_float_v<C>)
+          return log_add_exp(a, b);
+        else
+          return a;  // not reached: integers compute in f32
       case BinaryOp::Swiglu:
         if constexpr (is_float_v<C>)
           return a / (C(1) + std::exp(-a)) * b;

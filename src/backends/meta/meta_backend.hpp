@@ -61,8 +61,24 @@ class MetaBackend final : public Backend {
                  const Tensor&) const override {}
   void sort_runs(const Tensor&, const Tensor&, const Tensor&,
                  const ReduceShape&, bool) const override {}
+  // Not reached: nonzero refuses a device without data before calling it.
+  void mask_coordinates(const Tensor&, const Tensor&) const override {}
+  void search_sorted(const Tensor&, const Tensor&, bool,
+                     const Tensor&) const override {}
   void matmul(const Tensor&, const Tensor&, const Tensor*,
               const Tensor&) const override {}
+  void slogdet(const MatrixBatch&, const Tensor&, const Tensor&,
+               const Tensor&) const override {}
+  void solve(const MatrixBatch&, const Tensor&, const Tensor&, const Tensor&,
+             const Tensor&) const override {}
+  void cholesky(const MatrixBatch&, const Tensor&, const Tensor&,
+                const Tensor&) const override {}
+  void qr(const MatrixBatch&, const Tensor&, const Tensor&, const Tensor&,
+          bool) const override {}
+  void eigh(const MatrixBatch&, const Tensor&, const Tensor&, const Tensor&,
+            const Tensor&) const override {}
+  void svd(const MatrixBatch&, const Tensor&, const Tensor&, const Tensor&,
+           const Tensor&, bool, const Tensor&) const override {}
   void narrow_weight_linear(const Tensor&, const Tensor&, const Tensor*,
                             const Tensor&) const override {}
   void convolution(const Tensor&, const Tensor&, const Tensor&, const Tensor&,

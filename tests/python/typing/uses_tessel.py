@@ -27,3 +27,10 @@ try:
     tessel.zeros((2, -1))
 except tessel.ShapeError as e:
     code: str = e.code
+# The array API namespace and its linalg extension.
+xp = x.__array_namespace__()
+eigenvalues: tessel.Tensor = tessel.linalg.eigh(x @ x.mT).eigenvalues
+u, s, vh = tessel.linalg.svd(x, full_matrices=False)
+limits: float = tessel.finfo(tessel.float32).eps
+values, counts = tessel.unique_counts(tessel.arange(4))
+common: tessel.dtype = tessel.result_type(tessel.int8, tessel.uint8)
