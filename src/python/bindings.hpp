@@ -28,6 +28,9 @@ void bind_factories(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_autograd(nb::module_& m);
 void bind_linalg_decompositions(nb::module_& m);
+void bind_models(nb::module_& m);
+void bind_quantize(nb::module_& m);
+void bind_merge(nb::module_& m);
 
 // ---- dtypes (dtypes.cpp) ---------------------------------------------------
 // What a `tessel.dtype` object holds.

@@ -171,8 +171,6 @@ Indexed apply_key(const Tensor& t, nb::handle key) {
   return out;
 }
 
-// Applies the integer-array index of `indexed` to `x` (the view or the
-// value of a write): the array's shape replaces the indexed axis.
 // x with the axes a mask covers merged into one (a copy when the strides
 // allow no view).
 Tensor merge_span(const Tensor& x, const Indexed& indexed) {
@@ -191,6 +189,8 @@ Tensor merge_span(const Tensor& x, const Indexed& indexed) {
   return x.reshape(merged);
 }
 
+// Applies the advanced index of `indexed` to `x` (the view or the value of
+// a write): the array's shape replaces the indexed axis (the mask's axes).
 Tensor take(const Tensor& x_in, const Indexed& indexed) {
   const std::int64_t axis = *indexed.array_axis;
   const Tensor& index = indexed.array_index;

@@ -18,6 +18,9 @@ NB_MODULE(_tessel, m) {
   bind_io(m);
   bind_autograd(m);
   bind_linalg_decompositions(m);
+  bind_models(m);
+  bind_quantize(m);
+  bind_merge(m);
   m.def("set_num_threads", &tessel::set_num_threads, nb::arg("n"),
         "Threads of tessel's pool (all cores by default).");
   m.def("get_num_threads", &tessel::get_num_threads,

@@ -66,7 +66,9 @@ void run_cases(const std::vector<MetaCase>& cases) {
 }
 
 DType input_dtype(const OpInfo& info) {
-  return info.inputs == InputKind::Integral ? DType::I32 : DType::F32;
+  return info.inputs == InputKind::Integral || info.inputs == InputKind::Integer
+             ? DType::I32
+             : DType::F32;
 }
 
 TEST(Meta, EveryUnaryOpOfTheTable) {
