@@ -12,31 +12,18 @@ values, the reconstruction and the projectors.
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 
 import tessel
 
-xp = pytest.importorskip("array_api_strict")
-xp.set_array_api_strict_flags(api_version="2024.12")
+from strict_oracle import both, to_numpy, xp
 
 RTOL = {"float32": 2e-4, "float64": 1e-10}
 BATCHES = [(), (3,), (2, 2), (0,)]
 
 
-def both(values):
-    values = np.ascontiguousarray(values)
-    return tessel.asarray(values.copy()), xp.asarray(values.copy())
-
-
-def to_numpy(a):
-    if isinstance(a, tessel.Tensor):
-        return np.array(a, copy=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np.array(a._array if hasattr(a, "_array") else a, copy=True)
 
 
 def close(got, want, dtype, context, scale=1.0):
