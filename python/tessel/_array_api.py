@@ -332,7 +332,7 @@ def tensordot(x1: Tensor, x2: Tensor, /, *,
     lhs = _t.permute_dims(x1.astype(dtype, copy=False), tuple(free1 + a1)).reshape((m, k))
     rhs = _t.permute_dims(x2.astype(dtype, copy=False), tuple(a2 + free2)).reshape((k, n))
     out_shape = tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2)
-    return _t.matmul(lhs, rhs).reshape(out_shape)
+    return _t.matmul(lhs, rhs).reshape(out_shape).astype(dtype, copy=False)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -345,7 +345,10 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         from ._errors import ShapeError
         raise ShapeError(f"E2103 vecdot: axis {axis} has size {x1.shape[axis]} in "
                          f"{x1.shape} and {x2.shape[axis]} in {x2.shape}")
-    return _t.sum(multiply(conj(x1), x2), axis=axis)
+    # The sum in the operands' dtype (the standard's), not sum's widening of
+    # integers.
+    product = multiply(conj(x1), x2)
+    return _t.sum(product, axis=axis, dtype=product.dtype)
 
 
 # ---- manipulation ---------------------------------------------------------

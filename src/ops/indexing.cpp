@@ -556,7 +556,7 @@ Tensor nonzero(const Tensor& x) {
                "holds none",
                backend.name());
   const Tensor mask = ne(addressable(x), 0).contiguous();
-  const auto count = sum(mask.to(DType::I64)).item<std::int64_t>();
+  const auto count = sum(mask).item<std::int64_t>();  // bool sums in i64
   Tensor out = empty({count, x.rank()}, DType::I64, x.device());
   if (count > 0 && x.rank() > 0) backend.mask_coordinates(mask, out);
   return out;

@@ -66,6 +66,10 @@ const BinaryOverloads& binary_overloads(BinaryOp op);
 // Python package follows (docs/python.md): int8 with int8 stays int8 where
 // DESIGN §1 widens to int16. The result wraps as int8 arithmetic does.
 Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b);
+// `result` back in int8 when every input was int8 and the C++ op widened it
+// (DESIGN's i8 -> i16, 8-bit matmul -> i32): the standard's where, concat,
+// stack, clip and matmul keep int8.
+Tensor keep_int8(const Tensor& result, std::initializer_list<DType> inputs);
 
 // Whether `value` is a Python bool, int or float (not a tensor, not NumPy).
 bool is_python_scalar(nb::handle value);

@@ -35,12 +35,18 @@ const BinaryOverloads& binary_overloads(BinaryOp op) {
 }
 
 Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b) {
-  Tensor result = binary(op, a, b);
-  if (a.dtype() == DType::I8 && b.dtype() == DType::I8 &&
-      op_info(op).result == ResultKind::Same) {
-    result = result.to(DType::I8);
+  const Tensor result = binary(op, a, b);
+  if (op_info(op).result != ResultKind::Same) return result;
+  return keep_int8(result, {a.dtype(), b.dtype()});
+}
+
+Tensor keep_int8(const Tensor& result, std::initializer_list<DType> inputs) {
+  if (result.dtype() == DType::I8 || !is_integral(result.dtype()))
+    return result;
+  for (const DType d : inputs) {
+    if (d != DType::I8) return result;
   }
-  return result;
+  return result.to(DType::I8);  // wraps, as int8 arithmetic does
 }
 
 bool is_python_scalar(nb::handle value) {

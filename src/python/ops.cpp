@@ -153,7 +153,8 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
           return where(c, to_scalar(a), to_scalar(b));
         if (is_python_scalar(a)) return where(c, to_scalar(a), to_tensor(b));
         if (is_python_scalar(b)) return where(c, to_tensor(a), to_scalar(b));
-        return where(c, to_tensor(a), to_tensor(b));
+        const Tensor x = to_tensor(a), y = to_tensor(b);
+        return keep_int8(where(c, x, y), {x.dtype(), y.dtype()});
       },
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
       "condition ? x1 : x2, broadcasting.");
@@ -168,14 +169,18 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
           if (!max.is_none()) hi = to_scalar(max);
           return run(t, [&] { return clip(t, lo, hi); });
         }
-        const Tensor lo = min.is_none() ? full(Shape{}, -INFINITY, t.dtype())
-                                        : to_tensor(min);
-        const Tensor hi =
-            max.is_none() ? full(Shape{}, INFINITY, t.dtype()) : to_tensor(max);
-        return clip(t, lo, hi);
+        // Tensor bounds: minimum(maximum(x, min), max), in x's dtype (the
+        // array API's rule for clip).
+        Tensor r = t;
+        if (!min.is_none())
+          r = binary_standard(BinaryOp::Maximum, r, to_tensor(min));
+        if (!max.is_none())
+          r = binary_standard(BinaryOp::Minimum, r, to_tensor(max));
+        return r.to(t.dtype());
       },
       nb::arg("x"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none(),
-      "min(max(x, min), max) element-wise; either bound may be None.");
+      "min(max(x, min), max) element-wise (NaN passes); either bound may be "
+      "None; tensor bounds broadcast and the result keeps x's dtype.");
   m.def(
       "fma",
       [](nb::handle a, nb::handle b, nb::handle c) {
@@ -330,7 +335,8 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
       m, cls, "matmul",
       [](nb::handle a, nb::handle b) {
         const Tensor x = to_tensor(a), y = to_tensor(b);
-        return without_gil_if(true, [&] { return matmul(x, y); });
+        return keep_int8(without_gil_if(true, [&] { return matmul(x, y); }),
+                         {x.dtype(), y.dtype()});
       },
       nb::arg("x1"), nb::arg("x2"),
       "NumPy's matmul: batched, broadcasting, 1-d promoted.");
@@ -344,7 +350,8 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "outer",
       [](nb::handle a, nb::handle b) {
-        return outer(to_tensor(a), to_tensor(b));
+        const Tensor x = to_tensor(a), y = to_tensor(b);
+        return keep_int8(outer(x, y), {x.dtype(), y.dtype()});
       },
       nb::arg("x1"), nb::arg("x2"), "Outer product of two 1-d tensors.");
   m.def(
@@ -375,7 +382,11 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         if (!axis) {
           for (Tensor& t : parts) t = t.reshape({t.numel()});
         }
-        return concat(parts, axis.value_or(0));
+        const Tensor joined = concat(parts, axis.value_or(0));
+        for (const Tensor& t : parts) {
+          if (t.dtype() != DType::I8) return joined;
+        }
+        return keep_int8(joined, {});
       },
       nb::arg("arrays"), nb::arg("axis") = 0,
       "Joins tensors along an existing axis (flattened first when axis is "
@@ -383,7 +394,12 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "stack",
       [](nb::handle tensors, std::int64_t axis) {
-        return stack(to_tensors(tensors), axis);
+        const std::vector<Tensor> parts = to_tensors(tensors);
+        const Tensor joined = stack(parts, axis);
+        for (const Tensor& t : parts) {
+          if (t.dtype() != DType::I8) return joined;
+        }
+        return keep_int8(joined, {});
       },
       nb::arg("arrays"), nb::arg("axis") = 0,
       "Joins tensors along a new axis.");

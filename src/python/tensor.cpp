@@ -368,11 +368,14 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
       .def("__matmul__",
            [](const Tensor& a, nb::handle b) {
              const Tensor rhs = to_tensor(b);
-             return without_gil_if(true, [&] { return matmul(a, rhs); });
+             return keep_int8(
+                 without_gil_if(true, [&] { return matmul(a, rhs); }),
+                 {a.dtype(), rhs.dtype()});
            })
       .def("__rmatmul__", [](const Tensor& a, nb::handle b) {
         const Tensor lhs = to_tensor(b);
-        return without_gil_if(true, [&] { return matmul(lhs, a); });
+        return keep_int8(without_gil_if(true, [&] { return matmul(lhs, a); }),
+                         {lhs.dtype(), a.dtype()});
       });
 
   bind_indexing(cls);

@@ -141,6 +141,8 @@ def test_vector_functions_match(rng):
           "float64", "tensordot")
     v1, v2 = both(values[0, 0])
     close(tessel.linalg.outer(v1, v1), xp.linalg.outer(v2, v2), "float64", "outer")
+    i1, i2 = both(np.array([100, -3, 7], np.int8))
+    assert np.array_equal(to_numpy(tessel.linalg.outer(i1, i1)), to_numpy(xp.linalg.outer(i2, i2)))
     close(tessel.linalg.matmul(t, tessel.linalg.matrix_transpose(t)),
           xp.linalg.matmul(s, xp.linalg.matrix_transpose(s)), "float64", "matmul")
 
