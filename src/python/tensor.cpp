@@ -294,6 +294,12 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
            [](const Tensor& t) {
              return one_element(t, "__int__").to<std::int64_t>();
            })
+      .def("__complex__",
+           [](const Tensor& t) {
+             // Real dtypes only (complex ones are not in the core yet).
+             const double v = one_element(t, "__complex__").to<double>();
+             return nb::steal(PyComplex_FromDoubles(v, 0.0));
+           })
       .def("__float__",
            [](const Tensor& t) {
              return one_element(t, "__float__").to<double>();
@@ -339,6 +345,8 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
   TESSEL_OPERATOR("and", BitwiseAnd)
   TESSEL_OPERATOR("or", BitwiseOr)
   TESSEL_OPERATOR("xor", BitwiseXor)
+  TESSEL_OPERATOR("lshift", BitwiseLeftShift)
+  TESSEL_OPERATOR("rshift", BitwiseRightShift)
 #undef TESSEL_OPERATOR
 
 #define TESSEL_COMPARISON(py, op)                         \

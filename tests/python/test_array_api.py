@@ -200,6 +200,10 @@ def test_operators_follow_the_standard_promotion():
         assert getattr(a, op)(a).dtype == tessel.int8, op
     np.testing.assert_array_equal(np.asarray(a + a), np.array([-56, 56, 14], np.int8))
     assert (a ** a).dtype == tessel.int8
+    # Shifts as operators; complex() of one element.
+    assert np.asarray(a << 1).tolist() == [-56, 56, 14]
+    assert np.asarray(a >> 1).tolist() == [50, -50, 3]
+    assert complex(tessel.asarray(2.5)) == 2.5 + 0j
     # Python scalars take the array's dtype.
     assert (a + 1).dtype == tessel.int8
     assert (tessel.asarray(np.float32([1])) * 2.5).dtype == tessel.float32
