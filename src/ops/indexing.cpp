@@ -555,7 +555,9 @@ Tensor nonzero(const Tensor& x) {
                "the result's shape depends on the values, and the {} device "
                "holds none",
                backend.name());
-  const Tensor mask = ne(addressable(x), 0).contiguous();
+  const Tensor mask = x.dtype() == DType::Bool
+                          ? x.contiguous()
+                          : ne(addressable(x), 0).contiguous();
   const auto count = sum(mask).item<std::int64_t>();  // bool sums in i64
   Tensor out = empty({count, x.rank()}, DType::I64, x.device());
   if (count > 0 && x.rank() > 0) backend.mask_coordinates(mask, out);

@@ -171,6 +171,18 @@ void sort_runs(const KernelInput& x, const KernelOutput& values,
               keys[static_cast<std::size_t>(r)] =
                   convert<C>(in[base + r * s.inner]);
             }
+            if (out_indices == nullptr) {
+              // Values only: sort the keys themselves (stably, so -0 and +0
+              // keep their order), without the index indirection.
+              std::stable_sort(keys.begin(), keys.end(), [&](C ka, C kb) {
+                return descending ? less(kb, ka) : less(ka, kb);
+              });
+              for (std::int64_t r = 0; r < s.reduce; ++r) {
+                out_values[base + r * s.inner] = convert<T>(
+                    static_cast<C>(keys[static_cast<std::size_t>(r)]));
+              }
+              continue;
+            }
             std::iota(order.begin(), order.end(), std::int64_t{0});
             std::stable_sort(order.begin(), order.end(),
                              [&](std::int64_t i, std::int64_t j) {
@@ -191,22 +203,34 @@ void sort_runs(const KernelInput& x, const KernelOutput& values,
 
 void mask_coordinates(const KernelInput& mask, const KernelOutput& out) {
   const bool* m = mask.const_data<bool>();
-  std::int64_t* coords = out.data<std::int64_t>();
-  const auto& shape = mask.shape();
-  const auto rank = static_cast<std::int64_t>(shape.size());
-  // One pass with a running row-major coordinate: O(numel + count * rank).
-  std::vector<std::int64_t> at(static_cast<std::size_t>(rank), 0);
-  for (std::int64_t i = 0; i < mask.numel(); ++i) {
-    if (m[i]) {
-      std::copy(at.begin(), at.end(), coords);
-      coords += rank;
+  const auto shape = mask.shape();
+  const auto rank = static_cast<std::size_t>(shape.size());
+  const std::int64_t count = out.size(0);
+  const std::int64_t inner = shape[rank - 1];
+  // Without a branch per element (a random mask would mispredict half of
+  // them): every element's coordinates are written at the cursor, which
+  // advances by the mask bit, so one row of slack takes the last write.
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(count + 1) * rank);
+  std::vector<std::int64_t> prefix(rank - 1, 0);  // the outer coordinates
+  std::int64_t k = 0;
+  for (std::int64_t row = 0; row < mask.numel() / inner; ++row) {
+    const bool* mrow = m + row * inner;
+    for (std::int64_t j = 0; j < inner; ++j) {
+      std::int64_t* dst = rows.data() + static_cast<std::size_t>(k) * rank;
+      std::copy(prefix.begin(), prefix.end(), dst);
+      dst[rank - 1] = j;
+      k += mrow[j] ? 1 : 0;
     }
-    for (auto d = rank - 1; d >= 0; --d) {
-      auto& c = at[static_cast<std::size_t>(d)];
+    for (auto d = static_cast<std::ptrdiff_t>(rank) - 2; d >= 0; --d) {
+      auto& c = prefix[static_cast<std::size_t>(d)];
       if (++c < shape[static_cast<std::size_t>(d)]) break;
       c = 0;
     }
   }
+  std::copy(rows.begin(),
+            rows.begin() + static_cast<std::ptrdiff_t>(count) *
+                               static_cast<std::ptrdiff_t>(rank),
+            out.data<std::int64_t>());
 }
 
 void search_sorted(const KernelInput& sorted, const KernelInput& values,
