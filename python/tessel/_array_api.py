@@ -17,6 +17,7 @@ import math
 from typing import Any, NamedTuple, Sequence
 
 from . import _tessel as _t
+from ._errors import DeviceError, DTypeError, ShapeError, TesselError
 from ._tessel import Tensor
 
 e: float = math.e
@@ -120,13 +121,8 @@ def can_cast(from_: Any, to: _t.dtype, /) -> builtins.bool:
         return False
     try:
         return _promote(src, to) == to
-    except _t_errors():
+    except DTypeError:
         return False
-
-
-def _t_errors():
-    from ._errors import DTypeError
-    return DTypeError
 
 
 class finfo_object(NamedTuple):
@@ -191,9 +187,8 @@ def astype(x: Tensor, dtype: _t.dtype, /, *, copy: builtins.bool = True,
 
 def _check_device(device: Any) -> None:
     if device is not None and device != "cpu" and str(device) != "cpu":
-        from ._errors import DeviceError
-        raise DeviceError(f"E2501 {device!r} is not available: this build of tessel "
-                          "serves the 'cpu' device")
+        raise _error(DeviceError, "E2501", f"{device!r} is not available: this build of "
+                     "tessel serves the 'cpu' device")
 
 
 # ---- creation -------------------------------------------------------------
@@ -232,8 +227,8 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
         if a.ndim != 1:
             raise _shape_error(f"meshgrid takes 1-D arrays, got shape {a.shape}")
     if len({a.dtype for a in arrays}) > 1:
-        raise _t_errors()("E2201 meshgrid arrays must share one dtype, got "
-                          + ", ".join(str(a.dtype) for a in arrays))
+        raise _error(DTypeError, "E2201", "meshgrid arrays must share one dtype, got "
+                     + ", ".join(str(a.dtype) for a in arrays))
     sizes = [a.shape[0] for a in arrays]
     if indexing == "xy" and len(arrays) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
@@ -248,9 +243,14 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
     return out
 
 
-def _shape_error(message: str) -> Exception:
-    from ._errors import ShapeError
-    return ShapeError("E2102 " + message)
+def _error(cls: type[TesselError], code: str, message: str) -> TesselError:
+    # As the C++ errors read: the message, then the DESIGN §2 code, which
+    # the exception also carries as `.code`.
+    return cls(f"{message} [{code}]", code)
+
+
+def _shape_error(message: str, code: str = "E2102") -> TesselError:
+    return _error(ShapeError, code, message)
 
 
 # ---- the standard's names for tessel's element-wise ops -------------------
@@ -269,7 +269,7 @@ bitwise_invert = _t.bitwise_not
 def positive(x: Tensor, /) -> Tensor:
     """+x: a copy of `x` (numeric dtypes)."""
     if x.dtype == _BOOL:
-        raise _t_errors()("E2201 positive takes a numeric array, not bool")
+        raise _error(DTypeError, "E2201", "positive takes a numeric array, not bool")
     return x.astype(x.dtype, copy=True)
 
 
@@ -299,8 +299,7 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 def _normalise_axis(axis: int, ndim: int, what: str) -> int:
     if not -ndim <= axis < ndim:
-        from ._errors import ShapeError
-        raise ShapeError(f"E2102 {what}: axis {axis} is out of range for {ndim} dimensions")
+        raise _shape_error(f"{what}: axis {axis} is out of range for {ndim} dimensions")
     return axis % ndim
 
 
@@ -320,9 +319,9 @@ def tensordot(x1: Tensor, x2: Tensor, /, *,
             raise _shape_error(f"tensordot axes {axes} pair {len(a1)} axes with {len(a2)}")
     for i, j in zip(a1, a2):
         if x1.shape[i] != x2.shape[j]:
-            from ._errors import ShapeError
-            raise ShapeError(f"E2103 tensordot contracts axis {i} of {x1.shape} (size "
-                             f"{x1.shape[i]}) with axis {j} of {x2.shape} (size {x2.shape[j]})")
+            raise _shape_error(f"tensordot contracts axis {i} of {x1.shape} (size "
+                               f"{x1.shape[i]}) with axis {j} of {x2.shape} (size "
+                               f"{x2.shape[j]})", "E2103")
     free1 = [i for i in range(x1.ndim) if i not in a1]
     free2 = [j for j in range(x2.ndim) if j not in a2]
     k = math.prod(x1.shape[i] for i in a1)
@@ -342,9 +341,8 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         raise _shape_error(f"vecdot axis {axis} must be negative and exist in shapes "
                            f"{x1.shape} and {x2.shape}")
     if x1.shape[axis] != x2.shape[axis]:
-        from ._errors import ShapeError
-        raise ShapeError(f"E2103 vecdot: axis {axis} has size {x1.shape[axis]} in "
-                         f"{x1.shape} and {x2.shape[axis]} in {x2.shape}")
+        raise _shape_error(f"vecdot: axis {axis} has size {x1.shape[axis]} in "
+                           f"{x1.shape} and {x2.shape[axis]} in {x2.shape}", "E2103")
     # The sum in the operands' dtype (the standard's), not sum's widening of
     # integers.
     product = multiply(conj(x1), x2)
@@ -363,9 +361,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if n == out[j] or n == 1:
                 continue
             if out[j] != 1:
-                from ._errors import ShapeError
-                raise ShapeError("E2101 shapes " + ", ".join(str(tuple(s)) for s in shapes)
-                                 + " do not broadcast")
+                raise _shape_error("shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                                   + " do not broadcast", "E2101")
             out[j] = n
     return tuple(out)
 

@@ -450,6 +450,15 @@ def test_namespace_plumbing():
         tessel.nonzero(tessel.asarray(1.0))
     with pytest.raises(tessel.ShapeError):
         tessel.squeeze(tessel.ones((1, 2)), axis=(0, 1))
+    # The errors raised by the Python functions carry their codes too.
+    for call, code in ((lambda: tessel.moveaxis(t, 0, 5), "E2102"),
+                       (lambda: tessel.broadcast_shapes((2,), (3,)), "E2101"),
+                       (lambda: tessel.tensordot(t, t, axes=([0], [1])), "E2103"),
+                       (lambda: tessel.positive(tessel.ones((1,), dtype=tessel.bool)), "E2201"),
+                       (lambda: tessel.zeros_like(t, device="cuda:3"), "E2501")):
+        with pytest.raises(tessel.TesselError) as e:
+            call()
+        assert e.value.code == code and str(e.value).endswith(f"[{code}]")
 
 
 def test_every_standard_name_exists():
