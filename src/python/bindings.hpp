@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "tessel/tessel.hpp"
 
@@ -69,7 +70,7 @@ Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b);
 // `result` back in int8 when every input was int8 and the C++ op widened it
 // (DESIGN's i8 -> i16, 8-bit matmul -> i32): the standard's where, concat,
 // stack, clip and matmul keep int8.
-Tensor keep_int8(const Tensor& result, std::initializer_list<DType> inputs);
+Tensor keep_int8(const Tensor& result, std::span<const Tensor> inputs);
 
 // Whether `value` is a Python bool, int or float (not a tensor, not NumPy).
 bool is_python_scalar(nb::handle value);

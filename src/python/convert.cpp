@@ -37,14 +37,15 @@ const BinaryOverloads& binary_overloads(BinaryOp op) {
 Tensor binary_standard(BinaryOp op, const Tensor& a, const Tensor& b) {
   const Tensor result = binary(op, a, b);
   if (op_info(op).result != ResultKind::Same) return result;
-  return keep_int8(result, {a.dtype(), b.dtype()});
+  const Tensor operands[] = {a, b};
+  return keep_int8(result, operands);
 }
 
-Tensor keep_int8(const Tensor& result, std::initializer_list<DType> inputs) {
+Tensor keep_int8(const Tensor& result, std::span<const Tensor> inputs) {
   if (result.dtype() == DType::I8 || !is_integral(result.dtype()))
     return result;
-  for (const DType d : inputs) {
-    if (d != DType::I8) return result;
+  for (const Tensor& t : inputs) {
+    if (t.dtype() != DType::I8) return result;
   }
   return result.to(DType::I8);  // wraps, as int8 arithmetic does
 }

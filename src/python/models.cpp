@@ -51,6 +51,16 @@ Tensor token_ids(nb::handle ids, bool* batched) {
   return *batched ? t : t.unsqueeze(0);
 }
 
+// `forward` (logits or next_token_logits) on ids of shape (S,) or (B, S),
+// the result without the batch axis when the ids had none.
+template <class Forward>
+Tensor on_ids(nb::handle ids, Forward&& forward) {
+  bool batched = false;
+  const Tensor t = token_ids(ids, &batched);
+  const Tensor out = without_gil_if(true, [&] { return forward(t); });
+  return batched ? out : out.squeeze(0);
+}
+
 }  // namespace
 
 void bind_models(nb::module_& m) {
@@ -82,11 +92,7 @@ void bind_models(nb::module_& m) {
       .def(
           "logits",
           [](const CausalLM& lm, nb::handle ids) {
-            bool batched = false;
-            const Tensor t = token_ids(ids, &batched);
-            const Tensor out =
-                without_gil_if(true, [&] { return lm.logits(t); });
-            return batched ? out : out.squeeze(0);
+            return on_ids(ids, [&](const Tensor& t) { return lm.logits(t); });
           },
           nb::arg("ids"),
           "Logits (B, S, vocab) for token ids (B, S), or (S, vocab) for "
@@ -94,11 +100,8 @@ void bind_models(nb::module_& m) {
       .def(
           "next_token_logits",
           [](const CausalLM& lm, nb::handle ids) {
-            bool batched = false;
-            const Tensor t = token_ids(ids, &batched);
-            const Tensor out =
-                without_gil_if(true, [&] { return lm.next_token_logits(t); });
-            return batched ? out : out.squeeze(0);
+            return on_ids(
+                ids, [&](const Tensor& t) { return lm.next_token_logits(t); });
           },
           nb::arg("ids"), "The logits of the last position only.")
       .def(

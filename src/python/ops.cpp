@@ -153,8 +153,8 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
           return where(c, to_scalar(a), to_scalar(b));
         if (is_python_scalar(a)) return where(c, to_scalar(a), to_tensor(b));
         if (is_python_scalar(b)) return where(c, to_tensor(a), to_scalar(b));
-        const Tensor x = to_tensor(a), y = to_tensor(b);
-        return keep_int8(where(c, x, y), {x.dtype(), y.dtype()});
+        const Tensor xy[] = {to_tensor(a), to_tensor(b)};
+        return keep_int8(where(c, xy[0], xy[1]), xy);
       },
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
       "condition ? x1 : x2, broadcasting.");
@@ -334,9 +334,9 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
   def_both(
       m, cls, "matmul",
       [](nb::handle a, nb::handle b) {
-        const Tensor x = to_tensor(a), y = to_tensor(b);
-        return keep_int8(without_gil_if(true, [&] { return matmul(x, y); }),
-                         {x.dtype(), y.dtype()});
+        const Tensor xy[] = {to_tensor(a), to_tensor(b)};
+        return keep_int8(
+            without_gil_if(true, [&] { return matmul(xy[0], xy[1]); }), xy);
       },
       nb::arg("x1"), nb::arg("x2"),
       "NumPy's matmul: batched, broadcasting, 1-d promoted.");
@@ -350,8 +350,8 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "outer",
       [](nb::handle a, nb::handle b) {
-        const Tensor x = to_tensor(a), y = to_tensor(b);
-        return keep_int8(outer(x, y), {x.dtype(), y.dtype()});
+        const Tensor xy[] = {to_tensor(a), to_tensor(b)};
+        return keep_int8(outer(xy[0], xy[1]), xy);
       },
       nb::arg("x1"), nb::arg("x2"), "Outer product of two 1-d tensors.");
   m.def(
@@ -382,11 +382,7 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         if (!axis) {
           for (Tensor& t : parts) t = t.reshape({t.numel()});
         }
-        const Tensor joined = concat(parts, axis.value_or(0));
-        for (const Tensor& t : parts) {
-          if (t.dtype() != DType::I8) return joined;
-        }
-        return keep_int8(joined, {});
+        return keep_int8(concat(parts, axis.value_or(0)), parts);
       },
       nb::arg("arrays"), nb::arg("axis") = 0,
       "Joins tensors along an existing axis (flattened first when axis is "
@@ -395,11 +391,7 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       "stack",
       [](nb::handle tensors, std::int64_t axis) {
         const std::vector<Tensor> parts = to_tensors(tensors);
-        const Tensor joined = stack(parts, axis);
-        for (const Tensor& t : parts) {
-          if (t.dtype() != DType::I8) return joined;
-        }
-        return keep_int8(joined, {});
+        return keep_int8(stack(parts, axis), parts);
       },
       nb::arg("arrays"), nb::arg("axis") = 0,
       "Joins tensors along a new axis.");

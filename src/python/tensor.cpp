@@ -375,15 +375,15 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
            })
       .def("__matmul__",
            [](const Tensor& a, nb::handle b) {
-             const Tensor rhs = to_tensor(b);
+             const Tensor ab[] = {a, to_tensor(b)};
              return keep_int8(
-                 without_gil_if(true, [&] { return matmul(a, rhs); }),
-                 {a.dtype(), rhs.dtype()});
+                 without_gil_if(true, [&] { return matmul(ab[0], ab[1]); }),
+                 ab);
            })
       .def("__rmatmul__", [](const Tensor& a, nb::handle b) {
-        const Tensor lhs = to_tensor(b);
-        return keep_int8(without_gil_if(true, [&] { return matmul(lhs, a); }),
-                         {lhs.dtype(), a.dtype()});
+        const Tensor ba[] = {to_tensor(b), a};
+        return keep_int8(
+            without_gil_if(true, [&] { return matmul(ba[0], ba[1]); }), ba);
       });
 
   bind_indexing(cls);
