@@ -7,7 +7,9 @@ the array API namespace"):
 2. the data-dependent ops (nonzero, unique_values, searchsorted) and sort;
 3. tessel.linalg (LAPACK through Debian's OpenBLAS) against numpy.linalg
    (the OpenBLAS its wheel bundles): one 256 x 256 float64 matrix, and a
-   batch of 512 4 x 4 ones, where the per-matrix cost shows.
+   batch of 512 4 x 4 ones, where the per-matrix cost shows;
+4. complex64/complex128: element-wise ops and sums on 10^6 elements, and
+   matmul (four real GEMMs on the parts against NumPy's cgemm/zgemm).
 
 Ratios are tessel / NumPy time: below 1 is faster.
 
@@ -87,6 +89,24 @@ def main():
         ("det 512 x (4 x 4)", "tl.det(tq)", "nl.det(nq)", env3),
         ("inv 512 x (4 x 4)", "tl.inv(tq)", "nl.inv(nq)", env3),
     ], number=3)
+
+    zc = (rng.standard_normal(10**6) + 1j * rng.standard_normal(10**6)).astype(np.complex64)
+    wc = (rng.standard_normal(10**6) + 1j * rng.standard_normal(10**6)).astype(np.complex64)
+    m64 = (rng.standard_normal((256, 256)) + 1j * rng.standard_normal((256, 256))).astype(
+        np.complex64)
+    m128 = m64.astype(np.complex128)
+    env4 = {"tessel": tessel, "np": np, "tz": tessel.asarray(zc), "nz": zc,
+            "tw": tessel.asarray(wc), "nw": wc, "tm": tessel.asarray(m64), "nm": m64,
+            "tm2": tessel.asarray(m128), "nm2": m128}
+    table("4. complex", [
+        ("multiply c64 10^6", "tessel.multiply(tz, tw)", "np.multiply(nz, nw)", env4),
+        ("divide c64 10^6", "tessel.divide(tz, tw)", "np.divide(nz, nw)", env4),
+        ("exp c64 10^6", "tessel.exp(tz)", "np.exp(nz)", env4),
+        ("abs c64 10^6", "tessel.abs(tz)", "np.abs(nz)", env4),
+        ("sum c64 10^6", "tessel.sum(tz)", "np.sum(nz)", env4),
+        ("matmul c64 256", "tessel.matmul(tm, tm)", "np.matmul(nm, nm)", env4),
+        ("matmul c128 256", "tessel.matmul(tm2, tm2)", "np.matmul(nm2, nm2)", env4),
+    ], number=5)
 
 
 if __name__ == "__main__":

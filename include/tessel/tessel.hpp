@@ -45,6 +45,7 @@
 #include "tessel/nn/layers.hpp"
 #include "tessel/nn/module.hpp"
 #include "tessel/ops/attention.hpp"
+#include "tessel/ops/complex.hpp"
 #include "tessel/ops/conv.hpp"
 #include "tessel/ops/decompositions.hpp"
 #include "tessel/ops/elementwise.hpp"

@@ -66,4 +66,6 @@ iq4_xs: dtype = _d["iq4_xs"]
 tq1_0: dtype = _d["tq1_0"]
 tq2_0: dtype = _d["tq2_0"]
 mxfp4: dtype = _d["mxfp4"]
+complex64: dtype = _d["complex64"]
+complex128: dtype = _d["complex128"]
 del _d

@@ -31,6 +31,7 @@ _SIGNED = tuple(_d[n] for n in ("int8", "int16", "int32", "int64", "int4"))
 _UNSIGNED = tuple(_d[n] for n in ("uint8", "uint16", "uint32", "uint64", "uint4"))
 _REAL_FLOATING = tuple(_d[n] for n in ("float16", "bfloat16", "float32", "float64",
                                         "float8_e4m3fn", "float8_e5m2"))
+_COMPLEX_FLOATING = (_d["complex64"], _d["complex128"])
 _BOOL = _d["bool"]
 _INT64 = _d["int64"]
 _UINT64 = _d["uint64"]
@@ -45,8 +46,8 @@ _KINDS = {
     "unsigned integer": _UNSIGNED,
     "integral": _SIGNED + _UNSIGNED,
     "real floating": _REAL_FLOATING,
-    "complex floating": (),
-    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING,
+    "complex floating": _COMPLEX_FLOATING,
+    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING + _COMPLEX_FLOATING,
 }
 
 
@@ -86,9 +87,15 @@ def _scalar_dtype(value: Any, other: _t.dtype) -> _t.dtype:
     if isinstance(value, int):
         return other if other != _BOOL else _INT64
     if isinstance(value, float):
-        return other if isdtype(other, "real floating") else _FLOAT32
+        if isdtype(other, ("real floating", "complex floating")):
+            return other
+        return _FLOAT32
+    if isinstance(value, complex):
+        if isdtype(other, "complex floating"):
+            return other
+        return _d["complex128"] if other == _d["float64"] else _d["complex64"]
     raise TypeError(f"result_type got {type(value).__name__}: expected arrays, dtypes "
-                    "or Python bool, int and float scalars")
+                    "or Python bool, int, float and complex scalars")
 
 
 def result_type(*arrays_and_dtypes: Any) -> _t.dtype:
@@ -115,9 +122,12 @@ def can_cast(from_: Any, to: _t.dtype, /) -> builtins.bool:
         return True
     if src == _BOOL or to == _BOOL:
         return False
-    if isdtype(src, "real floating") and not isdtype(to, "real floating"):
+    if isdtype(src, "complex floating") and not isdtype(to, "complex floating"):
         return False
-    if isdtype(src, "integral") and isdtype(to, "real floating"):
+    if isdtype(src, "real floating") and not isdtype(to, ("real floating",
+                                                          "complex floating")):
+        return False
+    if isdtype(src, "integral") and isdtype(to, ("real floating", "complex floating")):
         return False
     try:
         return _promote(src, to) == to
@@ -156,8 +166,12 @@ _FLOAT_LIMITS = {
 
 
 def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's name
-    """Limits of a floating-point dtype (or an array's dtype)."""
+    """Limits of a floating-point dtype (or an array's dtype); a complex
+    dtype gives its component's limits, with the component dtype (the
+    standard's rule)."""
     dt = type.dtype if isinstance(type, Tensor) else type
+    if isinstance(dt, _t.dtype) and isdtype(dt, "complex floating"):
+        dt = _d["float32"] if dt == _d["complex64"] else _d["float64"]
     if not isinstance(dt, _t.dtype) or dt.name not in _FLOAT_LIMITS:
         raise TypeError(f"finfo expects a floating-point dtype, got {dt!r}")
     mantissa, largest, tiny = _FLOAT_LIMITS[dt.name]
@@ -273,21 +287,6 @@ def positive(x: Tensor, /) -> Tensor:
     return x.astype(x.dtype, copy=True)
 
 
-def conj(x: Tensor, /) -> Tensor:
-    """The complex conjugate: `x` itself for real dtypes."""
-    return x
-
-
-def real(x: Tensor, /) -> Tensor:
-    """The real part: `x` itself for real dtypes."""
-    return x
-
-
-def imag(x: Tensor, /) -> Tensor:
-    """The imaginary part: zeros for real dtypes."""
-    return _t.zeros(x.shape, dtype=x.dtype)
-
-
 # ---- linear algebra in the main namespace ---------------------------------
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
@@ -345,7 +344,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
                            f"{x1.shape} and {x2.shape[axis]} in {x2.shape}", "E2103")
     # The sum in the operands' dtype (the standard's), not sum's widening of
     # integers.
-    product = multiply(conj(x1), x2)
+    product = multiply(_t.conj(x1), x2)
     return _t.sum(product, axis=axis, dtype=product.dtype)
 
 
@@ -576,13 +575,14 @@ class _NamespaceInfo:
     def default_dtypes(self, *, device: Any = None) -> dict[str, _t.dtype]:
         """The dtypes Python floats and ints become, and index arrays have."""
         _check_device(device)
-        return {"real floating": _FLOAT32, "integral": _INT64, "indexing": _INT64}
+        return {"real floating": _FLOAT32, "complex floating": _d["complex64"],
+                "integral": _INT64, "indexing": _INT64}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, _t.dtype]:
         """The standard's dtypes this namespace has, by name (of `kind`)."""
         _check_device(device)
         names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "float32", "float64"]
+                 "uint64", "float32", "float64", "complex64", "complex128"]
         return {n: _d[n] for n in names if kind is None or isdtype(_d[n], kind)}
 
 
@@ -597,8 +597,7 @@ __all__ = [
     "iinfo_object", "astype",
     "empty_like", "zeros_like", "ones_like", "full_like", "meshgrid",
     "subtract", "multiply", "divide", "negative", "less", "less_equal", "greater",
-    "greater_equal", "not_equal", "equal", "bitwise_invert", "positive", "conj", "real",
-    "imag",
+    "greater_equal", "not_equal", "equal", "bitwise_invert", "positive",
     "matrix_transpose", "tensordot", "vecdot",
     "broadcast_shapes", "broadcast_arrays", "moveaxis", "unstack",
     "count_nonzero", "cumulative_sum", "cumulative_prod", "diff",

@@ -57,6 +57,10 @@ constexpr std::pair<std::string_view, DType> kAliases[] = {
     {"e5m2", DType::F8E5M2},
     {"int4", DType::I4},
     {"uint4", DType::U4},
+    {"complex64", DType::C64},
+    {"cfloat", DType::C64},
+    {"complex128", DType::C128},
+    {"cdouble", DType::C128},
 };
 
 }  // namespace
@@ -126,6 +130,11 @@ DType promote_types(DType a, DType b, const char* op) {
   // Rule 4: packed and block-quantised operands count as f32.
   if (!is_byte_addressable(a)) a = DType::F32;
   if (!is_byte_addressable(b)) b = DType::F32;
+  if (is_complex(a) || is_complex(b)) {
+    const DType real =
+        promote_types(complex_component_type(a), complex_component_type(b), op);
+    return complex_type_for(real);
+  }
   // Rule 3's exception: i8 arithmetic widens so that it cannot silently wrap.
   if (a == DType::I8 && b == DType::I8) return DType::I16;
   if (a == b) return a;
@@ -156,7 +165,7 @@ DType promote_types(DType a, DType b, const char* op) {
 }
 
 DType float_result_type(DType t) {
-  return is_floating_point(t) ? t : DType::F32;
+  return is_floating_point(t) || is_complex(t) ? t : DType::F32;
 }
 
 std::ostream& operator<<(std::ostream& os, DType t) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -98,10 +100,25 @@ Split split_number(const std::string& s) {
 
 class ElementFormatter {
  public:
+  // `plus` writes a '+' before non-negative numbers (NumPy's sign='+', for
+  // the imaginary parts of complex numbers).
   ElementFormatter(DType dtype, const std::vector<Scalar>& values,
-                   const PrintOptions& options, bool scalar)
-      : dtype_(dtype), precision_(options.precision) {
-    if (dtype == DType::Bool) {
+                   const PrintOptions& options, bool scalar, bool plus = false)
+      : dtype_(dtype), precision_(options.precision), plus_(plus) {
+    if (is_complex(dtype)) {
+      // NumPy's ComplexFloatingFormat: the real parts and the imaginary
+      // parts each get their own float layout.
+      std::vector<Scalar> re, im;
+      for (const auto& v : values) {
+        const auto z = v.to<std::complex<double>>();
+        re.emplace_back(z.real());
+        im.emplace_back(z.imag());
+      }
+      const DType part = complex_component_type(dtype);
+      real_ = std::make_unique<ElementFormatter>(part, re, options, scalar);
+      imag_ =
+          std::make_unique<ElementFormatter>(part, im, options, scalar, true);
+    } else if (dtype == DType::Bool) {
       width_ = scalar ? 0 : 5;  // " True" aligns with "False" in arrays
     } else if (!is_floating_point(dtype)) {
       for (const auto& v : values) {
@@ -113,6 +130,14 @@ class ElementFormatter {
   }
 
   std::string operator()(const Scalar& v) const {
+    if (real_) {
+      const auto z = v.to<std::complex<double>>();
+      std::string i = (*imag_)(Scalar(z.imag()));
+      // The 'j' goes before the imaginary part's padding.
+      const auto end = i.find_last_not_of(' ') + 1;
+      i.insert(end, "j");
+      return (*real_)(Scalar(z.real())) + i;
+    }
     if (dtype_ == DType::Bool) {
       return fmt::format("{:>{}}", v.to<bool>() ? "True" : "False", width_);
     }
@@ -121,11 +146,12 @@ class ElementFormatter {
     }
     const double x = v.to<double>();
     if (!std::isfinite(x)) {
-      const std::string text = std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
+      const std::string sign = x < 0 && std::isinf(x) ? "-" : plus_ ? "+" : "";
+      const std::string text = sign + (std::isnan(x) ? "nan" : "inf");
       return fmt::format("{:>{}}", text, pad_left_ + pad_right_ + 1);
     }
     if (exp_format_) {
-      Split p = split_number(shortest_digits(x, dtype_, precision_, true));
+      Split p = split_number(digits(x, true));
       p.frac_part.resize(static_cast<std::size_t>(exp_precision_), '0');
       p.exponent.insert(
           0,
@@ -135,12 +161,18 @@ class ElementFormatter {
       return fmt::format("{:>{}}.{}e{}{}", p.int_part, pad_left_, p.frac_part,
                          p.exp_sign, p.exponent);
     }
-    const Split p = split_number(shortest_digits(x, dtype_, precision_, false));
+    const Split p = split_number(digits(x, false));
     return fmt::format("{:>{}}.{:<{}}", p.int_part, pad_left_, p.frac_part,
                        pad_right_);
   }
 
  private:
+  std::string digits(double x, bool scientific) const {
+    std::string s = shortest_digits(x, dtype_, precision_, scientific);
+    if (plus_ && s.front() != '-') s.insert(0, "+");
+    return s;
+  }
+
   static std::string integer_text(const Scalar& v) {
     return v.kind() == Scalar::Kind::UInt
                ? std::to_string(v.to<std::uint64_t>())
@@ -171,8 +203,7 @@ class ElementFormatter {
                                     max_abs / min_abs > 1000.0);
     if (exp_format_) {
       for (double x : finite) {
-        const Split p =
-            split_number(shortest_digits(x, dtype_, precision_, true));
+        const Split p = split_number(digits(x, true));
         pad_left_ = std::max(pad_left_, static_cast<int>(p.int_part.size()));
         exp_precision_ =
             std::max(exp_precision_, static_cast<int>(p.frac_part.size()));
@@ -181,21 +212,23 @@ class ElementFormatter {
       pad_right_ = exp_size_ + 2 + exp_precision_;
     } else {
       for (double x : finite) {
-        const Split p =
-            split_number(shortest_digits(x, dtype_, precision_, false));
+        const Split p = split_number(digits(x, false));
         pad_left_ = std::max(pad_left_, static_cast<int>(p.int_part.size()));
         pad_right_ = std::max(pad_right_, static_cast<int>(p.frac_part.size()));
       }
     }
     if (has_nonfinite) {
       const int offset = pad_right_ + 1;
-      pad_left_ =
-          std::max({pad_left_, 3 - offset, 3 + (has_neg_inf ? 1 : 0) - offset});
+      pad_left_ = std::max(
+          {pad_left_, 3 - offset, 3 + (has_neg_inf || plus_ ? 1 : 0) - offset});
     }
   }
 
   DType dtype_;
   int precision_;
+  bool plus_ = false;
+  std::unique_ptr<ElementFormatter> real_;  // complex dtypes: the parts
+  std::unique_ptr<ElementFormatter> imag_;
   int width_ = 0;
   bool exp_format_ = false;
   int pad_left_ = 0;

@@ -1,5 +1,6 @@
 #include "tessel/core/scalar.hpp"
 
+#include <cmath>
 #include <ostream>
 
 namespace tessel {
@@ -10,6 +11,7 @@ DType Scalar::default_dtype() const {
     case Kind::Int: return DType::I64;
     case Kind::UInt: return DType::U64;
     case Kind::Float: break;
+    case Kind::Complex: return DType::C64;
   }
   return DType::F32;
 }
@@ -20,6 +22,11 @@ std::ostream& operator<<(std::ostream& os, const Scalar& s) {
     case Scalar::Kind::Int: return os << s.to<std::int64_t>();
     case Scalar::Kind::UInt: return os << s.to<std::uint64_t>();
     case Scalar::Kind::Float: break;
+    case Scalar::Kind::Complex: {
+      const auto z = s.to<std::complex<double>>();
+      return os << z.real() << (std::signbit(z.imag()) ? "-" : "+")
+                << std::abs(z.imag()) << "j";
+    }
   }
   return os << s.to<double>();
 }

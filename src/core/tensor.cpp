@@ -237,7 +237,7 @@ Scalar Tensor::get(std::span<const std::int64_t> idx) const {
     if (dtype() == DType::U4) return Scalar(static_cast<std::uint8_t>(nibble));
     return Scalar(static_cast<std::int8_t>(nibble >= 8 ? nibble - 16 : nibble));
   }
-  return detail::dispatch_element_type(dtype(), "get", [&]<class T>() {
+  return detail::dispatch_any_element_type(dtype(), "get", [&]<class T>() {
     return Scalar(*reinterpret_cast<const T*>(address));
   });
 }
@@ -256,7 +256,7 @@ void Tensor::set(std::span<const std::int64_t> idx, Scalar value) {
                : static_cast<std::uint8_t>((byte & 0x0f) | (nibble << 4));
     return;
   }
-  detail::dispatch_element_type(dtype(), "set", [&]<class T>() {
+  detail::dispatch_any_element_type(dtype(), "set", [&]<class T>() {
     *reinterpret_cast<T*>(address) = value.to<T>();
   });
 }

@@ -33,12 +33,15 @@ T load_swapped(const void* p) {
 }
 
 // A new row-major CPU tensor with `src`'s elements, whose bytes are in the
-// other byte order, swapped to this host's (one copy, then the swap).
+// other byte order, swapped to this host's (one copy, then the swap). A
+// complex element is two numbers, each swapped on its own.
 inline Tensor swapped_copy(const Tensor& src) {
   const DeviceGuard on_cpu(Device::cpu());  // file data is host memory
   Tensor out = empty(src.shape(), src.dtype());
   out.copy_(src);
-  byteswap(out.mutable_raw_data(), out.numel(), element_size(src.dtype()));
+  const int parts = is_complex(src.dtype()) ? 2 : 1;
+  byteswap(out.mutable_raw_data(), out.numel() * parts,
+           element_size(src.dtype()) / parts);
   return out;
 }
 

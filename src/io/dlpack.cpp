@@ -39,6 +39,8 @@ DLDataType dl_dtype_of(DType dtype) {
     case DType::BF16: return make(kDLBfloat, 16);
     case DType::F8E4M3FN: return make(dlpack::kDLFloat8_e4m3fn, 8);
     case DType::F8E5M2: return make(dlpack::kDLFloat8_e5m2, 8);
+    case DType::C64:
+    case DType::C128: return make(kDLComplex, dtype_traits(dtype).bits);
     default: break;
   }
   detail::fail(ErrorCode::BadDType, kExport,
@@ -75,7 +77,10 @@ DType dtype_of_dl(const DLDataType& t) {
     case kDLBfloat:
       if (t.bits == 16) return DType::BF16;
       bad_dtype(t, "bfloat must be 16 bits");
-    case kDLComplex: bad_dtype(t, "tessel has no complex dtypes");
+    case kDLComplex:
+      if (t.bits == 64) return DType::C64;
+      if (t.bits == 128) return DType::C128;
+      bad_dtype(t, "tessel's complex types are 64 and 128 bits");
     case dlpack::kDLBool:
       if (t.bits == 8) return DType::Bool;
       bad_dtype(t, "only byte-sized bool is supported");

@@ -35,10 +35,11 @@ Descr parse_descr(std::string_view d, std::int64_t offset) {
   }
   const std::string_view type = d.substr(1);
   constexpr std::pair<std::string_view, DType> kTypes[] = {
-      {"b1", DType::Bool}, {"u1", DType::U8},  {"i1", DType::I8},
-      {"i2", DType::I16},  {"i4", DType::I32}, {"i8", DType::I64},
-      {"u2", DType::U16},  {"u4", DType::U32}, {"u8", DType::U64},
-      {"f2", DType::F16},  {"f4", DType::F32}, {"f8", DType::F64},
+      {"b1", DType::Bool}, {"u1", DType::U8},    {"i1", DType::I8},
+      {"i2", DType::I16},  {"i4", DType::I32},   {"i8", DType::I64},
+      {"u2", DType::U16},  {"u4", DType::U32},   {"u8", DType::U64},
+      {"f2", DType::F16},  {"f4", DType::F32},   {"f8", DType::F64},
+      {"c8", DType::C64},  {"c16", DType::C128},
   };
   for (const auto& [name, dtype] : kTypes) {
     if (name == type) {
@@ -278,6 +279,7 @@ void save_npy(const std::filesystem::path& path, TensorSource& source,
   const std::string descr =
       fmt::format("{}{}{}", element_size(t.dtype) == 1 ? '|' : '<',
                   t.dtype == DType::Bool       ? 'b'
+                  : is_complex(t.dtype)        ? 'c'
                   : is_floating_point(t.dtype) ? 'f'
                   : is_signed(t.dtype)         ? 'i'
                                                : 'u',

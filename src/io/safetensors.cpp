@@ -45,6 +45,7 @@ constexpr std::pair<std::string_view, DType> kDTypes[] = {
     {"F64", DType::F64},
     {"I64", DType::I64},
     {"U64", DType::U64},
+    {"C64", DType::C64},  // safetensors has no complex128
 };
 
 std::optional<DType> dtype_from_string(std::string_view s) {

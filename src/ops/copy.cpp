@@ -42,8 +42,18 @@ Tensor block_bytes_view(const Tensor& t) {
 // Block-quantised data converts through f32 (DESIGN §1 rule 4): any block
 // type dequantises; quantising needs the type's quantiser and rows of whole
 // blocks. `t` is the tensor being converted (for its name and shape).
+//
+// Complex to a real type would drop the imaginary part without a word
+// (NumPy warns, the array API leaves it undefined): refused, the caller
+// says which part it means (real, imag, abs). Complex to bool is the
+// nonzero test, as the array API's astype.
 void check_castable(const Tensor& t, DType to, const char* op) {
   const DType from = t.dtype();
+  TESSEL_CHECK(!is_complex(from) || is_complex(to) || to == DType::Bool,
+               BadDType, op,
+               "{} -> {} would drop the imaginary part; take real(), imag() "
+               "or abs() first",
+               dtype_name(from), dtype_name(to));
   if (from == to || !is_block_quantized(to)) return;
   const auto& tr = dtype_traits(to);
   TESSEL_CHECK(quant::block_codec(to)->quantize != nullptr, BadDType, op,

@@ -10,7 +10,11 @@ namespace tessel {
 
 namespace {
 
-void check_inputs(const OpInfo& info, DType dtype, const char* op) {
+template <class Op>
+void check_inputs(Op op_id, DType dtype, const char* op) {
+  const OpInfo& info = op_info(op_id);
+  TESSEL_CHECK(!is_complex(dtype) || accepts_complex(op_id), BadDType, op,
+               "is not defined for complex tensors ({})", dtype_name(dtype));
   switch (info.inputs) {
     case InputKind::Any: return;
     case InputKind::NonBool:
@@ -32,10 +36,12 @@ void check_inputs(const OpInfo& info, DType dtype, const char* op) {
 }
 
 // Whether a result of dtype `from` may be stored into a tensor of dtype
-// `to` (PyTorch's rule: never float -> integer or bool, never integer ->
-// bool).
+// `to` (PyTorch's rule: never complex -> real, never float -> integer or
+// bool, never integer -> bool).
 bool can_store(DType from, DType to) {
-  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating_point(from) && !is_floating_point(to) && !is_complex(to))
+    return false;
   if (is_integral(from) && to == DType::Bool) return false;
   return true;
 }
@@ -104,20 +110,26 @@ DType output_dtype(const OpInfo& info, DType compute) {
   return info.result == ResultKind::Bool ? DType::Bool : compute;
 }
 
+// abs of a complex tensor is its real magnitude.
+DType output_dtype(UnaryOp op, DType compute) {
+  if (op == UnaryOp::Abs) return complex_component_type(compute);
+  return output_dtype(op_info(op), compute);
+}
+
 // ---- unary ----
 
 Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
                   const Tensor* out) {
   const OpInfo& info = op_info(op);
   ops::check_operand(info.name, x);
-  check_inputs(info, x.dtype(), info.name);
+  check_inputs(op, x.dtype(), info.name);
   TESSEL_CHECK(op != UnaryOp::Softplus || params.a != 0.0, BadShape, info.name,
                "beta must not be 0");
   // Packed and block operands count as f32 (DESIGN §1 rule 4).
   const DType in_dtype =
       is_byte_addressable(x.dtype()) ? x.dtype() : DType::F32;
   const DType compute = compute_dtype(info, in_dtype);
-  const DType result = output_dtype(info, compute);
+  const DType result = output_dtype(op, compute);
   auto kernel = [&](const Tensor& dst) {
     if (dst.numel() > 0)
       ops::backend_of(dst).unary(op, params, dst, x.to(compute));
@@ -144,7 +156,7 @@ Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
   const DType promoted = scalar_dtype
                              ? *scalar_dtype
                              : promote_types(a.dtype(), b.dtype(), info.name);
-  check_inputs(info, promoted, info.name);
+  check_inputs(op, promoted, info.name);
   const DType compute = compute_dtype(info, promoted);
   const DType result = output_dtype(info, compute);
   // The kernels compute narrow floats in f32 and round once: a step to the
@@ -197,7 +209,11 @@ Tensor scalar_tensor(const Scalar& s, DType dtype, Device device) {
 }  // namespace
 
 DType scalar_result_type(DType t, const Scalar& s) {
-  if (!is_byte_addressable(t)) return DType::F32;
+  if (!is_byte_addressable(t)) t = DType::F32;
+  // A complex number makes the result complex at the tensor's precision
+  // (f64 + 1j is c128, f32 or an integer tensor + 1j is c64: NumPy 2).
+  if (is_complex(t)) return t;
+  if (s.is_complex()) return complex_type_for(float_result_type(t));
   if (is_floating_point(t)) return t;
   if (s.is_floating_point()) return DType::F32;
   if (t == DType::Bool && s.is_integral()) return DType::I64;

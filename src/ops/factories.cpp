@@ -75,6 +75,9 @@ Tensor arange(Scalar end, DType dtype) { return arange(0, end, 1, dtype); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step,
               std::optional<DType> dtype) {
+  TESSEL_CHECK(!start.is_complex() && !end.is_complex() && !step.is_complex(),
+               BadDType, "arange",
+               "complex bounds have no order; use real ones");
   const bool all_int = !start.is_floating_point() && !end.is_floating_point() &&
                        !step.is_floating_point();
   const DType out_dtype = dtype.value_or(all_int ? DType::I64 : DType::F32);

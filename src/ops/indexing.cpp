@@ -228,6 +228,11 @@ Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
                "updates of shape {} differ from the index shape {}",
                shape_string(updates.shape()), shape_string(index.shape()));
   const Tensor idx = normalized_index(index, x.shape()[a], "scatter");
+  TESSEL_CHECK(!is_complex(x.dtype()) || reduce == ScatterReduce::None ||
+                   reduce == ScatterReduce::Add || reduce == ScatterReduce::Mul,
+               BadDType, "scatter",
+               "max/min reductions are not defined for complex tensors ({})",
+               dtype_name(x.dtype()));
   Tensor out = x.clone();
   const Tensor upd = updates.to(x.dtype()).contiguous();
   const ScatterMode mode = [&] {

@@ -9,6 +9,7 @@
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
+#include "tessel/ops/complex.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -139,11 +140,43 @@ Scalar empty_reduction(ReduceOp op, const Tensor& x, const char* name) {
 }
 
 Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
-              double correction = 1.0) {
+              double correction = 1.0);
+
+// Complex sums and means are the real reduction of view_as_real over the
+// same axes (the component axis kept): the SIMD paths, no complex kernel.
+// Products have a kernel; the other reductions are not defined (order,
+// arg-extremes, norms, var/std of complex are not in the array API).
+Tensor complex_reduce(ReduceOp op, const Tensor& x,
+                      const SmallVector<bool, 8>& mask, bool keepdims) {
+  const char* name = op_name(op);
+  TESSEL_CHECK(
+      op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod,
+      BadDType, name, "is not defined for complex tensors ({})",
+      dtype_name(x.dtype()));
+  if (op == ReduceOp::Prod) {
+    Plan p = plan(x, mask, keepdims);
+    if (p.shape.reduce == 0) return full(p.out_shape, 1, x.dtype(), x.device());
+    Tensor out = empty(p.out_shape, x.dtype(), x.device());
+    if (out.numel() > 0)
+      ops::backend_of(out).reduce(op, 1.0, p.input, out, p.shape);
+    return out;
+  }
+  Axes real_axes;
+  for (std::size_t d = 0; d < mask.size(); ++d) {
+    if (mask[d]) real_axes.push_back(static_cast<std::int64_t>(d));
+  }
+  if (real_axes.empty()) return x.clone();  // a rank-0 tensor
+  const Tensor parts = reduce(op, view_as_real(x), real_axes, keepdims);
+  return view_as_complex(parts.contiguous());
+}
+
+Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
+              double correction) {
   const char* name = op_name(op);
   const Tensor x = operand(x_in, name);
   const auto rank = static_cast<std::int64_t>(x.shape().size());
   const auto mask = rules::reduced_axes(axes, rank, name);
+  if (is_complex(x.dtype())) return complex_reduce(op, x, mask, keepdims);
   Plan p = plan(x, mask, keepdims);
   const DType out_dtype = result_dtype(op, x.dtype());
   if (p.shape.reduce == 0) {

@@ -25,6 +25,7 @@ nb::class_<Tensor> bind_tensor(nb::module_& m);
 void bind_indexing(nb::class_<Tensor>& cls);
 void bind_interop(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void bind_complex(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_factories(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_autograd(nb::module_& m);

@@ -52,7 +52,7 @@ Tensor keep_int8(const Tensor& result, std::span<const Tensor> inputs) {
 
 bool is_python_scalar(nb::handle value) {
   return PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) ||
-         PyFloat_Check(value.ptr());
+         PyFloat_Check(value.ptr()) || PyComplex_Check(value.ptr());
 }
 
 Scalar to_scalar(nb::handle value) {
@@ -72,9 +72,13 @@ Scalar to_scalar(nb::handle value) {
                                              " does not fit in 64 bits");
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
-  throw_error(
-      ErrorCode::BadDType,
-      "[scalar] expected a bool, int or float, got " + python_type_name(value));
+  if (PyComplex_Check(o)) {
+    return Scalar(std::complex<double>(PyComplex_RealAsDouble(o),
+                                       PyComplex_ImagAsDouble(o)));
+  }
+  throw_error(ErrorCode::BadDType,
+              "[scalar] expected a bool, int, float or complex, got " +
+                  python_type_name(value));
 }
 
 nb::object scalar_to_python(const Scalar& value) {
@@ -83,6 +87,10 @@ nb::object scalar_to_python(const Scalar& value) {
     case Scalar::Kind::Int: return nb::int_(value.to<std::int64_t>());
     case Scalar::Kind::UInt: return nb::int_(value.to<std::uint64_t>());
     case Scalar::Kind::Float: break;
+    case Scalar::Kind::Complex: {
+      const auto z = value.to<std::complex<double>>();
+      return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+    }
   }
   return nb::float_(value.to<double>());
 }
@@ -187,7 +195,7 @@ Tensor to_tensor(nb::handle value) {
   nb::object array = numpy.attr("array")(value);
   const std::string kind =
       nb::cast<std::string>(array.attr("dtype").attr("kind"));
-  if (kind == "O" || kind == "U" || kind == "S" || kind == "V" || kind == "c") {
+  if (kind == "O" || kind == "U" || kind == "S" || kind == "V") {
     throw_error(ErrorCode::BadDType, "[asarray] cannot make a tensor from " +
                                          python_type_name(value) +
                                          " (NumPy reads it as dtype " +
@@ -195,6 +203,8 @@ Tensor to_tensor(nb::handle value) {
   }
   if (from_python && kind == "f")
     array = array.attr("astype")(numpy.attr("float32"));
+  if (from_python && kind == "c")
+    array = array.attr("astype")(numpy.attr("complex64"));
   if (!nb::cast<bool>(array.attr("flags").attr("writeable")))
     array = array.attr("copy")();
   if (kind == "b") {

@@ -31,6 +31,8 @@ std::string python_name(DType dtype) {
     case DType::F8E5M2: return "float8_e5m2";
     case DType::I4: return "int4";
     case DType::U4: return "uint4";
+    case DType::C64: return "complex64";
+    case DType::C128: return "complex128";
     default: return std::string(dtype_name(dtype));
   }
 }
@@ -58,6 +60,8 @@ DType to_dtype(nb::handle value) {
   if (value.is(reinterpret_cast<PyObject*>(&PyBool_Type))) return DType::Bool;
   if (value.is(reinterpret_cast<PyObject*>(&PyLong_Type))) return DType::I64;
   if (value.is(reinterpret_cast<PyObject*>(&PyFloat_Type))) return DType::F64;
+  if (value.is(reinterpret_cast<PyObject*>(&PyComplex_Type)))
+    return DType::C128;
   // A NumPy dtype or scalar type (np.float32, np.dtype("int8")): by name.
   if (nb::hasattr(value, "dtype") || nb::hasattr(value, "itemsize")) {
     nb::object numpy_dtype = nb::module_::import_("numpy").attr("dtype")(value);
@@ -97,6 +101,8 @@ void bind_dtypes(nb::module_& m) {
           "Elements per block (1 unless block-quantised).")
       .def_prop_ro("is_floating_point",
                    [](const PyDType& d) { return is_floating_point(d.value); })
+      .def_prop_ro("is_complex",
+                   [](const PyDType& d) { return is_complex(d.value); })
       .def_prop_ro("is_integral",
                    [](const PyDType& d) { return is_integral(d.value); })
       .def_prop_ro("is_quantized",

@@ -118,6 +118,9 @@ const char* buffer_format(DType dtype) {
     case DType::F16: return "e";
     case DType::F32: return "f";
     case DType::F64: return "d";
+    case DType::C64:
+      return "Zf";  // PEP 3118's complex codes (NumPy reads them)
+    case DType::C128: return "Zd";
     default: return nullptr;
   }
 }

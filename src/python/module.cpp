@@ -14,6 +14,7 @@ NB_MODULE(_tessel, m) {
   bind_dtypes(m);
   auto tensor_class = bind_tensor(m);
   bind_ops(m, tensor_class);
+  bind_complex(m, tensor_class);
   bind_factories(m);
   bind_io(m);
   bind_autograd(m);

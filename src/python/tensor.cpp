@@ -88,6 +88,19 @@ Scalar one_element(const Tensor& t, const char* op) {
   return t.item_scalar();
 }
 
+// A real number from a one-element tensor: like Python's complex, a
+// complex tensor does not silently become real.
+Scalar one_real_element(const Tensor& t, const char* op) {
+  if (is_complex(t.dtype())) {
+    PyErr_Format(PyExc_TypeError,
+                 "[%s] a complex tensor has no real value; take .real or "
+                 "abs() first",
+                 op);
+    throw nb::python_error();
+  }
+  return one_element(t, op);
+}
+
 // NumPy's repr with tessel's names: tessel.Tensor([1., 2.], dtype=float32).
 std::string repr(const Tensor& t) {
   PrintOptions options;
@@ -292,17 +305,17 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
           [](const Tensor& t) { return one_element(t, "__bool__").to<bool>(); })
       .def("__int__",
            [](const Tensor& t) {
-             return one_element(t, "__int__").to<std::int64_t>();
+             return one_real_element(t, "__int__").to<std::int64_t>();
            })
       .def("__complex__",
            [](const Tensor& t) {
-             // Real dtypes only (complex ones are not in the core yet).
-             const double v = one_element(t, "__complex__").to<double>();
-             return nb::steal(PyComplex_FromDoubles(v, 0.0));
+             const auto z =
+                 one_element(t, "__complex__").to<std::complex<double>>();
+             return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
            })
       .def("__float__",
            [](const Tensor& t) {
-             return one_element(t, "__float__").to<double>();
+             return one_real_element(t, "__float__").to<double>();
            })
       .def("__index__",
            [](const Tensor& t) {

@@ -31,7 +31,8 @@ TEST(DType, NamesFollowDesign) {
       {DType::IQ1_S, "iq1_s"},     {DType::IQ1_M, "iq1_m"},
       {DType::IQ4_NL, "iq4_nl"},   {DType::IQ4_XS, "iq4_xs"},
       {DType::TQ1_0, "tq1_0"},     {DType::TQ2_0, "tq2_0"},
-      {DType::MXFP4, "mxfp4"},
+      {DType::MXFP4, "mxfp4"},     {DType::C64, "c64"},
+      {DType::C128, "c128"},
   };
   ASSERT_EQ(std::size(expected), static_cast<std::size_t>(kNumDTypes));
   for (const auto& [dtype, name] : expected) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -18,8 +19,12 @@ inline constexpr bool is_narrow_float_v =
     std::is_same_v<T, Float8E4M3FN> || std::is_same_v<T, Float8E5M2>;
 
 template <class T>
+inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> ||
+                                     std::is_same_v<T, std::complex<double>>;
+
+template <class T>
 inline constexpr bool is_element_type_v =
-    std::is_arithmetic_v<T> || is_narrow_float_v<T>;
+    std::is_arithmetic_v<T> || is_narrow_float_v<T> || is_complex_v<T>;
 
 namespace detail {
 
@@ -102,6 +107,23 @@ To convert(From v, bool saturate = false) {
   static_assert(is_element_type_v<To> && is_element_type_v<From>);
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (is_complex_v<To>) {
+    // Each component converts as its real type; a real value gets +0i.
+    using Part = typename To::value_type;
+    if constexpr (is_complex_v<From>) {
+      return To(static_cast<Part>(v.real()), static_cast<Part>(v.imag()));
+    } else {
+      return To(convert<Part>(v, saturate), Part(0));
+    }
+  } else if constexpr (is_complex_v<From>) {
+    // To bool: nonzero when either part is (NumPy, the array API). To a real
+    // type: the real part, as NumPy's cast; the tensor-level cast refuses
+    // this (Tensor::to, docs/dtypes.md), so only explicit callers get here.
+    if constexpr (std::is_same_v<To, bool>) {
+      return v.real() != 0 || v.imag() != 0;
+    } else {
+      return convert<To>(v.real(), saturate);
+    }
   } else if constexpr (is_narrow_float_v<From>) {
     // Narrow floats widen exactly; only NaN payloads and the float8 integer
     // rule need care to match NumPy and ml_dtypes bit for bit.

@@ -2,6 +2,7 @@
 // the single source: the enum, the names and the traits table come from it.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <iosfwd>
 #include <string_view>
@@ -11,6 +12,8 @@
 namespace tessel {
 
 // X(enum, name, kind, bits per element, elements per block, bytes per block)
+// The complex types come last so that adding them kept every older enum
+// value; c64 is two f32 (real, imaginary), as std::complex<float>.
 // bits is 0 for block-quantised types; bytes per block is 0 for the packed
 // sub-byte integers (two elements share a byte, low nibble first).
 #define TESSEL_FOR_EACH_DTYPE(X)               \
@@ -54,7 +57,9 @@ namespace tessel {
   X(IQ4_XS, "iq4_xs", Quantized, 0, 256, 136)  \
   X(TQ1_0, "tq1_0", Quantized, 0, 256, 54)     \
   X(TQ2_0, "tq2_0", Quantized, 0, 256, 66)     \
-  X(MXFP4, "mxfp4", Quantized, 0, 32, 17)
+  X(MXFP4, "mxfp4", Quantized, 0, 32, 17)      \
+  X(C64, "c64", Complex, 64, 1, 8)             \
+  X(C128, "c128", Complex, 128, 1, 16)
 
 enum class DType : std::uint8_t {
 #define TESSEL_DTYPE_ENUM(e, name, kind, bits, block, bytes) e,
@@ -68,7 +73,14 @@ inline constexpr int kNumDTypes = 0
 #undef TESSEL_DTYPE_COUNT
     ;
 
-enum class DTypeKind : std::uint8_t { Bool, UInt, Int, Float, Quantized };
+enum class DTypeKind : std::uint8_t {
+  Bool,
+  UInt,
+  Int,
+  Float,
+  Quantized,
+  Complex
+};
 
 struct DTypeTraits {
   DType dtype;
@@ -95,8 +107,23 @@ constexpr std::string_view dtype_name(DType t) { return dtype_traits(t).name; }
 // "bfloat16", "int8", "float8_e4m3fn", ...); E2201 when unknown.
 DType parse_dtype(std::string_view name);
 
+// Real floating point only, as PyTorch's is_floating_point: complex types
+// answer is_complex.
 constexpr bool is_floating_point(DType t) {
   return dtype_traits(t).kind == DTypeKind::Float;
+}
+constexpr bool is_complex(DType t) {
+  return dtype_traits(t).kind == DTypeKind::Complex;
+}
+// The dtype of one component of a complex type (c64 -> f32, c128 -> f64);
+// any other dtype is its own.
+constexpr DType complex_component_type(DType t) {
+  return t == DType::C64 ? DType::F32 : t == DType::C128 ? DType::F64 : t;
+}
+// The complex type whose components hold a value of dtype t: c128 for f64
+// and c128, c64 for everything else (f32 being the default float).
+constexpr DType complex_type_for(DType t) {
+  return t == DType::F64 || t == DType::C128 ? DType::C128 : DType::C64;
 }
 constexpr bool is_integral(DType t) {
   const auto k = dtype_traits(t).kind;
@@ -104,7 +131,8 @@ constexpr bool is_integral(DType t) {
 }
 constexpr bool is_signed(DType t) {
   const auto k = dtype_traits(t).kind;
-  return k == DTypeKind::Int || k == DTypeKind::Float;
+  return k == DTypeKind::Int || k == DTypeKind::Float ||
+         k == DTypeKind::Complex;
 }
 constexpr bool is_block_quantized(DType t) {
   return dtype_traits(t).kind == DTypeKind::Quantized;
@@ -128,6 +156,8 @@ std::int64_t storage_bytes(DType t, std::int64_t numel);
 std::int64_t bytes_through_element(DType t, std::int64_t last);
 
 // The result dtype of a binary op on tensors of dtypes a and b (DESIGN §1):
+// a complex operand makes the result complex, c128 when either side holds
+// f64 precision (c64 with f64 is c128, as NumPy and the array API);
 // f64 wins, then f32; two different floats of 16 bits or fewer give f32;
 // i8 with i8 gives i16; other integers follow the Python array-API lattice;
 // i4/u4 and block types count as f32; integers and bool yield to floats.
@@ -135,7 +165,8 @@ std::int64_t bytes_through_element(DType t, std::int64_t last);
 DType promote_types(DType a, DType b, const char* op = "promote_types");
 
 // The dtype an op that needs floats computes in for an input of dtype t:
-// t itself for floats, f32 for everything else (PyTorch's default float).
+// t itself for floats and complex, f32 for everything else (PyTorch's
+// default float).
 DType float_result_type(DType t);
 
 // The DType of a C++ element type (bool, std::int32_t, float, Half, ...).
@@ -161,6 +192,8 @@ TESSEL_DTYPE_OF(float, F32)
 TESSEL_DTYPE_OF(double, F64)
 TESSEL_DTYPE_OF(Float8E4M3FN, F8E4M3FN)
 TESSEL_DTYPE_OF(Float8E5M2, F8E5M2)
+TESSEL_DTYPE_OF(std::complex<float>, C64)
+TESSEL_DTYPE_OF(std::complex<double>, C128)
 #undef TESSEL_DTYPE_OF
 template <class T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;

@@ -74,7 +74,7 @@ dlpack::DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t);
 // byte_offset and strides; NULL strides mean compact row-major. kDLCPU and
 // kDLCUDAHost (pinned host memory) give CPU tensors; kDLCUDA needs a usable
 // CUDA device; other devices are E2501. E3001 for what tessel cannot
-// represent or does not trust: lanes != 1, unknown/complex/sub-byte codes,
+// represent or does not trust: lanes != 1, unknown or sub-byte codes,
 // bad ndim, negative extents or strides, size overflow, a NULL data pointer
 // with elements. A null `managed` is E3001 too.
 Tensor from_dlpack(DLManagedTensor* managed);

@@ -57,7 +57,7 @@ enum class InputKind : std::uint8_t {
   X(Asinh, asinh, Float, Any, Plain, Scalar)           \
   X(Acosh, acosh, Float, Any, Plain, Scalar)           \
   X(Atanh, atanh, Float, Any, Plain, Scalar)           \
-  X(Square, square, Same, NonBool, Plain, Scalar)      \
+  X(Square, square, Same, NonBool, Plain, Simd)        \
   X(Sigmoid, sigmoid, Float, Any, Plain, Simd)         \
   X(Relu, relu, Same, NonBool, Plain, Simd)            \
   X(LeakyRelu, leaky_relu, Float, Any, Param, Simd)    \
@@ -146,6 +146,60 @@ constexpr const OpInfo& op_info(BinaryOp op) {
 
 inline constexpr int kUnaryOpCount = sizeof(kUnaryOps) / sizeof(OpInfo);
 inline constexpr int kBinaryOpCount = sizeof(kBinaryOps) / sizeof(OpInfo);
+
+// The ops defined on complex tensors (the array API's list); the others
+// are E2201 for c64 and c128. abs gives the real magnitude, the Bool ops
+// test both parts, round rounds each part.
+constexpr bool accepts_complex(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Sign:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Reciprocal:
+    case UnaryOp::Exp:
+    case UnaryOp::Expm1:
+    case UnaryOp::Log:
+    case UnaryOp::Log1p:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Tanh:
+    case UnaryOp::Tan:
+    case UnaryOp::Asin:
+    case UnaryOp::Acos:
+    case UnaryOp::Atan:
+    case UnaryOp::Sinh:
+    case UnaryOp::Cosh:
+    case UnaryOp::Asinh:
+    case UnaryOp::Acosh:
+    case UnaryOp::Atanh:
+    case UnaryOp::Square:
+    case UnaryOp::Round:
+    case UnaryOp::IsNan:
+    case UnaryOp::IsInf:
+    case UnaryOp::IsFinite:
+    case UnaryOp::LogicalNot: return true;
+    default: return false;
+  }
+}
+constexpr bool accepts_complex(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr:
+    case BinaryOp::LogicalXor: return true;
+    default: return false;
+  }
+}
 
 // The parameters of parameterised unary ops (leaky_relu's negative slope,
 // elu's alpha, softplus's beta and threshold).

@@ -1,3 +1,4 @@
+#include "backends/cpu/complex_kernels.hpp"
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/elementwise_kernels.hpp"
 #include "backends/cpu/scalar_ops.hpp"
@@ -73,6 +74,10 @@ void binary(BinaryOp op, const KernelOutput& out, const KernelInput& a,
       std::span<const std::int64_t>(bs)};
   const std::array<char*, 3> base{base_pointer(out), base_pointer(a),
                                   base_pointer(b)};
+  if (is_complex(a.dtype())) {
+    complex_binary(op, out, a, b);
+    return;
+  }
   detail::dispatch_element_type(a.dtype(), op_info(op).name, [&]<class T>() {
     switch (op) {
 #define TESSEL_BINARY_CASE(e, name, result, inputs, kind, kernel)              \

@@ -45,6 +45,11 @@ void cast_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
   }
 }
 
+// A c128 element: moved as one 16-byte word.
+struct Word16 {
+  std::uint64_t half[2];
+};
+
 // Same dtype: move bytes, as wide words when the runs are contiguous.
 template <class Word>
 void move_run(std::array<char*, 2>& p, const std::array<std::int64_t, 2>& s,
@@ -135,12 +140,13 @@ void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate) {
       case 1: run.template operator()<std::uint8_t>(); break;
       case 2: run.template operator()<std::uint16_t>(); break;
       case 4: run.template operator()<std::uint32_t>(); break;
-      default: run.template operator()<std::uint64_t>(); break;
+      case 8: run.template operator()<std::uint64_t>(); break;
+      default: run.template operator()<Word16>(); break;
     }
     return;
   }
-  detail::dispatch_element_type(dst.dtype(), "copy", [&]<class To>() {
-    detail::dispatch_element_type(src.dtype(), "copy", [&]<class From>() {
+  detail::dispatch_any_element_type(dst.dtype(), "copy", [&]<class To>() {
+    detail::dispatch_any_element_type(src.dtype(), "copy", [&]<class From>() {
       if (saturate) {
         for_each_strided<2>(dst.shape(), base, strides,
                             cast_run<To, From, true>);
@@ -153,7 +159,7 @@ void copy_cast(const KernelOutput& dst, const KernelInput& src, bool saturate) {
 }
 
 void fill(const KernelOutput& dst, const Scalar& value) {
-  detail::dispatch_element_type(dst.dtype(), "fill", [&]<class T>() {
+  detail::dispatch_any_element_type(dst.dtype(), "fill", [&]<class T>() {
     const T v = value.to<T>();
     const Strides ds = dst.byte_strides();
     const std::array<std::span<const std::int64_t>, 1> strides{

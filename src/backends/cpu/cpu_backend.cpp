@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 
 #include "backends/cpu/attention_kernels.hpp"
@@ -43,8 +44,9 @@ void CpuBackend::fill(const Tensor& dst, const Scalar& value) const {
   const KernelOutput d = out(dst);
   // Zero is all-zero bytes in every dtype (block formats: scale 0), and
   // memset is the fastest way to write it.
-  if (d.is_contiguous() && value.to<double>() == 0.0 &&
-      !(value.is_floating_point() && std::signbit(value.to<double>()))) {
+  const auto z = value.to<std::complex<double>>();  // both parts of a complex
+  if (d.is_contiguous() && z.real() == 0.0 && z.imag() == 0.0 &&
+      !std::signbit(z.real()) && !std::signbit(z.imag())) {
     std::memset(d.raw_data(), 0,
                 static_cast<std::size_t>(storage_bytes(d.dtype(), d.numel())));
     return;

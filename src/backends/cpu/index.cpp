@@ -104,9 +104,42 @@ void gather_elements(const KernelInput& x, const KernelInput& index,
   });
 }
 
+namespace {
+
+// Complex scatters: assignment, sums and products (the op layer refuses
+// max/min, which need an order).
+void scatter_complex(const KernelOutput& out, const KernelInput& index,
+                     const KernelInput& updates, std::int64_t axis,
+                     ScatterMode mode) {
+  detail::dispatch_complex_type(out.dtype(), "scatter", [&]<class T>() {
+    auto* data = reinterpret_cast<T*>(out.storage_base());
+    const auto* idx = index.const_data<std::int64_t>();
+    const auto* upd = updates.const_data<T>();
+    for_each_index(index.shape(), [&](std::int64_t i, const Shape& p) {
+      T& target =
+          data[offset_with(out, p, static_cast<std::size_t>(axis), idx[i])];
+      if (mode == ScatterMode::Add) {
+        target += upd[i];
+      } else if (mode == ScatterMode::Mul) {
+        const T u = upd[i];
+        target = T(target.real() * u.real() - target.imag() * u.imag(),
+                   target.real() * u.imag() + target.imag() * u.real());
+      } else {
+        target = upd[i];
+      }
+    });
+  });
+}
+
+}  // namespace
+
 void scatter_elements(const KernelOutput& out, const KernelInput& index,
                       const KernelInput& updates, std::int64_t axis,
                       ScatterMode mode) {
+  if (is_complex(out.dtype())) {
+    scatter_complex(out, index, updates, axis, mode);
+    return;
+  }
   detail::dispatch_element_type(out.dtype(), "scatter", [&]<class T>() {
     using C = compute_t<T>;
     auto* data = reinterpret_cast<T*>(out.storage_base());

@@ -4,6 +4,7 @@
 // partial results are combined in order, so results do not depend on the
 // thread count.
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <vector>
 
@@ -339,10 +340,38 @@ void dispatch_result(DType out, F&& f) {
   TESSEL_ASSERT(false && "unexpected reduction output dtype");
 }
 
+// The product of complex values, the one complex reduction without a
+// real-view form (the op layer runs complex sums and means on
+// view_as_real). Accumulates in c128, rounding once, like the f32 paths.
+void complex_product(const KernelInput& in, const KernelOutput& out,
+                     const ReduceShape& s) {
+  detail::dispatch_complex_type(in.dtype(), "prod", [&]<class C>() {
+    const C* x = in.const_data<C>();
+    C* y = out.data<C>();
+    parallel_for(
+        0, s.outer * s.inner, 256, [&](std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t o = lo; o < hi; ++o) {
+            const C* row = x + (o / s.inner) * s.reduce * s.inner + o % s.inner;
+            std::complex<double> v(1.0, 0.0);
+            for (std::int64_t r = 0; r < s.reduce; ++r) {
+              const std::complex<double> z(row[r * s.inner]);
+              v = {v.real() * z.real() - v.imag() * z.imag(),
+                   v.real() * z.imag() + v.imag() * z.real()};
+            }
+            y[o] = C(v);
+          }
+        });
+  });
+}
+
 }  // namespace
 
 void reduce(ReduceOp op, double correction, const KernelInput& in,
             const KernelOutput& out, const ReduceShape& s) {
+  if (is_complex(in.dtype())) {
+    complex_product(in, out, s);  // the op layer sends only prod here
+    return;
+  }
   detail::dispatch_element_type(in.dtype(), "reduce", [&]<class T>() {
     dispatch_result<T>(out.dtype(), [&]<class Out>() {
       const T* x = in.const_data<T>();

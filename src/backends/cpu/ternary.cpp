@@ -34,7 +34,7 @@ const T& at(const char* p, std::int64_t k, std::int64_t stride) {
 
 void where(const KernelOutput& out, const KernelInput& cond,
            const KernelInput& a, const KernelInput& b) {
-  detail::dispatch_element_type(out.dtype(), "where", [&]<class T>() {
+  detail::dispatch_any_element_type(out.dtype(), "where", [&]<class T>() {
     for_each_4(out, cond, a, b, [](auto& p, const auto& s, std::int64_t n) {
       for (std::int64_t k = 0; k < n; ++k) {
         *reinterpret_cast<T*>(p[0] + k * s[0]) = at<bool>(p[1], k, s[1])

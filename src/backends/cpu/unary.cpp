@@ -1,3 +1,4 @@
+#include "backends/cpu/complex_kernels.hpp"
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/elementwise_kernels.hpp"
 #include "backends/cpu/scalar_ops.hpp"
@@ -55,6 +56,10 @@ void unary(UnaryOp op, const UnaryParams& params, const KernelOutput& out,
   const std::array<std::span<const std::int64_t>, 2> strides{
       std::span<const std::int64_t>(os), std::span<const std::int64_t>(is)};
   const std::array<char*, 2> base{base_pointer(out), base_pointer(in)};
+  if (is_complex(in.dtype())) {
+    complex_unary(op, out, in);
+    return;
+  }
   detail::dispatch_element_type(in.dtype(), op_info(op).name, [&]<class T>() {
     switch (op) {
 #define TESSEL_UNARY_CASE(e, name, result, inputs, kind, kernel)               \

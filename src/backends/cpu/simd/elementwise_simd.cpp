@@ -166,6 +166,8 @@ TESSEL_SIMD_UNARY(Sign) {
 
 TESSEL_SIMD_UNARY(Sqrt) { return hn::Sqrt(x); }
 
+TESSEL_SIMD_UNARY(Square) { return hn::Mul(x, x); }
+
 TESSEL_SIMD_UNARY(Rsqrt) {
   const V one = hn::Set(d, 1.0f);
   return hn::Div(one, hn::Sqrt(x));
