@@ -51,6 +51,7 @@
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/embedding.hpp"
 #include "tessel/ops/factories.hpp"
+#include "tessel/ops/fft.hpp"
 #include "tessel/ops/indexing.hpp"
 #include "tessel/ops/linalg.hpp"
 #include "tessel/ops/norm.hpp"

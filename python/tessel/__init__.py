@@ -17,6 +17,7 @@ from ._tessel import autograd as autograd, dtype as dtype
 from ._array_api import *  # noqa: F401,F403
 from ._array_api import __array_namespace_info__ as __array_namespace_info__
 from . import linalg as linalg
+from . import fft as fft
 
 __version__: str = _tessel.build_version
 __array_api_version__: str = "2024.12"

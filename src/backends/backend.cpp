@@ -126,6 +126,9 @@ void Backend::svd(const MatrixBatch&, const Tensor&, const Tensor&,
                   const Tensor&, const Tensor&, bool, const Tensor&) const {
   missing("svd");
 }
+void Backend::fft_rows(const Tensor&, const Tensor&, bool) const {
+  missing("fft_rows");
+}
 void Backend::mask_coordinates(const Tensor&, const Tensor&) const {
   missing("mask_coordinates");
 }

@@ -179,6 +179,13 @@ class Backend {
                    const Tensor& s, const Tensor& vh, bool full,
                    const Tensor& status) const;
 
+  // ---- Fourier transforms: ops/fft.cpp ----
+  // The unscaled DFT of every row (the last axis) of the contiguous c128
+  // `in` into the contiguous c128 `out` of its shape: e^(-2 pi i jk/n)
+  // forward, e^(+2 pi i jk/n) when `inverse`.
+  virtual void fft_rows(const Tensor& in, const Tensor& out,
+                        bool inverse) const;
+
   // In place on contiguous f32 param, exp_avg, exp_avg_sq of grad's shape.
   virtual void adam_update(const AdamStep& s, const Tensor& param,
                            const Tensor& grad, const Tensor& exp_avg,

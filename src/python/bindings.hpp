@@ -30,6 +30,7 @@ void bind_factories(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_autograd(nb::module_& m);
 void bind_linalg_decompositions(nb::module_& m);
+void bind_fft(nb::module_& m);
 void bind_models(nb::module_& m);
 void bind_quantize(nb::module_& m);
 void bind_merge(nb::module_& m);

@@ -19,6 +19,7 @@ NB_MODULE(_tessel, m) {
   bind_io(m);
   bind_autograd(m);
   bind_linalg_decompositions(m);
+  bind_fft(m);
   bind_models(m);
   bind_quantize(m);
   bind_merge(m);

@@ -248,9 +248,9 @@ TEST(DLPack, RefusesWhatItCannotRepresentOrTrust) {
   };
   const Case cases[] = {
       {"lanes", [](DLTensor& t) { t.dtype.lanes = 4; }, "E3001", "lanes"},
-      {"complex",
+      {"complex of 32 bits",
        [](DLTensor& t) {
-         t.dtype = {kDLComplex, 64, 1};
+         t.dtype = {kDLComplex, 32, 1};
        },
        "E3001", "complex"},
       {"unknown code", [](DLTensor& t) { t.dtype.code = 99; }, "E3001",

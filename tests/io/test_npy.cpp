@@ -106,9 +106,9 @@ TEST(Npy, MalformedFilesAreE3001WithAnOffset) {
   long_header[9] = 0xff;
   EXPECT_TESSEL_ERROR(parse_npy(long_header), "E3001", "past the end");
   EXPECT_TESSEL_ERROR(
-      parse_npy(npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}",
-                    std::vector<std::uint8_t>(8))),
-      "E3001", "'<c8'");
+      parse_npy(npy("{'descr': '<c32', 'fortran_order': False, 'shape': (1,)}",
+                    std::vector<std::uint8_t>(32))),
+      "E3001", "'<c32'");  // complex256: NumPy's long double pair
   EXPECT_TESSEL_ERROR(
       parse_npy(npy("{'descr': '<f4', 'shape': (1,)}", bytes_of({1}))), "E3001",
       "needs");

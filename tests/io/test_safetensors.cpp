@@ -133,8 +133,9 @@ TEST(Safetensors, RejectsMalformedHeaders) {
   expect_malformed("[]", 0, "not a JSON object");
   expect_malformed(R"({"x":{"dtype":"F32","shape":[1e99999]}})", 0,
                    "not valid JSON");  // found by the fuzzer
-  expect_malformed(R"({"x":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})",
-                   8, "not supported");
+  expect_malformed(
+      R"({"x":{"dtype":"F8_E8M0","shape":[1],"data_offsets":[0,1]}})", 1,
+      "not supported");
   expect_malformed(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
                    8, "needs 12");
   expect_malformed(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})",

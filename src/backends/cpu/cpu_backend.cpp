@@ -9,6 +9,7 @@
 #include "backends/cpu/attention_kernels.hpp"
 #include "backends/cpu/decomposition_kernels.hpp"
 #include "backends/cpu/elementwise_kernels.hpp"
+#include "backends/cpu/fft_kernels.hpp"
 #include "backends/cpu/index_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/norm_kernels.hpp"
@@ -164,6 +165,13 @@ void CpuBackend::sort_runs(const Tensor& x, const Tensor& values,
                            bool descending) const {
   cpu::sort_runs(in(x), out(values), out(indices), shape, descending);
 }
+// ---- Fourier transforms ----
+
+void CpuBackend::fft_rows(const Tensor& in_rows, const Tensor& out_rows,
+                          bool inverse) const {
+  cpu::fft_rows(in(in_rows), out(out_rows), inverse);
+}
+
 // ---- matrix decompositions ----
 
 void CpuBackend::slogdet(const MatrixBatch& b, const Tensor& a,

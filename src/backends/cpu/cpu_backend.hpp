@@ -66,6 +66,8 @@ class CpuBackend final : public Backend {
                  std::int64_t depth, const Tensor& out) const override;
   void sort_runs(const Tensor& x, const Tensor& values, const Tensor& indices,
                  const ReduceShape& shape, bool descending) const override;
+  void fft_rows(const Tensor& in, const Tensor& out,
+                bool inverse) const override;
   void slogdet(const MatrixBatch& b, const Tensor& a, const Tensor& sign,
                const Tensor& logabsdet) const override;
   void solve(const MatrixBatch& b, const Tensor& a, const Tensor& rhs,
