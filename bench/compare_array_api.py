@@ -9,7 +9,10 @@ the array API namespace"):
    (the OpenBLAS its wheel bundles): one 256 x 256 float64 matrix, and a
    batch of 512 4 x 4 ones, where the per-matrix cost shows;
 4. complex64/complex128: element-wise ops and sums on 10^6 elements, and
-   matmul (four real GEMMs on the parts against NumPy's cgemm/zgemm).
+   matmul (four real GEMMs on the parts against NumPy's cgemm/zgemm);
+5. tessel.fft (written here) against numpy.fft (pocketfft): a power of
+   two, a mixed-radix length, a prime (Bluestein), a batch of short rows,
+   and the real transform.
 
 Ratios are tessel / NumPy time: below 1 is faster.
 
@@ -107,6 +110,24 @@ def main():
         ("matmul c64 256", "tessel.matmul(tm, tm)", "np.matmul(nm, nm)", env4),
         ("matmul c128 256", "tessel.matmul(tm2, tm2)", "np.matmul(nm2, nm2)", env4),
     ], number=5)
+
+    big = (rng.standard_normal(2**20) + 1j * rng.standard_normal(2**20))
+    mixed = big[:1000 * 1000].reshape(1000, 1000)
+    prime = big[:1009 * 1009].reshape(1009, 1009)
+    rows = big[:4096 * 64].reshape(4096, 64)
+    real = rng.standard_normal(2**20)
+    env5 = {"tf": tessel.fft, "nf": np.fft, "tb": tessel.asarray(big), "nb": big,
+            "tx": tessel.asarray(mixed), "nx": mixed, "tp": tessel.asarray(prime),
+            "np_": prime, "tr": tessel.asarray(rows), "nr": rows,
+            "tl": tessel.asarray(real), "nl": real}
+    table("5. fft, complex128 / float64", [
+        ("fft 2^20", "tf.fft(tb)", "nf.fft(nb)", env5),
+        ("fft 1000 x 1000 rows", "tf.fft(tx)", "nf.fft(nx)", env5),
+        ("fft 1009 x 1009 (prime)", "tf.fft(tp)", "nf.fft(np_)", env5),
+        ("fft 4096 x 64 rows", "tf.fft(tr)", "nf.fft(nr)", env5),
+        ("rfft 2^20", "tf.rfft(tl)", "nf.rfft(nl)", env5),
+        ("fftn 1000 x 1000", "tf.fftn(tx)", "nf.fftn(nx)", env5),
+    ], number=2)
 
 
 if __name__ == "__main__":

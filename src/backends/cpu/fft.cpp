@@ -22,6 +22,19 @@ namespace {
 
 using C = std::complex<double>;
 
+// The textbook product: std::complex's operator* calls the C runtime's
+// Annex G routine (__muldc3, not inlined), several times slower, and its
+// recovery of infinities has no use inside a transform.
+inline C mul(C a, C b) {
+  return {a.real() * b.real() - a.imag() * b.imag(),
+          a.real() * b.imag() + a.imag() * b.real()};
+}
+
+// a * (sign i): a quarter turn, exact.
+inline C quarter_turn(C a, double sign) {
+  return sign < 0 ? C(a.imag(), -a.real()) : C(-a.imag(), a.real());
+}
+
 // The largest prime factor the Cooley-Tukey path takes: its radix-p
 // butterfly costs p^2 per group, so longer prime runs go to Bluestein.
 constexpr std::int64_t kMaxDirectPrime = 31;
@@ -60,7 +73,7 @@ std::vector<std::int64_t> factorize(std::int64_t n) {
 class MixedRadix {
  public:
   MixedRadix(std::int64_t n, double sign)
-      : n_(n), factors_(factorize(n)), w_(twiddles(n, sign)) {}
+      : n_(n), sign_(sign), factors_(factorize(n)), w_(twiddles(n, sign)) {}
 
   // out[0..n) = DFT of in[0], in[stride], ..., in[(n-1) stride].
   void run(const C* in, std::int64_t stride, C* out,
@@ -94,28 +107,78 @@ class MixedRadix {
     const std::int64_t unit = n_ / len;  // w_len^j = w_[j * unit]
     const std::int64_t p_unit = n_ / p;  // w_p^j = w_[j * p_unit]
     for (std::int64_t k = 0; k < m; ++k) {
-      // t_q = (sub-transform q at k) * w_len^(q k), then a p-point DFT.
-      for (std::int64_t q = 0; q < p; ++q) {
-        const C v = out[q * m + k];
-        t[q] =
-            q == 0 ? v : v * w_[static_cast<std::size_t>((q * k % len) * unit)];
+      // t_q = (sub-transform q at k) * w_len^(q k) (q k < len: no wrap),
+      // then a p-point DFT; radices 2 to 5 written out.
+      t[0] = out[k];
+      for (std::int64_t q = 1; q < p; ++q) {
+        t[q] = mul(out[q * m + k], w_[static_cast<std::size_t>(q * k * unit)]);
       }
-      if (p == 2) {
-        out[k] = t[0] + t[1];
-        out[k + m] = t[0] - t[1];
-        continue;
-      }
-      for (std::int64_t r = 0; r < p; ++r) {
-        C sum = t[0];
-        for (std::int64_t q = 1; q < p; ++q) {
-          sum += t[q] * w_[static_cast<std::size_t>((q * r % p) * p_unit)];
+      switch (p) {
+        case 2:
+          out[k] = t[0] + t[1];
+          out[k + m] = t[0] - t[1];
+          break;
+        case 3: {
+          // w_3 = -1/2 + sign i sqrt(3)/2.
+          const C s = t[1] + t[2];
+          const C d = quarter_turn(t[1] - t[2], sign_) * kHalfSqrt3;
+          const C base = t[0] - 0.5 * s;
+          out[k] = t[0] + s;
+          out[k + m] = base + d;
+          out[k + 2 * m] = base - d;
+          break;
         }
-        out[k + r * m] = sum;
+        case 4: {
+          const C a0 = t[0] + t[2];
+          const C a1 = t[0] - t[2];
+          const C a2 = t[1] + t[3];
+          const C a3 = quarter_turn(t[1] - t[3], sign_);
+          out[k] = a0 + a2;
+          out[k + m] = a1 + a3;
+          out[k + 2 * m] = a0 - a2;
+          out[k + 3 * m] = a1 - a3;
+          break;
+        }
+        case 5: {
+          // y_r = t0 + sum over the pairs (q, 5 - q) of
+          // (t_q + t_5-q) cos(2 pi q r / 5) + sign i (t_q - t_5-q) sin(...).
+          const C a1 = t[1] + t[4];
+          const C b1 = t[1] - t[4];
+          const C a2 = t[2] + t[3];
+          const C b2 = t[2] - t[3];
+          const C r1 = t[0] + kCos1 * a1 + kCos2 * a2;
+          const C r2 = t[0] + kCos2 * a1 + kCos1 * a2;
+          const C i1 = quarter_turn(kSin1 * b1 + kSin2 * b2, sign_);
+          const C i2 = quarter_turn(kSin2 * b1 - kSin1 * b2, sign_);
+          out[k] = t[0] + a1 + a2;
+          out[k + m] = r1 + i1;
+          out[k + 2 * m] = r2 + i2;
+          out[k + 3 * m] = r2 - i2;
+          out[k + 4 * m] = r1 - i1;
+          break;
+        }
+        default:
+          for (std::int64_t r = 0; r < p; ++r) {
+            C sum = t[0];
+            for (std::int64_t q = 1; q < p; ++q) {
+              sum +=
+                  mul(t[q], w_[static_cast<std::size_t>((q * r % p) * p_unit)]);
+            }
+            out[k + r * m] = sum;
+          }
       }
     }
   }
 
+  static constexpr double kHalfSqrt3 = 0.86602540378443864676;
+  // cos and sin of 2 pi / 5 and 4 pi / 5.
+  static constexpr double kCos1 = 0.30901699437494742410;
+  static constexpr double kCos2 = -0.80901699437494742410;
+  static constexpr double kSin1 = 0.95105651629515357212;
+  static constexpr double kSin2 = 0.58778525229247312917;
+
   std::int64_t n_;
+  double sign_;
   std::vector<std::int64_t> factors_;
   std::vector<C> w_;
 };
@@ -157,18 +220,21 @@ class Bluestein {
     a.assign(static_cast<std::size_t>(m_), C(0.0, 0.0));
     for (std::int64_t j = 0; j < n_; ++j) {
       a[static_cast<std::size_t>(j)] =
-          in[j] * chirp_[static_cast<std::size_t>(j)];
+          mul(in[j], chirp_[static_cast<std::size_t>(j)]);
     }
     fa.resize(static_cast<std::size_t>(m_));
     forward_.run(a.data(), 1, fa.data(), scratch);
     for (std::int64_t k = 0; k < m_; ++k) {
-      fa[static_cast<std::size_t>(k)] *= kernel_[static_cast<std::size_t>(k)];
+      fa[static_cast<std::size_t>(k)] =
+          mul(fa[static_cast<std::size_t>(k)],
+              kernel_[static_cast<std::size_t>(k)]);
     }
     backward_.run(fa.data(), 1, a.data(), scratch);
     const double scale = 1.0 / static_cast<double>(m_);
     for (std::int64_t k = 0; k < n_; ++k) {
-      out[k] = a[static_cast<std::size_t>(k)] *
-               chirp_[static_cast<std::size_t>(k)] * scale;
+      out[k] = mul(a[static_cast<std::size_t>(k)],
+                   chirp_[static_cast<std::size_t>(k)]) *
+               scale;
     }
   }
 
