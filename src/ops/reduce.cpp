@@ -216,6 +216,18 @@ Tensor scan(bool product, const Tensor& x_in, std::int64_t axis, bool exclusive,
             bool reverse) {
   const char* name = product ? "cumprod" : "cumsum";
   const Tensor x = operand(x_in, name);
+  if (is_complex(x.dtype())) {
+    // A running sum of complex values is the running sum of each part:
+    // the real scan of view_as_real along the same axis.
+    TESSEL_CHECK(!product, BadDType, name,
+                 "is not defined for complex tensors ({})",
+                 dtype_name(x.dtype()));
+    const Tensor v = x.rank() == 0 ? x.reshape({1}) : x;
+    const std::int64_t a = normalize_axis(axis, v.rank(), name);
+    return view_as_complex(
+               scan(false, view_as_real(v), a, exclusive, reverse).contiguous())
+        .reshape(x.shape());
+  }
   Plan p = axis_plan(x, axis, name);
   const DType dtype =
       is_floating_point(x.dtype()) ? x.dtype() : widened_integer(x.dtype());

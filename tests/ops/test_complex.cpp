@@ -204,6 +204,9 @@ TEST(Complex, Reductions) {
   expect_close(prod(empty({0}, DType::C64)), {{1, 0}}, 0);
   expect_close(sum(empty({0}, DType::C128)), {{0, 0}}, 0);
   expect_close(sum(full({}, Scalar(c128(1, -1)), DType::C64)), {{1, -1}}, 0);
+  // Running sums along an axis: [[1+2i, 4+6i], [5+6i, 12+14i]].
+  expect_close(cumsum(z, -1), {{1, 2}, {4, 6}, {5, 6}, {12, 14}}, 0);
+  expect_close(cumsum(z, 0, true), {{0, 0}, {0, 0}, {1, 2}, {3, 4}}, 0);
   EXPECT_THROW((void)max(z), DTypeError);
   EXPECT_THROW((void)argmax(z, 0), DTypeError);
   EXPECT_THROW((void)var(z), DTypeError);
@@ -230,7 +233,7 @@ TEST(Complex, RefusesOrderAndRealOnlyOps) {
                  +[](const Tensor& t) { return sigmoid(t); },
                  +[](const Tensor& t) { return lt(t, t); },
                  +[](const Tensor& t) { return maximum(t, t); },
-                 +[](const Tensor& t) { return cumsum(t, 0); }}) {
+                 +[](const Tensor& t) { return cumprod(t, 0); }}) {
     try {
       (void)f(z);
       FAIL() << "complex input must be refused";

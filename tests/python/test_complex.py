@@ -180,6 +180,20 @@ def test_reductions_match_array_api_strict(name, rng):
                                            err_msg=f"{name}({dtype}{list(shape)}, {axis})")
 
 
+def test_cumulative_sum_matches_array_api_strict(rng):
+    for dtype in COMPLEX:
+        for shape, axis, initial in [((5,), None, False), ((3, 4), 1, True), ((3, 4), 0, False),
+                                     ((0,), None, True)]:
+            values = random_complex(rng, shape, dtype, finite=True)
+            t, s = both(values)
+            want = xp.cumulative_sum(s, axis=axis, include_initial=initial)
+            got = tessel.cumulative_sum(t, axis=axis, include_initial=initial)
+            assert got.dtype.name == dtype
+            np.testing.assert_allclose(to_numpy(got), to_numpy(want), rtol=1e-5, atol=1e-5)
+    with pytest.raises(tessel.DTypeError):
+        tessel.cumulative_prod(tessel.asarray(np.array([1j])))
+
+
 def test_matmul_and_vecdot_match_numpy(rng):
     for da, db in [("complex64", "complex64"), ("complex128", "complex64"),
                    ("float32", "complex64"), ("complex128", "float64")]:
