@@ -32,6 +32,7 @@
 #include "tessel/merge/config.hpp"
 #include "tessel/merge/methods.hpp"
 #include "tessel/merge/plan.hpp"
+#include "tessel/merge/run.hpp"
 #include "tessel/models/config.hpp"
 #include "tessel/models/decoder.hpp"
 #include "tessel/models/generate.hpp"

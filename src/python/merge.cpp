@@ -1,6 +1,8 @@
 // tessel.merge: the model-merge methods of the C++ API, one tensor at a
-// time (mergekit's methods, parameters and defaults; docs/merge.md). The
-// whole-checkpoint merge of a mergekit YAML is `tessel merge`.
+// time (mergekit's methods, parameters and defaults; docs/merge.md), and
+// merge.run, the whole-checkpoint merge of a mergekit YAML (what `tessel
+// merge` runs).
+#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -159,6 +161,50 @@ void bind_merge(nb::module_& parent) {
       nb::arg("base"), nb::arg("others"), nb::arg("filter_wise") = false,
       "Model Stock: from base towards the mean of the others by their "
       "deltas' mean pairwise cosine.");
+  m.def(
+      "run",
+      [](const std::filesystem::path& config,
+         const std::filesystem::path& output, std::uint64_t seed,
+         const std::string& quantize, std::int64_t shard_bytes,
+         const std::string& tokenizer_pre, nb::handle progress) {
+        merge::RunOptions o;
+        o.config = config;
+        o.output = output;
+        o.seed = seed;
+        o.quantize = quantize;
+        o.shard_bytes = shard_bytes;
+        o.tokenizer_pre = tokenizer_pre;
+        if (!progress.is_none()) {
+          // Called with the GIL taken back; an exception it raises stops
+          // the merge (nothing is left at the output) and reaches the
+          // caller.
+          o.on_progress = [progress](const merge::RunProgress& p) {
+            nb::gil_scoped_acquire gil;
+            progress(p.done, p.total, p.bytes_read, std::string(p.tensor));
+          };
+        }
+        const merge::RunReport r =
+            without_gil_if(true, [&] { return merge::run(o); });
+        nb::dict report;
+        report["method"] = r.method;
+        report["output_format"] = r.output_format;
+        report["models"] = r.models;
+        report["tensors"] = r.tensors;
+        report["layers"] = r.layers;
+        report["bytes_read"] = r.bytes_read;
+        report["bytes_written"] = r.bytes_written;
+        report["seconds"] = r.seconds;
+        report["notes"] = r.notes;
+        return report;
+      },
+      nb::arg("config"), nb::arg("output"), nb::kw_only(), nb::arg("seed") = 0,
+      nb::arg("quantize") = "", nb::arg("shard_bytes") = 5'000'000'000,
+      nb::arg("tokenizer_pre") = "", nb::arg("progress") = nb::none(),
+      "Runs a mergekit YAML over local HF directories and GGUF files into "
+      "`output` (a directory, or a .gguf file; written whole or not at "
+      "all), one tensor in memory at a time. `quantize` names a llama.cpp "
+      "mix for a GGUF output; `progress(done, total, bytes_read, tensor)` "
+      "is called after each tensor. Returns a summary dict.");
 }
 
 }  // namespace tessel::python

@@ -76,3 +76,49 @@ def test_model_stock_interpolates_by_the_mean_cosine(rng):
                                atol=1e-5)
     with pytest.raises(tessel.ConfigError):
         merge.task_arithmetic(base, others, method="slerp")
+
+
+def test_whole_checkpoint_merge_runs_from_python(tmp_path):
+    """merge.run is the pipeline of `tessel merge` (tests/oracle/test_merge.py
+    checks it against mergekit); here: it runs from Python, reports, calls
+    back, writes HF and GGUF outputs, and a callback's exception stops it
+    with nothing written."""
+    config = {"model_type": "qwen3", "vocab_size": 64, "hidden_size": 32,
+              "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 8, "max_position_embeddings": 32}
+    dirs = []
+    for seed in (1, 2):
+        d = tmp_path / f"model{seed}"
+        d.mkdir()
+        tessel.CausalLM(config, seed=seed).save(str(d))
+        dirs.append(d)
+    yml = tmp_path / "merge.yml"
+    yml.write_text(f"models:\n  - model: {dirs[0]}\n    parameters:\n      weight: 0.25\n"
+                   f"  - model: {dirs[1]}\n    parameters:\n      weight: 0.75\n"
+                   "merge_method: linear\ndtype: float32\n")
+    calls = []
+    report = merge.run(yml, tmp_path / "out", progress=lambda *a: calls.append(a))
+    assert (report["method"], report["output_format"], report["models"]) == ("linear", "hf", 2)
+    assert len(calls) == report["tensors"] > 0
+    assert calls[-1][0] == calls[-1][1] == report["tensors"]
+    merged = tessel.CausalLM.load(str(tmp_path / "out")).state_dict()
+    a = tessel.CausalLM.load(str(dirs[0])).state_dict()
+    b = tessel.CausalLM.load(str(dirs[1])).state_dict()
+    assert sorted(merged) == sorted(a)
+    for name, tensor in merged.items():
+        want = merge.linear([a[name], b[name]], [0.25, 0.75])
+        np.testing.assert_allclose(np.asarray(tensor), np.asarray(want), rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+    gguf = merge.run(yml, tmp_path / "out.gguf")
+    assert gguf["output_format"] == "gguf" and (tmp_path / "out.gguf").is_file()
+
+    def stop(done, total, bytes_read, tensor):
+        raise RuntimeError(f"stopped after {tensor}")
+    with pytest.raises(RuntimeError, match="stopped after"):
+        merge.run(yml, tmp_path / "stopped", progress=stop)
+    assert not (tmp_path / "stopped").exists()
+    bad = tmp_path / "bad.yml"
+    bad.write_text("merge_method: no_such_method\nmodels:\n  - model: x\n")
+    with pytest.raises(tessel.ConfigError) as e:
+        merge.run(bad, tmp_path / "never")
+    assert e.value.code.startswith("E4")

@@ -16,9 +16,9 @@
 #include "cli/commands.hpp"
 #include "cli/convert_model.hpp"
 #include "cli/progress.hpp"
-#include "cli/staged_directory.hpp"
 #include "cli/tensor_files.hpp"
 #include "io/json_strict.hpp"
+#include "io/staged_directory.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -177,7 +177,7 @@ void write_output(const ConvertOptions& o, TensorFormat format,
         }
       }
       refuse_to_replace_foreign_directory(out);
-      StagedDirectory staged(out);
+      io::StagedDirectory staged(out);
       for (std::size_t i = 0; i < source.size(); ++i) {
         save_npy(staged.path() / (source.spec(i).name + ".npy"), source, i,
                  Durability::CallerSyncs);

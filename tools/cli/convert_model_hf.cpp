@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/convert_model.hpp"
-#include "cli/hf_checkpoint_files.hpp"
 #include "cli/model_tensor_source.hpp"
-#include "cli/staged_directory.hpp"
+#include "io/hf_checkpoint_files.hpp"
+#include "io/staged_directory.hpp"
 
 namespace tessel::cli {
 
@@ -67,12 +67,13 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
   }
   std::stable_sort(entries.begin(), entries.end(),
                    [](const ModelTensor& a, const ModelTensor& b) {
-                     return hf_tensor_order(a.name) < hf_tensor_order(b.name);
+                     return io::hf_tensor_order(a.name) <
+                            io::hf_tensor_order(b.name);
                    });
   json hf_config = json::parse(config.to_json());
   for (const ModelTensor& m : entries) {
     if (m.input.rank() == 2) {
-      hf_config["torch_dtype"] = torch_dtype_name(m.dtype);
+      hf_config["torch_dtype"] = io::torch_dtype_name(m.dtype);
       break;
     }
   }
@@ -80,15 +81,15 @@ ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o) {
 
   ModelConversionReport report{"gguf", "hf", 0, 0, {}};
   if (!tokenizer.note.empty()) report.notes.push_back(tokenizer.note);
-  refuse_to_replace_foreign(o.output, "convert");
+  io::refuse_to_replace_foreign(o.output, "convert");
   ModelTensorSource source(std::move(entries), CastOptions{o.saturate});
   report.tensors = source.size();
   report.bytes = source.total_bytes();
   const std::unique_ptr<Progress> progress = source.progress_on_terminal();
-  StagedDirectory staged(o.output);
-  write_safetensors_shards(staged.path(), source, o.shard_bytes);
-  write_text_file(staged.path() / "config.json", hf_config.dump(2) + "\n");
-  write_tokenizer_files(staged.path(), tokenizer);
+  io::StagedDirectory staged(o.output);
+  io::write_safetensors_shards(staged.path(), source, o.shard_bytes);
+  io::write_text_file(staged.path() / "config.json", hf_config.dump(2) + "\n");
+  io::write_tokenizer_files(staged.path(), tokenizer);
   staged.commit();
   if (progress) progress->finish();
   return report;

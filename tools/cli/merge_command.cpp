@@ -1,4 +1,5 @@
-// `tessel merge CONFIG.yml OUT`: the command line of merge_run.hpp.
+// `tessel merge CONFIG.yml OUT`: the command line of merge::run
+// (tessel/merge/run.hpp), with a progress bar on a terminal.
 #include <fmt/format.h>
 
 #include <memory>
@@ -6,7 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/convert_model.hpp"
-#include "cli/merge_run.hpp"
+#include "cli/progress.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -26,15 +27,23 @@ struct MergeCommandOptions {
 
 int run(const MergeCommandOptions& o) {
   if (o.threads > 0) set_num_threads(o.threads);
-  MergeRunOptions r;
+  merge::RunOptions r;
   r.config = o.config;
   r.output = o.output;
   r.seed = o.seed;
   r.quantize = o.quantize;
   r.shard_bytes = parse_byte_size(o.shard_size);
   r.tokenizer_pre = o.tokenizer_pre;
-  r.progress = !o.json;
-  const MergeReport report = run_merge(r);
+  // A bar over the tensors (rate in MB read) on a terminal, unless --json.
+  std::unique_ptr<Progress> bar;
+  if (!o.json && Progress::stderr_is_terminal()) {
+    r.on_progress = [&bar](const merge::RunProgress& p) {
+      if (!bar) bar = std::make_unique<Progress>(p.total, "MB", 1 << 30);
+      bar->update(p.done, double(p.bytes_read) / 1e6, std::string(p.tensor));
+    };
+  }
+  const merge::RunReport report = merge::run(r);
+  if (bar) bar->finish();
   for (const std::string& note : report.notes) {
     fmt::print(stderr, "tessel: note: {}\n", note);
   }

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cli/staged_directory.hpp"
 #include "io/read_file.hpp"
+#include "io/staged_directory.hpp"
 
 namespace tessel::cli {
 
@@ -53,7 +53,7 @@ json state_json(const TrainState& s) {
 
 void save_checkpoint(const fs::path& dir, const CausalLM& lm,
                      const Optimizer& optimizer, const TrainState& state) {
-  StagedDirectory staging(dir);
+  io::StagedDirectory staging(dir);
   const fs::path& staged = staging.path();
   lm.save(staged);
   const auto names = lm.named_parameters();

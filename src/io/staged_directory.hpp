@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace tessel::cli {
+namespace tessel::io {
 
 class StagedDirectory {
  public:
@@ -34,4 +34,4 @@ class StagedDirectory {
   bool committed_ = false;
 };
 
-}  // namespace tessel::cli
+}  // namespace tessel::io

@@ -1,11 +1,11 @@
-#include "cli/merge_inputs.hpp"
+#include "merge/model_input.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <set>
 
-namespace tessel::cli {
+namespace tessel::merge {
 
 namespace fs = std::filesystem;
 
@@ -54,8 +54,8 @@ MergeInput MergeInput::open(const std::string& reference) {
   return in;
 }
 
-merge::ModelSummary MergeInput::summary() const {
-  merge::ModelSummary s;
+ModelSummary MergeInput::summary() const {
+  ModelSummary s;
   s.config = config_;
   s.config.rope_interleaved = false;
   for (const auto& [name, t] : tensors_) s.shapes[name] = t.shape();
@@ -107,4 +107,4 @@ void MergeInput::release(const std::string& name) const {
   if (t.defined()) t.release_pages(0, t.nbytes());
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::merge

@@ -1,8 +1,8 @@
-// The models of a `tessel merge`, opened from headers alone: an HF
-// checkpoint directory (sharded safetensors, affine-quantised tensors
-// too) or a GGUF file (any block type), each seen as HF-named tensors in
-// HF's row order. A tensor is read — dequantised, llama's GGUF q/k rows
-// put back in HF order — only when the merge reaches it.
+// The models of a whole-checkpoint merge (run, `tessel merge`), opened from
+// headers alone: an HF checkpoint directory (sharded safetensors,
+// affine-quantised tensors too) or a GGUF file (any block type), each seen as
+// HF-named tensors in HF's row order. A tensor is read — dequantised, llama's
+// GGUF q/k rows put back in HF order — only when the merge reaches it.
 #pragma once
 
 #include <filesystem>
@@ -14,7 +14,7 @@
 
 #include "tessel/tessel.hpp"
 
-namespace tessel::cli {
+namespace tessel::merge {
 
 class MergeInput {
  public:
@@ -28,7 +28,7 @@ class MergeInput {
   const GgufFile* gguf() const { return gguf_ ? &*gguf_ : nullptr; }
   // The decoder, in HF terms (rope_interleaved false).
   const DecoderConfig& config() const { return config_; }
-  merge::ModelSummary summary() const;
+  ModelSummary summary() const;
   // The stored dtype of tensor `name` (HF name).
   DType stored_dtype(const std::string& name) const;
 
@@ -54,4 +54,4 @@ class MergeInput {
   std::map<std::string, Tensor> tensors_;  // HF name -> stored view
 };
 
-}  // namespace tessel::cli
+}  // namespace tessel::merge

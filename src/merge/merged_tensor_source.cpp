@@ -1,11 +1,11 @@
-#include "cli/merged_tensor_source.hpp"
+#include "merge/merged_tensor_source.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace tessel::cli {
+namespace tessel::merge {
 
-MergedTensorSource::MergedTensorSource(const merge::MergePlan& plan,
+MergedTensorSource::MergedTensorSource(const MergePlan& plan,
                                        const std::vector<MergeInput>& inputs,
                                        std::vector<MergeOutputTensor> outputs,
                                        std::optional<DType> round_inputs_to,
@@ -39,14 +39,13 @@ bool MergedTensorSource::streamed(std::size_t i) const {
           o.dtype == DType::BF16);
 }
 
-std::vector<Tensor> MergedTensorSource::read_inputs(
-    const merge::PlannedTensor& p) {
+std::vector<Tensor> MergedTensorSource::read_inputs(const PlannedTensor& p) {
   std::vector<Tensor> read;
   while (input_buffers_.size() < p.inputs.size()) {
     // Pages are touched only when a quantised input is dequantised.
     input_buffers_.push_back(empty(Shape{largest_}, DType::F32));
   }
-  for (const merge::PlannedInput& in : p.inputs) {
+  for (const PlannedInput& in : p.inputs) {
     const MergeInput& model = inputs_[in.model];
     read.push_back(
         model.read(in.tensor, round_to_, input_buffers_[read.size()]));
@@ -56,19 +55,19 @@ std::vector<Tensor> MergedTensorSource::read_inputs(
   return read;
 }
 
-void MergedTensorSource::release_inputs(const merge::PlannedTensor& p) {
-  for (const merge::PlannedInput& in : p.inputs) {
+void MergedTensorSource::release_inputs(const PlannedTensor& p) {
+  for (const PlannedInput& in : p.inputs) {
     inputs_[in.model].release(in.tensor);
   }
 }
 
-const merge::PreparedMerge& MergedTensorSource::prepared(std::size_t i) {
+const PreparedMerge& MergedTensorSource::prepared(std::size_t i) {
   if (prepared_index_ != i) {
     prepared_.reset();
     prepared_index_ = static_cast<std::size_t>(-1);
-    const merge::PlannedTensor& p = plan_.tensors[outputs_[i].planned];
+    const PlannedTensor& p = plan_.tensors[outputs_[i].planned];
     prepared_inputs_ = read_inputs(p);
-    prepared_ = merge::prepare_merge(plan_.method, p, prepared_inputs_, seed_);
+    prepared_ = prepare_merge(plan_.method, p, prepared_inputs_, seed_);
     prepared_index_ = i;
   }
   return *prepared_;
@@ -82,12 +81,12 @@ const Tensor& MergedTensorSource::whole(std::size_t i) {
   if (o.constant.defined()) {
     cached_ = o.constant.to(o.dtype).contiguous();
   } else {
-    const merge::PlannedTensor& p = plan_.tensors[o.planned];
+    const PlannedTensor& p = plan_.tensors[o.planned];
     if (!output_buffer_.defined()) {
       output_buffer_ = empty(Shape{largest_}, DType::F32);
     }
-    Tensor out = merge::merge_tensor(plan_.method, p, read_inputs(p), seed_,
-                                     output_buffer_);
+    Tensor out =
+        merge_tensor(plan_.method, p, read_inputs(p), seed_, output_buffer_);
     release_inputs(p);
     if (o.interleave_heads > 0) {
       out = interleave_rope_rows(out, o.interleave_heads);
@@ -129,9 +128,7 @@ void MergedTensorSource::written(std::size_t i, std::int64_t end) {
     cached_index_ = static_cast<std::size_t>(-1);
   }
   ++done_tensors_;
-  if (progress_) {
-    progress_->update(done_tensors_, double(bytes_read_) / 1e6, specs_[i].name);
-  }
+  if (progress_) progress_(done_tensors_, bytes_read_, specs_[i].name);
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::merge

@@ -1,4 +1,4 @@
-#include "cli/hf_checkpoint_files.hpp"
+#include "io/hf_checkpoint_files.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-namespace tessel::cli {
+namespace tessel::io {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -147,4 +147,4 @@ void write_safetensors_shards(const fs::path& dir, TensorSource& source,
   write_text_file(dir / "model.safetensors.index.json", index.dump(2) + "\n");
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::io

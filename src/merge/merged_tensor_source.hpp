@@ -1,4 +1,4 @@
-// The output of a `tessel merge` as a TensorSource: tensor i is merged
+// The output of a whole-checkpoint merge as a TensorSource: tensor i is merged
 // when the writer first asks for it — its inputs read from the mapped
 // files (f32, f16 and bf16 as they lie, blocks dequantised to f32),
 // merged, cast (or block-quantised) to its output dtype, llama's q/k rows
@@ -13,11 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/merge_inputs.hpp"
-#include "cli/progress.hpp"
+#include <functional>
+
+#include "merge/model_input.hpp"
 #include "tessel/tessel.hpp"
 
-namespace tessel::cli {
+namespace tessel::merge {
 
 struct MergeOutputTensor {
   std::size_t planned = 0;  // index into MergePlan::tensors
@@ -31,12 +32,16 @@ struct MergeOutputTensor {
 
 class MergedTensorSource final : public TensorSource {
  public:
-  MergedTensorSource(const merge::MergePlan& plan,
+  MergedTensorSource(const MergePlan& plan,
                      const std::vector<MergeInput>& inputs,
                      std::vector<MergeOutputTensor> outputs,
                      std::optional<DType> round_inputs_to, std::uint64_t seed);
 
-  void set_progress(Progress* progress) { progress_ = progress; }
+  // Called after each tensor is written: tensors done, input bytes read,
+  // the tensor's name.
+  using ProgressFn =
+      std::function<void(std::int64_t, std::int64_t, const std::string&)>;
+  void set_progress(ProgressFn progress) { progress_ = std::move(progress); }
 
   std::size_t size() const override { return specs_.size(); }
   const TensorSpec& spec(std::size_t i) const override { return specs_[i]; }
@@ -56,18 +61,18 @@ class MergedTensorSource final : public TensorSource {
   // no whole result is ever held. The others (block-quantised outputs,
   // llama's interleaved GGUF rows, constants) are merged whole.
   bool streamed(std::size_t i) const;
-  std::vector<Tensor> read_inputs(const merge::PlannedTensor& p);
-  void release_inputs(const merge::PlannedTensor& p);
-  const merge::PreparedMerge& prepared(std::size_t i);
+  std::vector<Tensor> read_inputs(const PlannedTensor& p);
+  void release_inputs(const PlannedTensor& p);
+  const PreparedMerge& prepared(std::size_t i);
   const Tensor& whole(std::size_t i);
 
-  const merge::MergePlan& plan_;
+  const MergePlan& plan_;
   const std::vector<MergeInput>& inputs_;
   std::vector<MergeOutputTensor> outputs_;
   std::vector<TensorSpec> specs_;
   std::optional<DType> round_to_;
   std::uint64_t seed_;
-  Progress* progress_ = nullptr;
+  ProgressFn progress_;
   // f32 working memory for the largest tensor, reused for every one: the
   // inputs' dequantised copies (touched only for quantised inputs) and a
   // whole result.
@@ -76,11 +81,11 @@ class MergedTensorSource final : public TensorSource {
   Tensor output_buffer_;
   std::size_t prepared_index_ = static_cast<std::size_t>(-1);
   std::vector<Tensor> prepared_inputs_;
-  std::unique_ptr<merge::PreparedMerge> prepared_;
+  std::unique_ptr<PreparedMerge> prepared_;
   std::size_t cached_index_ = static_cast<std::size_t>(-1);
   Tensor cached_;
   std::int64_t done_tensors_ = 0;
   std::int64_t bytes_read_ = 0;
 };
 
-}  // namespace tessel::cli
+}  // namespace tessel::merge

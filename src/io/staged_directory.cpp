@@ -1,4 +1,4 @@
-#include "cli/staged_directory.hpp"
+#include "io/staged_directory.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 
 #include "tessel/core/error.hpp"
 
-namespace tessel::cli {
+namespace tessel::io {
 
 namespace fs = std::filesystem;
 
@@ -93,4 +93,4 @@ void StagedDirectory::commit() {
   committed_ = true;
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::io

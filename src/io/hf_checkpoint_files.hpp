@@ -12,7 +12,7 @@
 
 #include "tessel/tessel.hpp"
 
-namespace tessel::cli {
+namespace tessel::io {
 
 // save_pretrained's order: the embedding, the layers in turn, the final
 // norm, the head (so that shards hold whole layers where they can).
@@ -43,4 +43,4 @@ void write_tokenizer_files(const std::filesystem::path& dir,
 void write_safetensors_shards(const std::filesystem::path& dir,
                               TensorSource& source, std::int64_t limit);
 
-}  // namespace tessel::cli
+}  // namespace tessel::io

@@ -1,4 +1,4 @@
-#include "cli/merge_run.hpp"
+#include "tessel/merge/run.hpp"
 
 #include <fmt/format.h>
 
@@ -7,16 +7,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cli/hf_checkpoint_files.hpp"
-#include "cli/merge_inputs.hpp"
-#include "cli/merged_tensor_source.hpp"
-#include "cli/progress.hpp"
-#include "cli/staged_directory.hpp"
+#include "io/hf_checkpoint_files.hpp"
 #include "io/json_strict.hpp"
+#include "io/staged_directory.hpp"
+#include "merge/merged_tensor_source.hpp"
+#include "merge/model_input.hpp"
 #include "quant/quant_mix.hpp"
 #include "tessel/tessel.hpp"
 
-namespace tessel::cli {
+namespace tessel::merge {
 
 namespace {
 
@@ -53,46 +52,45 @@ bool is_float_dtype(DType d) {
 // mergekit writes a tensor in out_dtype, else in the dtype the inputs were
 // loaded in (`dtype`, else the stored one); a block-quantised input has no
 // such dtype, and gives f32.
-DType output_dtype(const merge::MergeConfig& c, const merge::MergePlan& plan,
-                   const merge::PlannedTensor& t,
+DType output_dtype(const MergeConfig& c, const MergePlan& plan,
+                   const PlannedTensor& t,
                    const std::vector<MergeInput>& inputs) {
   if (c.out_dtype) return *c.out_dtype;
   if (c.dtype) return *c.dtype;
-  const merge::PlannedInput* donor = &t.inputs.front();
-  for (const merge::PlannedInput& in : t.inputs) {
+  const PlannedInput* donor = &t.inputs.front();
+  for (const PlannedInput& in : t.inputs) {
     if (in.model == plan.donor) donor = &in;
   }
   const DType d = inputs[donor->model].stored_dtype(donor->tensor);
   return is_float_dtype(d) ? d : DType::F32;
 }
 
-std::vector<std::size_t> hf_order(const merge::MergePlan& plan) {
+std::vector<std::size_t> hf_order(const MergePlan& plan) {
   std::vector<std::size_t> order(plan.tensors.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) {
-                     return hf_tensor_order(plan.tensors[a].name) <
-                            hf_tensor_order(plan.tensors[b].name);
+                     return io::hf_tensor_order(plan.tensors[a].name) <
+                            io::hf_tensor_order(plan.tensors[b].name);
                    });
   return order;
 }
 
-// A bar over the tensors (rate in MB read) on a terminal, unless --json;
-// it must outlive the writing.
-std::unique_ptr<Progress> progress_bar(const MergeRunOptions& o,
-                                       MergedTensorSource& source) {
-  if (!o.progress || !Progress::stderr_is_terminal()) return nullptr;
-  auto progress = std::make_unique<Progress>(
-      static_cast<std::int64_t>(source.size()), "MB", 1 << 30);
-  source.set_progress(progress.get());
-  return progress;
+// Reports each written tensor to the caller's callback, if any.
+void attach_progress(const RunOptions& o, MergedTensorSource& source) {
+  if (!o.on_progress) return;
+  const auto total = static_cast<std::int64_t>(source.size());
+  source.set_progress([&o, total](std::int64_t done, std::int64_t bytes,
+                                  const std::string& name) {
+    o.on_progress({done, total, bytes, name});
+  });
 }
 
 // transformers' per-layer attention types follow the layers: each output
 // layer takes its source layer's entry (the donor's list when the source
 // model has none). Each model's config.json is read once.
-json layer_types(const merge::MergePlan& plan,
-                 const std::vector<MergeInput>& inputs, const json& donor) {
+json layer_types(const MergePlan& plan, const std::vector<MergeInput>& inputs,
+                 const json& donor) {
   std::vector<json> lists(inputs.size(), donor);
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     if (inputs[m].is_gguf()) continue;
@@ -100,7 +98,7 @@ json layer_types(const merge::MergePlan& plan,
     if (c.is_object() && c.contains("layer_types")) lists[m] = c["layer_types"];
   }
   json out = json::array();
-  for (const merge::MergePlan::LayerSource& l : plan.layers) {
+  for (const MergePlan::LayerSource& l : plan.layers) {
     const json& types = lists[l.model];
     if (!types.is_array() || types.empty()) return donor;
     const auto i = static_cast<std::size_t>(
@@ -117,9 +115,8 @@ constexpr const char* kTokenizerFiles[] = {
     "chat_template.jinja",   "generation_config.json",  "chat_template.json",
 };
 
-void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
-              const merge::MergePlan& plan,
-              const std::vector<MergeInput>& inputs, MergeReport& report) {
+void write_hf(const RunOptions& o, const MergeConfig& c, const MergePlan& plan,
+              const std::vector<MergeInput>& inputs, RunReport& report) {
   if (!o.quantize.empty()) {
     refuse(
         "--quantize writes GGUF block types, which a safetensors "
@@ -127,7 +124,7 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
   }
   std::vector<MergeOutputTensor> outputs;
   for (const std::size_t i : hf_order(plan)) {
-    const merge::PlannedTensor& t = plan.tensors[i];
+    const PlannedTensor& t = plan.tensors[i];
     outputs.push_back({i, t.name, output_dtype(c, plan, t, inputs), 0, {}});
   }
   const MergeInput& donor = inputs[plan.donor];
@@ -146,20 +143,20 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
   const char* dtype_key = config.contains("dtype") ? "dtype" : "torch_dtype";
   for (const MergeOutputTensor& m : outputs) {
     if (plan.tensors[m.planned].shape.size() == 2) {
-      config[dtype_key] = torch_dtype_name(m.dtype);
+      config[dtype_key] = io::torch_dtype_name(m.dtype);
       break;
     }
   }
-  refuse_to_replace_foreign(o.output, "merge");
+  io::refuse_to_replace_foreign(o.output, "merge");
   MergedTensorSource source(plan, inputs, std::move(outputs), c.dtype, o.seed);
-  const std::unique_ptr<Progress> progress = progress_bar(o, source);
-  StagedDirectory staged(o.output);
-  write_safetensors_shards(staged.path(), source, o.shard_bytes);
-  write_text_file(staged.path() / "config.json", config.dump(2) + "\n");
+  attach_progress(o, source);
+  io::StagedDirectory staged(o.output);
+  io::write_safetensors_shards(staged.path(), source, o.shard_bytes);
+  io::write_text_file(staged.path() / "config.json", config.dump(2) + "\n");
   if (donor.is_gguf()) {
     const HfTokenizerFiles tokenizer = hf_tokenizer_files(*donor.gguf());
     if (!tokenizer.note.empty()) report.notes.push_back(tokenizer.note);
-    write_tokenizer_files(staged.path(), tokenizer);
+    io::write_tokenizer_files(staged.path(), tokenizer);
   } else {
     for (const char* name : kTokenizerFiles) {
       const fs::path from = donor.path() / name;
@@ -173,15 +170,14 @@ void write_hf(const MergeRunOptions& o, const merge::MergeConfig& c,
     }
   }
   staged.commit();
-  if (progress) progress->finish();
   report.tensors = source.size();
   report.bytes_written = source.total_bytes();
   report.bytes_read = source.bytes_read();
 }
 
-void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
-                const merge::MergePlan& plan,
-                const std::vector<MergeInput>& inputs, MergeReport& report) {
+void write_gguf(const RunOptions& o, const MergeConfig& c,
+                const MergePlan& plan, const std::vector<MergeInput>& inputs,
+                RunReport& report) {
   std::vector<MergeOutputTensor> outputs;
   if (Tensor freqs = gguf_rope_freqs(plan.config); freqs.defined()) {
     outputs.push_back({0, kRopeFreqsTensor, DType::F32, 0, freqs});
@@ -189,7 +185,7 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
   DType outtype = DType::F32;
   bool first_matrix = true;
   for (const std::size_t i : hf_order(plan)) {
-    const merge::PlannedTensor& t = plan.tensors[i];
+    const PlannedTensor& t = plan.tensors[i];
     const DType d = output_dtype(c, plan, t, inputs);
     if (t.shape.size() == 2 && first_matrix) {
       outtype = d;
@@ -234,7 +230,7 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
         static_cast<std::uint32_t>(quant::quant_mix_info(mix).file_type);
   }
   std::int64_t parameters = 0;
-  for (const merge::PlannedTensor& t : plan.tensors) {
+  for (const PlannedTensor& t : plan.tensors) {
     std::int64_t n = 1;
     for (const std::int64_t d : t.shape) n *= d;
     parameters += n;
@@ -270,9 +266,8 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
                     std::make_move_iterator(vocabulary.end()));
   }
   MergedTensorSource source(plan, inputs, std::move(outputs), c.dtype, o.seed);
-  const std::unique_ptr<Progress> progress = progress_bar(o, source);
+  attach_progress(o, source);
   save_gguf(o.output, metadata, source);
-  if (progress) progress->finish();
   report.tensors = source.size();
   report.bytes_written = source.total_bytes();
   report.bytes_read = source.bytes_read();
@@ -280,19 +275,19 @@ void write_gguf(const MergeRunOptions& o, const merge::MergeConfig& c,
 
 }  // namespace
 
-MergeReport run_merge(const MergeRunOptions& o) {
+RunReport run(const RunOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  const merge::MergeConfig config = merge::MergeConfig::load(o.config);
+  const MergeConfig config = MergeConfig::load(o.config);
   std::vector<MergeInput> inputs;
-  std::vector<merge::ModelSummary> summaries;
+  std::vector<ModelSummary> summaries;
   for (const std::string& ref : config.referenced_models()) {
     inputs.push_back(MergeInput::open(ref));
     summaries.push_back(inputs.back().summary());
   }
   check_output_path(o.output, inputs);
-  const merge::MergePlan plan = merge::plan_merge(config, summaries);
-  MergeReport report;
-  report.method = std::string(merge::method_name(config.method));
+  const MergePlan plan = plan_merge(config, summaries);
+  RunReport report;
+  report.method = std::string(method_name(config.method));
   report.models = inputs.size();
   report.layers = plan.config.num_hidden_layers;
   if (is_gguf_path(o.output)) {
@@ -308,4 +303,4 @@ MergeReport run_merge(const MergeRunOptions& o) {
   return report;
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::merge
