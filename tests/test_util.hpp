@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -47,6 +48,19 @@ inline void expect_near_all(const Tensor& t, const std::vector<double>& want,
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i], want[i], tol) << i;
+}
+
+// Every element of t (compared in c128) with each part within `tol` of
+// `want`'s, row-major. Real tensors compare as +0i.
+inline void expect_near_complex(const Tensor& t,
+                                const std::vector<std::complex<double>>& want,
+                                double tol) {
+  const auto got = values<std::complex<double>>(t.to(DType::C128));
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].real(), want[i].real(), tol) << i;
+    EXPECT_NEAR(got[i].imag(), want[i].imag(), tol) << i;
+  }
 }
 
 inline void check_error(const Error& e, const char* code,

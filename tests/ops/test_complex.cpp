@@ -17,20 +17,12 @@ namespace {
 
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;
+using testing::expect_near_complex;
 using testing::values;
 
 Tensor c(std::vector<c64> v) {
   const auto n = static_cast<std::int64_t>(v.size());
   return from_vector<c64>(v, {n});
-}
-
-void expect_close(const Tensor& t, const std::vector<c128>& want, double tol) {
-  const auto got = values<c128>(t.to(DType::C128));
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(got[i].real(), want[i].real(), tol) << i;
-    EXPECT_NEAR(got[i].imag(), want[i].imag(), tol) << i;
-  }
 }
 
 TEST(Complex, DTypeTraitsAndPromotion) {
@@ -59,7 +51,7 @@ TEST(Complex, ScalarsPromoteAtTheTensorsPrecision) {
   EXPECT_EQ((ones({2}, DType::I32) * j).dtype(), DType::C64);
   EXPECT_EQ((ones({2}, DType::C128) + 1.5).dtype(), DType::C128);
   // 1 * 1j = 1j; 2 + 1j.
-  expect_close(ones({2}, DType::F32) * j + 1.0, {{1, 1}, {1, 1}}, 0);
+  expect_near_complex(ones({2}, DType::F32) * j + 1.0, {{1, 1}, {1, 1}}, 0);
   std::ostringstream os;
   os << Scalar(c128(1.5, -2));
   EXPECT_EQ(os.str(), "1.5-2j");
@@ -67,9 +59,9 @@ TEST(Complex, ScalarsPromoteAtTheTensorsPrecision) {
 
 TEST(Complex, CastsToAndFromReal) {
   const Tensor r = from_vector<float>({1.5f, -2}, {2});
-  expect_close(r.to(DType::C64), {{1.5, 0}, {-2, 0}}, 0);
+  expect_near_complex(r.to(DType::C64), {{1.5, 0}, {-2, 0}}, 0);
   const Tensor z = c({{1, 2}, {0, 0}, {0, -0.5f}});
-  expect_close(z.to(DType::C128), {{1, 2}, {0, 0}, {0, -0.5}}, 0);
+  expect_near_complex(z.to(DType::C128), {{1, 2}, {0, 0}, {0, -0.5}}, 0);
   // To bool: nonzero when either part is.
   EXPECT_EQ(values<bool>(z.to(DType::Bool)),
             (std::vector<bool>{true, false, true}));
@@ -94,7 +86,7 @@ TEST(Complex, PartsAreViewsThatWriteThrough) {
   EXPECT_EQ(values<float>(re), (std::vector<float>{1, 3}));
   EXPECT_EQ(values<float>(im), (std::vector<float>{2, -4}));
   im.fill_(7.0);
-  expect_close(z, {{1, 7}, {3, 7}}, 0);
+  expect_near_complex(z, {{1, 7}, {3, 7}}, 0);
   const Tensor parts = view_as_real(z);
   EXPECT_EQ(parts.shape(), (Shape{2, 2}));
   EXPECT_EQ(values<float>(parts), (std::vector<float>{1, 7, 3, 7}));
@@ -109,9 +101,9 @@ TEST(Complex, PartsAreViewsThatWriteThrough) {
   const Tensor zc = conj(c({{1, 2}, {3, 0}}));
   EXPECT_EQ(values<float>(imag(zc))[0], -2.0f);
   EXPECT_TRUE(std::signbit(values<float>(imag(zc))[1]));
-  expect_close(make_complex(from_vector<float>({1, 2}, {2}),
-                            from_vector<float>({3}, {1})),
-               {{1, 3}, {2, 3}}, 0);
+  expect_near_complex(make_complex(from_vector<float>({1, 2}, {2}),
+                                   from_vector<float>({3}, {1})),
+                      {{1, 3}, {2, 3}}, 0);
   EXPECT_EQ(make_complex(ones({1}, DType::F64), ones({1})).dtype(),
             DType::C128);
 }
@@ -131,17 +123,17 @@ TEST(Complex, ViewAsComplexRefusesSplitElements) {
 TEST(Complex, Arithmetic) {
   const Tensor a = c({{1, 2}, {0, 1}});
   const Tensor b = c({{3, -1}, {0, 1}});
-  expect_close(a + b, {{4, 1}, {0, 2}}, 0);
-  expect_close(a - b, {{-2, 3}, {0, 0}}, 0);
+  expect_near_complex(a + b, {{4, 1}, {0, 2}}, 0);
+  expect_near_complex(a - b, {{-2, 3}, {0, 0}}, 0);
   // (1+2i)(3-i) = 3 - i + 6i - 2i^2 = 5 + 5i; i * i = -1.
-  expect_close(a * b, {{5, 5}, {-1, 0}}, 0);
+  expect_near_complex(a * b, {{5, 5}, {-1, 0}}, 0);
   // (5+5i)/(3-i) = 1+2i.
-  expect_close(c({{5, 5}}) / c({{3, -1}}), {{1, 2}}, 1e-6);
+  expect_near_complex(c({{5, 5}}) / c({{3, -1}}), {{1, 2}}, 1e-6);
   // (1+i)^2 = 2i; i^-1 = -i.
-  expect_close(pow(c({{1, 1}, {0, 1}}), c({{2, 0}, {-1, 0}})),
-               {{0, 2}, {0, -1}}, 1e-6);
-  expect_close(-a, {{-1, -2}, {-0.0, -1}}, 0);
-  expect_close(square(c({{1, 1}})), {{0, 2}}, 0);
+  expect_near_complex(pow(c({{1, 1}, {0, 1}}), c({{2, 0}, {-1, 0}})),
+                      {{0, 2}, {0, -1}}, 1e-6);
+  expect_near_complex(-a, {{-1, -2}, {-0.0, -1}}, 0);
+  expect_near_complex(square(c({{1, 1}})), {{0, 2}}, 0);
   // abs is the real magnitude, in the component dtype.
   const Tensor m = abs(c({{3, 4}, {0, -2}}));
   EXPECT_EQ(m.dtype(), DType::F32);
@@ -167,13 +159,13 @@ TEST(Complex, DivisionByZeroIsInfOrNaN) {
 TEST(Complex, TranscendentalsAndBranchCuts) {
   const double pi = std::numbers::pi;
   // e^(i pi) = -1; log(-1) = i pi; sqrt(-4 +- 0i) = +-2i (the cut's sides).
-  expect_close(exp(c({{0, static_cast<float>(pi)}})), {{-1, 0}}, 1e-6);
-  expect_close(log(c({{-1, 0}})), {{0, pi}}, 1e-6);
-  expect_close(sqrt(c({{-4, 0}, {-4, -0.0f}})), {{0, 2}, {0, -2}}, 0);
-  expect_close(log10(c({{100, 0}})), {{2, 0}}, 1e-6);
+  expect_near_complex(exp(c({{0, static_cast<float>(pi)}})), {{-1, 0}}, 1e-6);
+  expect_near_complex(log(c({{-1, 0}})), {{0, pi}}, 1e-6);
+  expect_near_complex(sqrt(c({{-4, 0}, {-4, -0.0f}})), {{0, 2}, {0, -2}}, 0);
+  expect_near_complex(log10(c({{100, 0}})), {{2, 0}}, 1e-6);
   // sin(i) = i sinh(1).
-  expect_close(sin(from_vector<c128>({{0, 1}}, {1})), {{0, std::sinh(1.0)}},
-               1e-15);
+  expect_near_complex(sin(from_vector<c128>({{0, 1}}, {1})),
+                      {{0, std::sinh(1.0)}}, 1e-15);
   // expm1 and log1p keep a small argument's digits: expm1(1e-10 + 1e-10i)
   // = 1e-10 + 1e-10i to first order.
   const auto e = values<c128>(expm1(from_vector<c128>({{1e-10, 1e-10}}, {1})));
@@ -182,7 +174,7 @@ TEST(Complex, TranscendentalsAndBranchCuts) {
   const auto l = values<c128>(log1p(from_vector<c128>({{1e-10, 0}}, {1})));
   EXPECT_NEAR(l[0].real(), 1e-10, 1e-19);
   // sign: z / |z|, 0 at 0.
-  expect_close(sign(c({{3, 4}, {0, 0}})), {{0.6, 0.8}, {0, 0}}, 1e-7);
+  expect_near_complex(sign(c({{3, 4}, {0, 0}})), {{0.6, 0.8}, {0, 0}}, 1e-7);
   EXPECT_EQ(values<bool>(isnan(c({{std::nanf(""), 0}, {1, 1}}))),
             (std::vector<bool>{true, false}));
   const float inf = std::numeric_limits<float>::infinity();
@@ -194,19 +186,20 @@ TEST(Complex, TranscendentalsAndBranchCuts) {
 
 TEST(Complex, Reductions) {
   const Tensor z = from_vector<c64>({{1, 2}, {3, 4}, {5, 6}, {7, 8}}, {2, 2});
-  expect_close(sum(z), {{16, 20}}, 0);
-  expect_close(sum(z, {0}), {{6, 8}, {10, 12}}, 0);
-  expect_close(sum(z, {-1}, true), {{4, 6}, {12, 14}}, 0);
+  expect_near_complex(sum(z), {{16, 20}}, 0);
+  expect_near_complex(sum(z, {0}), {{6, 8}, {10, 12}}, 0);
+  expect_near_complex(sum(z, {-1}, true), {{4, 6}, {12, 14}}, 0);
   EXPECT_EQ(sum(z, {-1}, true).shape(), (Shape{2, 1}));
-  expect_close(mean(z, {1}), {{2, 3}, {6, 7}}, 0);
+  expect_near_complex(mean(z, {1}), {{2, 3}, {6, 7}}, 0);
   // (1+2i)(3+4i) = -5 + 10i; (5+6i)(7+8i) = -13 + 82i.
-  expect_close(prod(z, {1}), {{-5, 10}, {-13, 82}}, 0);
-  expect_close(prod(empty({0}, DType::C64)), {{1, 0}}, 0);
-  expect_close(sum(empty({0}, DType::C128)), {{0, 0}}, 0);
-  expect_close(sum(full({}, Scalar(c128(1, -1)), DType::C64)), {{1, -1}}, 0);
+  expect_near_complex(prod(z, {1}), {{-5, 10}, {-13, 82}}, 0);
+  expect_near_complex(prod(empty({0}, DType::C64)), {{1, 0}}, 0);
+  expect_near_complex(sum(empty({0}, DType::C128)), {{0, 0}}, 0);
+  expect_near_complex(sum(full({}, Scalar(c128(1, -1)), DType::C64)), {{1, -1}},
+                      0);
   // Running sums along an axis: [[1+2i, 4+6i], [5+6i, 12+14i]].
-  expect_close(cumsum(z, -1), {{1, 2}, {4, 6}, {5, 6}, {12, 14}}, 0);
-  expect_close(cumsum(z, 0, true), {{0, 0}, {0, 0}, {1, 2}, {3, 4}}, 0);
+  expect_near_complex(cumsum(z, -1), {{1, 2}, {4, 6}, {5, 6}, {12, 14}}, 0);
+  expect_near_complex(cumsum(z, 0, true), {{0, 0}, {0, 0}, {1, 2}, {3, 4}}, 0);
   EXPECT_THROW((void)max(z), DTypeError);
   EXPECT_THROW((void)argmax(z, 0), DTypeError);
   EXPECT_THROW((void)var(z), DTypeError);
@@ -218,12 +211,12 @@ TEST(Complex, Matmul) {
   const Tensor x = c({{1, 0}, {1, -1}});
   const Tensor y = matmul(a, x);
   EXPECT_EQ(y.shape(), (Shape{2}));
-  expect_close(y, {{3, -1}, {1, 1}}, 1e-6);
+  expect_near_complex(y, {{3, -1}, {1, 1}}, 1e-6);
   // A real operand promotes: [[1, 2]] @ [[i], [1]] = [[2+i]].
   const Tensor r = from_vector<double>({1, 2}, {1, 2});
   const Tensor m = matmul(r, from_vector<c64>({{0, 1}, {1, 0}}, {2, 1}));
   EXPECT_EQ(m.dtype(), DType::C128);
-  expect_close(m, {{2, 1}}, 1e-12);
+  expect_near_complex(m, {{2, 1}}, 1e-12);
 }
 
 TEST(Complex, RefusesOrderAndRealOnlyOps) {
@@ -246,13 +239,13 @@ TEST(Complex, RefusesOrderAndRealOnlyOps) {
 TEST(Complex, CopiesAndWhereMoveWholeElements) {
   // Strided copies of 16-byte elements, and where over complex values.
   const Tensor z = from_vector<c128>({{1, 2}, {3, 4}, {5, 6}, {7, 8}}, {2, 2});
-  expect_close(z.transpose(0, 1).contiguous(), {{1, 2}, {5, 6}, {3, 4}, {7, 8}},
-               0);
+  expect_near_complex(z.transpose(0, 1).contiguous(),
+                      {{1, 2}, {5, 6}, {3, 4}, {7, 8}}, 0);
   const Tensor cond = from_vector<bool>({true, false}, {2});
-  expect_close(where(cond, z.select(0, 0), z.select(0, 1)), {{1, 2}, {7, 8}},
-               0);
-  expect_close(full({2}, Scalar(c128(0.5, -1)), DType::C64),
-               {{0.5, -1}, {0.5, -1}}, 0);
+  expect_near_complex(where(cond, z.select(0, 0), z.select(0, 1)),
+                      {{1, 2}, {7, 8}}, 0);
+  expect_near_complex(full({2}, Scalar(c128(0.5, -1)), DType::C64),
+                      {{0.5, -1}, {0.5, -1}}, 0);
   Tensor t = zeros({1}, DType::C64);
   t.set({0}, Scalar(c128(2, 3)));
   EXPECT_EQ(t.item_scalar().to<c128>(), c128(2, 3));
