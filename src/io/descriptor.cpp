@@ -47,6 +47,8 @@ constexpr std::pair<DType, std::string_view> kBaseTypes[] = {
     {DType::F8E5M2, "FLOAT8_E5M2"},
     {DType::I4, "INT4"},
     {DType::U4, "UINT4"},
+    {DType::C64, "COMPLEX64"},
+    {DType::C128, "COMPLEX128"},
 };
 
 std::string upper(std::string_view s) {

@@ -21,6 +21,10 @@ namespace {
 Tensor floating(const Tensor& a, const char* op) {
   ops::check_operand(op, a);
   const DType d = a.dtype();
+  TESSEL_CHECK(!is_complex(d), BadDType, op,
+               "does not take complex matrices yet ({}; LAPACK's c/z "
+               "routines are not wired: docs/complex.md)",
+               dtype_name(d));
   TESSEL_CHECK(is_floating_point(d), BadDType, op,
                "takes floating-point matrices, got {} (cast with .to(f32) "
                "or .to(f64))",

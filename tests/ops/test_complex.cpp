@@ -219,6 +219,14 @@ TEST(Complex, Matmul) {
   expect_near_complex(m, {{2, 1}}, 1e-12);
 }
 
+TEST(Complex, AllcloseComparesTheModulus) {
+  EXPECT_TRUE(allclose(c({{1, 2}}), c({{1, 2.00001f}}), 1e-5, 0));
+  EXPECT_FALSE(allclose(c({{1, 2}}), c({{1, 2.1f}})));
+  // A real operand is +0i.
+  EXPECT_TRUE(allclose(c({{3, 0}}), from_vector<float>({3}, {1})));
+  EXPECT_FALSE(allclose(c({{3, 1}}), from_vector<float>({3}, {1})));
+}
+
 TEST(Complex, RefusesOrderAndRealOnlyOps) {
   const Tensor z = c({{1, 2}});
   for (auto f : {+[](const Tensor& t) { return floor(t); },

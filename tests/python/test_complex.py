@@ -270,6 +270,13 @@ def test_files_keep_complex_values(tmp_path):
     big = tmp_path / "big.npy"
     np.save(big, values.astype(">c16"))
     np.testing.assert_array_equal(np.asarray(tessel.load_npy(str(big))), values)
+    # The tensor descriptor names them COMPLEX64 / COMPLEX128.
+    raw = tmp_path / "z.bin"
+    values.tofile(raw)
+    descriptor = tessel.describe(tessel.asarray(values))
+    assert '"COMPLEX128"' in descriptor
+    np.testing.assert_array_equal(np.asarray(tessel.tensor_from_descriptor(descriptor, raw)),
+                                  values)
 
 
 def test_ops_without_a_complex_meaning_raise_dtype_errors():
