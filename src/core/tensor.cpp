@@ -244,6 +244,11 @@ Scalar Tensor::get(std::span<const std::int64_t> idx) const {
 
 void Tensor::set(std::span<const std::int64_t> idx, Scalar value) {
   check_writable("set");
+  TESSEL_CHECK(
+      !value.is_complex() || is_complex(dtype()) || dtype() == DType::Bool,
+      BadDType, "set",
+      "a complex value in a {} tensor would drop its imaginary part",
+      dtype_name(dtype()));
   const std::int64_t e = element_offset(idx, "set");
   char* address =
       static_cast<char*>(storage().data()) + byte_offset_of(dtype(), e);

@@ -8,9 +8,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol,
               bool equal_nan) {
   // Compared in f64, or c128 when either side is complex (NumPy's isclose
   // on complex numbers: |a - b| is the modulus).
-  const DType wide = is_complex(a.dtype()) || is_complex(b.dtype())
-                         ? DType::C128
-                         : DType::F64;
+  const DType wide =
+      is_complex(a.dtype()) || is_complex(b.dtype()) ? DType::C128 : DType::F64;
   const Tensor a64 = a.to(wide), b64 = b.to(wide);
   Tensor close = le(abs(sub(a64, b64)), add(mul(abs(b64), rtol), atol));
   // Equal infinities differ by NaN above; count them as close.

@@ -157,6 +157,11 @@ Tensor Tensor::to(Device target) const {
 Tensor& Tensor::fill_(Scalar value) {
   check_writable("fill_");
   ops::check_operand("fill_", *this);
+  TESSEL_CHECK(
+      !value.is_complex() || is_complex(dtype()) || dtype() == DType::Bool,
+      BadDType, "fill_",
+      "a complex value in a {} tensor would drop its imaginary part",
+      dtype_name(dtype()));
   // Block types: the quantised form of a tensor full of `value`.
   if (is_block_quantized(dtype())) {
     return copy_(full(shape(), value, DType::F32, device()));

@@ -72,6 +72,11 @@ TEST(Complex, CastsToAndFromReal) {
   } catch (const DTypeError& e) {
     testing::check_error(e, "E2201", {"imaginary", "real()"});
   }
+  // So would a complex value filled or set into a real tensor.
+  EXPECT_THROW((void)full({2}, Scalar(c128(0, 1)), DType::F32), DTypeError);
+  Tensor f = zeros({2});
+  EXPECT_THROW(f.set({0}, Scalar(c128(1, 1))), DTypeError);
+  EXPECT_EQ(full({1}, Scalar(c128(0, 1)), DType::Bool).item<bool>(), true);
   Tensor real_out = empty({3}, DType::F32);
   EXPECT_THROW(real_out.copy_(z), DTypeError);
   EXPECT_THROW(add_out(real_out, z, z), DTypeError);

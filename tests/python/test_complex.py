@@ -143,6 +143,15 @@ def test_mixed_kind_promotion_matches_numpy():
         b = tessel.ones((2,), dtype=getattr(tessel, cplx))
         assert (a + b).dtype == getattr(tessel, want), (real, cplx)
         assert tessel.result_type(a, b) == getattr(tessel, want)
+    # The dtype functions against the standard's table, complex pairs and
+    # real-complex pairs.
+    names = ["float32", "float64", "complex64", "complex128"]
+    for da in names:
+        for db in names:
+            want = str(xp.result_type(getattr(xp, da), getattr(xp, db))).rsplit(".", 1)[-1]
+            assert tessel.result_type(getattr(tessel, da), getattr(tessel, db)).name == want
+            assert tessel.can_cast(getattr(tessel, da), getattr(tessel, db)) == \
+                xp.can_cast(getattr(xp, da), getattr(xp, db)), (da, db)
     # Python complex scalars are weak: the array's precision.
     assert (tessel.ones((2,), dtype=tessel.float64) * 1j).dtype == tessel.complex128
     assert (tessel.ones((2,), dtype=tessel.float32) * 1j).dtype == tessel.complex64
