@@ -2,8 +2,9 @@
 // and pocketfft (NumPy's and PyTorch's engine) is not packaged, and the
 // array API's fft extension needs only the plain complex transform. Lengths
 // whose prime factors are all small run a recursive mixed-radix
-// Cooley-Tukey (decimation in time, one generic radix-p butterfly); a
-// length with a large prime factor runs Bluestein's chirp-z convolution
+// Cooley-Tukey (decimation in time; radix 2 to 5 written out, a generic
+// radix-p butterfly above); a length with a large prime factor runs
+// Bluestein's chirp-z convolution
 // through a power-of-two transform, so every length costs O(n log n).
 // Everything is computed in f64 with twiddles from sin/cos of exactly
 // reduced angles, so the error grows like eps * log n, as pocketfft's.
