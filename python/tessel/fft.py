@@ -3,7 +3,7 @@
 fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft and ihfft are the
 C++ ones (tessel::fft: any length in O(n log n), computed in float64 and
 rounded once to the result dtype); the frequency helpers and the shifts are
-Python here. docs/complex.md says which dtypes come out.
+Python here. docs/fft.md says which dtypes come out.
 """
 
 from __future__ import annotations
