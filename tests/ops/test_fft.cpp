@@ -79,6 +79,11 @@ TEST(Fft, RealTransformsAndTheirLengths) {
   const Tensor half = fft::rfft(x);
   EXPECT_EQ(half.dtype(), DType::C64);
   expect_near_complex(half, {10, {-2, 2}, -2}, 1e-6);
+  // The zero-frequency and Nyquist terms of a real signal are real,
+  // exactly (even lengths take the half-length path).
+  const auto parts = values<float>(imag(half));
+  EXPECT_EQ(parts[0], 0.0f);
+  EXPECT_EQ(parts[2], 0.0f);
   const Tensor back = fft::irfft(half);
   EXPECT_EQ(back.dtype(), DType::F32);
   EXPECT_EQ(values<float>(back), (std::vector<float>{1, 2, 3, 4}));
