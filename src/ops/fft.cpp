@@ -119,12 +119,13 @@ Tensor r2c_even_rows(const Tensor& rows, std::int64_t n) {
   const Tensor even = mul(add(ext, mirrored), 0.5);
   const Tensor odd =
       mul(sub(ext, mirrored), Scalar(std::complex<double>(0, -0.5)));
-  const Tensor angle = mul(arange(0, half + 1, 1, DType::F64),
-                           -2.0 * std::numbers::pi / static_cast<double>(n));
-  Tensor twiddle = make_complex(cos(angle), sin(angle));
+  const Tensor k = arange(0, half + 1, 1, DType::F64).to(rows.device());
+  const Tensor angle = mul(k, -2.0 * std::numbers::pi / static_cast<double>(n));
   // e^(-i pi) exactly (sin(-pi) is -1.2e-16 in f64), so that the Nyquist
   // term of a real signal is real, as the zero-frequency term is.
-  twiddle.set({half}, Scalar(std::complex<double>(-1.0, 0.0)));
+  const Tensor twiddle = where(eq(k, static_cast<double>(half)),
+                               Scalar(std::complex<double>(-1.0, 0.0)),
+                               make_complex(cos(angle), sin(angle)));
   return add(even, mul(twiddle, odd));
 }
 

@@ -119,6 +119,21 @@ TEST(Meta, EveryOtherOp) {
        [](const Make& m) {
          return V{where(m({2, 3}, DType::Bool), 1.0, 2.0)};
        }},
+      {"fft",
+       [](const Make& m) {
+         const Tensor x = m({3, 8}, DType::F32);
+         const std::int64_t s[] = {4, 6};
+         return V{fft::fft(x), fft::rfft(x, 6), fft::irfft(fft::rfft(x)),
+                  fft::fftn(x, s), fft::rfft(m({3, 7}, DType::F64))};
+       }},
+      {"complex",
+       [](const Make& m) {
+         const Tensor z = m({2, 3}, DType::C64);
+         return V{mul(z, z),   abs(z),
+                  sum(z, {1}), matmul(z, m({3, 2}, DType::C64)),
+                  real(z),     view_as_real(z),
+                  conj(z)};
+       }},
       {"fma",
        [](const Make& m) {
          return V{fma(m({2, 3}, DType::F32), m({3}, DType::F32),

@@ -67,6 +67,7 @@ class MetaBackend final : public Backend {
                      const Tensor&) const override {}
   void matmul(const Tensor&, const Tensor&, const Tensor*,
               const Tensor&) const override {}
+  void fft_rows(const Tensor&, const Tensor&, bool) const override {}
   void slogdet(const MatrixBatch&, const Tensor&, const Tensor&,
                const Tensor&) const override {}
   void solve(const MatrixBatch&, const Tensor&, const Tensor&, const Tensor&,
