@@ -87,9 +87,13 @@ void scale_in_place(const Tensor& t, double scale) {
   if (scale != 1.0 && t.numel() > 0) mul_(view_as_real(t), scale);
 }
 
-// The transform of c128 x along `axis` (normalised), of length `len`.
-Tensor c2c_axis(const Tensor& x_in, std::int64_t axis, std::int64_t len,
-                Norm norm, bool inverse) {
+// The transform of c128 x along `axis` (normalised), of length n (the
+// axis's own by default).
+Tensor c2c_axis(const Tensor& x_in, std::int64_t axis,
+                std::optional<std::int64_t> n, Norm norm, bool inverse,
+                const char* op) {
+  const std::int64_t len = checked_length(
+      n.value_or(x_in.shape()[static_cast<std::size_t>(axis)]), op);
   const Tensor x = resize_axis(x_in, axis, len);
   // The axis last and contiguous: the rows the backend transforms.
   const auto order = axis_last(x.rank(), axis);
@@ -145,7 +149,7 @@ Tensor r2c(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
   const std::int64_t len =
       checked_length(n.value_or(x.shape()[static_cast<std::size_t>(a)]), op);
   if (len % 2 != 0) {
-    return c2c_axis(x.to(DType::C128), a, len, norm, false)
+    return c2c_axis(x.to(DType::C128), a, len, norm, false, op)
         .slice(a, 0, len / 2 + 1);
   }
   const auto order = axis_last(x.rank(), a);
@@ -177,7 +181,7 @@ Tensor c2r(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
       full.slice(a, half, len).copy_(conj(flip(xc.slice(a, 1, 1 + tail), {a})));
     }
   }
-  return real(c2c_axis(full, a, len, norm, true));
+  return real(c2c_axis(full, a, len, norm, true, op));
 }
 
 struct AxisPlan {
@@ -226,10 +230,7 @@ Tensor c2c_nd(const Tensor& x, std::span<const std::int64_t> s,
   const AxisPlan p = plan_axes(x, s, axes, op);
   Tensor r = x.to(DType::C128);
   for (std::size_t i = p.axes.size(); i-- > 0;) {
-    const std::int64_t a = p.axes[i];
-    const std::int64_t len = checked_length(
-        p.lengths[i].value_or(r.shape()[static_cast<std::size_t>(a)]), op);
-    r = c2c_axis(r, a, len, norm, inverse);
+    r = c2c_axis(r, p.axes[i], p.lengths[i], norm, inverse, op);
   }
   return r.to(complex_result(x.dtype()));
 }
@@ -247,18 +248,14 @@ Norm parse_norm(std::string_view name) {
 Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
            Norm norm) {
   const std::int64_t a = checked_axis(x, axis, "fft");
-  const std::int64_t len =
-      checked_length(n.value_or(x.shape()[static_cast<std::size_t>(a)]), "fft");
-  return c2c_axis(x.to(DType::C128), a, len, norm, false)
+  return c2c_axis(x.to(DType::C128), a, n, norm, false, "fft")
       .to(complex_result(x.dtype()));
 }
 
 Tensor ifft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
             Norm norm) {
   const std::int64_t a = checked_axis(x, axis, "ifft");
-  const std::int64_t len = checked_length(
-      n.value_or(x.shape()[static_cast<std::size_t>(a)]), "ifft");
-  return c2c_axis(x.to(DType::C128), a, len, norm, true)
+  return c2c_axis(x.to(DType::C128), a, n, norm, true, "ifft")
       .to(complex_result(x.dtype()));
 }
 
@@ -302,10 +299,7 @@ Tensor rfftn(const Tensor& x, std::span<const std::int64_t> s,
   const AxisPlan p = plan_axes(x, s, axes, "rfftn");
   Tensor r = r2c(x, p.lengths.back(), p.axes.back(), norm, "rfftn");
   for (std::size_t i = p.axes.size() - 1; i-- > 0;) {
-    const std::int64_t a = p.axes[i];
-    const std::int64_t len = checked_length(
-        p.lengths[i].value_or(r.shape()[static_cast<std::size_t>(a)]), "rfftn");
-    r = c2c_axis(r, a, len, norm, false);
+    r = c2c_axis(r, p.axes[i], p.lengths[i], norm, false, "rfftn");
   }
   return r.to(complex_result(x.dtype()));
 }
@@ -315,11 +309,7 @@ Tensor irfftn(const Tensor& x, std::span<const std::int64_t> s,
   const AxisPlan p = plan_axes(x, s, axes, "irfftn");
   Tensor r = x.to(DType::C128);
   for (std::size_t i = 0; i + 1 < p.axes.size(); ++i) {
-    const std::int64_t a = p.axes[i];
-    const std::int64_t len = checked_length(
-        p.lengths[i].value_or(r.shape()[static_cast<std::size_t>(a)]),
-        "irfftn");
-    r = c2c_axis(r, a, len, norm, true);
+    r = c2c_axis(r, p.axes[i], p.lengths[i], norm, true, "irfftn");
   }
   return c2r(r, p.lengths.back(), p.axes.back(), norm, "irfftn")
       .to(complex_component_type(complex_result(x.dtype())))

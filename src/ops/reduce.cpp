@@ -10,6 +10,7 @@
 #include "ops/operands.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/ops/complex.hpp"
+#include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 
 namespace tessel {
@@ -49,7 +50,7 @@ DType widened_integer(DType t) {
 }
 
 DType result_dtype(ReduceOp op, DType in) {
-  const bool is_float = is_floating_point(in);
+  const bool is_float = is_floating_point(in) || is_complex(in);
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Prod:
@@ -144,23 +145,8 @@ Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
 
 // Complex sums and means are the real reduction of view_as_real over the
 // same axes (the component axis kept): the SIMD paths, no complex kernel.
-// Products have a kernel; the other reductions are not defined (order,
-// arg-extremes, norms, var/std of complex are not in the array API).
-Tensor complex_reduce(ReduceOp op, const Tensor& x,
-                      const SmallVector<bool, 8>& mask, bool keepdims) {
-  const char* name = op_name(op);
-  TESSEL_CHECK(
-      op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod,
-      BadDType, name, "is not defined for complex tensors ({})",
-      dtype_name(x.dtype()));
-  if (op == ReduceOp::Prod) {
-    Plan p = plan(x, mask, keepdims);
-    if (p.shape.reduce == 0) return full(p.out_shape, 1, x.dtype(), x.device());
-    Tensor out = empty(p.out_shape, x.dtype(), x.device());
-    if (out.numel() > 0)
-      ops::backend_of(out).reduce(op, 1.0, p.input, out, p.shape);
-    return out;
-  }
+Tensor reduce_parts(ReduceOp op, const Tensor& x,
+                    const SmallVector<bool, 8>& mask, bool keepdims) {
   Axes real_axes;
   for (std::size_t d = 0; d < mask.size(); ++d) {
     if (mask[d]) real_axes.push_back(static_cast<std::int64_t>(d));
@@ -176,7 +162,17 @@ Tensor reduce(ReduceOp op, const Tensor& x_in, const Axes& axes, bool keepdims,
   const Tensor x = operand(x_in, name);
   const auto rank = static_cast<std::int64_t>(x.shape().size());
   const auto mask = rules::reduced_axes(axes, rank, name);
-  if (is_complex(x.dtype())) return complex_reduce(op, x, mask, keepdims);
+  if (is_complex(x.dtype())) {
+    // any/all test "nonzero"; products have a kernel; the other
+    // reductions need an order or are real-only (not in the array API).
+    if (op == ReduceOp::Any || op == ReduceOp::All)
+      return reduce(op, ne(x, Scalar(0)), axes, keepdims);
+    TESSEL_CHECK(
+        op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod,
+        BadDType, name, "is not defined for complex tensors ({})",
+        dtype_name(x.dtype()));
+    if (op != ReduceOp::Prod) return reduce_parts(op, x, mask, keepdims);
+  }
   Plan p = plan(x, mask, keepdims);
   const DType out_dtype = result_dtype(op, x.dtype());
   if (p.shape.reduce == 0) {

@@ -205,6 +205,10 @@ TEST(Complex, Reductions) {
   // Running sums along an axis: [[1+2i, 4+6i], [5+6i, 12+14i]].
   expect_near_complex(cumsum(z, -1), {{1, 2}, {4, 6}, {5, 6}, {12, 14}}, 0);
   expect_near_complex(cumsum(z, 0, true), {{0, 0}, {0, 0}, {1, 2}, {3, 4}}, 0);
+  // any/all test "nonzero" (either part).
+  EXPECT_EQ(values<bool>(any(c({{0, 1}, {0, 0}}).reshape({1, 2}), {1})),
+            (std::vector<bool>{true}));
+  EXPECT_FALSE(all(c({{0, 1}, {0, 0}})).item<bool>());
   EXPECT_THROW((void)max(z), DTypeError);
   EXPECT_THROW((void)argmax(z, 0), DTypeError);
   EXPECT_THROW((void)var(z), DTypeError);
