@@ -52,8 +52,8 @@ class SVDResult(NamedTuple):
 
 
 def eigh(x: Tensor, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, read
-    from their lower triangle."""
+    """Eigenvalues (real, ascending) and eigenvectors of symmetric or
+    Hermitian matrices, read from their lower triangle."""
     return EighResult(*_linalg.eigh(x))
 
 
@@ -68,7 +68,7 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
 
 
 def svd(x: Tensor, /, *, full_matrices: builtins.bool = True) -> SVDResult:
-    """x = U @ diag(S) @ Vh with S descending."""
+    """x = U @ diag(S) @ Vh with S real and descending."""
     return SVDResult(*_linalg.svd(x, full_matrices=full_matrices))
 
 
@@ -166,10 +166,12 @@ def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     if isinstance(rtol, Tensor):
         rtol = rtol[..., None]
     if s.shape[-1] == 0:
-        return _t.zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=s.dtype)
+        return _t.zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=u.dtype)
     cutoff = _t.max(s, axis=-1, keepdims=True) * rtol
     s_inv = _t.where(_t.gt(s, cutoff), _t.reciprocal(s), _t.zeros((), dtype=s.dtype))
-    return _t.matmul(matrix_transpose(vh) * s_inv[..., None, :], matrix_transpose(u))
+    # V diag(1/s) U^H: conjugate transposes, which are plain ones for real x.
+    v = _t.conj(matrix_transpose(vh))
+    return _t.matmul(v * s_inv[..., None, :], _t.conj(matrix_transpose(u)))
 
 
 def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None,

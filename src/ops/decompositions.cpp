@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
+#include "tessel/ops/complex.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -16,21 +17,23 @@ namespace tessel::linalg {
 
 namespace {
 
-// f32 and f64 compute as themselves, f16/bf16/f8 in f32; integers and
-// bool are refused (NumPy would compute them in f64, PyTorch refuses).
+// f32, f64, c64 and c128 compute as themselves, f16/bf16/f8 in f32;
+// integers and bool are refused (NumPy would compute them in f64, PyTorch
+// refuses).
 Tensor floating(const Tensor& a, const char* op) {
   ops::check_operand(op, a);
   const DType d = a.dtype();
-  TESSEL_CHECK(!is_complex(d), BadDType, op,
-               "does not take complex matrices yet ({}; LAPACK's c/z "
-               "routines are not wired: docs/complex.md)",
-               dtype_name(d));
+  if (is_complex(d)) return a.contiguous();
   TESSEL_CHECK(is_floating_point(d), BadDType, op,
-               "takes floating-point matrices, got {} (cast with .to(f32) "
-               "or .to(f64))",
+               "takes floating-point or complex matrices, got {} (cast with "
+               ".to(f32) or .to(f64))",
                dtype_name(d));
   return a.to(d == DType::F64 ? DType::F64 : DType::F32).contiguous();
 }
+
+// The dtype of eigenvalues, singular values and log|det|: real, of the
+// matrix's precision.
+DType real_of(DType d) { return is_complex(d) ? complex_component_type(d) : d; }
 
 // The batch axes and the two matrix axes of `a` (rank >= 2, extents LAPACK
 // can index with its 32-bit ints).
@@ -101,7 +104,8 @@ Tensor cholesky(const Tensor& a_in, bool upper) {
   Tensor status = zeros(m.batch, DType::I64, a.device());
   if (m.problem.count > 0) ops::backend_of(a).cholesky(m.problem, a, l, status);
   check_status(status, m.batch, "cholesky", "is not positive definite");
-  return upper ? l.transpose(-2, -1).contiguous() : l;
+  // U = L^H: the conjugate transpose (the transpose for real matrices).
+  return upper ? conj(l.transpose(-2, -1)).contiguous() : l;
 }
 
 QR qr(const Tensor& a_in, std::string_view mode) {
@@ -127,7 +131,7 @@ Eigh eigh_impl(const Tensor& a_in, bool vectors, const char* op) {
   const Tensor a = floating(a_in, op);
   const Matrices m = matrices(a, op, true);
   const std::int64_t n = m.problem.rows;
-  Eigh out{empty(with_vector(m.batch, n), a.dtype(), a.device()),
+  Eigh out{empty(with_vector(m.batch, n), real_of(a.dtype()), a.device()),
            vectors ? empty(a.shape(), a.dtype(), a.device()) : Tensor()};
   Tensor status = zeros(m.batch, DType::I64, a.device());
   if (m.problem.count > 0)
@@ -142,7 +146,7 @@ SVD svd_impl(const Tensor& a_in, bool vectors, bool full, const char* op) {
   const std::int64_t rows = m.problem.rows, cols = m.problem.cols;
   const std::int64_t k = std::min(rows, cols);
   SVD out;
-  out.s = empty(with_vector(m.batch, k), a.dtype(), a.device());
+  out.s = empty(with_vector(m.batch, k), real_of(a.dtype()), a.device());
   if (vectors) {
     out.u = empty(with_matrix(m.batch, rows, full ? rows : k), a.dtype(),
                   a.device());
@@ -227,7 +231,7 @@ Slogdet slogdet_impl(const Tensor& a_in, const char* op) {
   const Tensor a = floating(a_in, op);
   const Matrices m = matrices(a, op, true);
   Slogdet out{empty(m.batch, a.dtype(), a.device()),
-              empty(m.batch, a.dtype(), a.device())};
+              empty(m.batch, real_of(a.dtype()), a.device())};
   if (m.problem.count > 0)
     ops::backend_of(a).slogdet(m.problem, a, out.sign, out.logabsdet);
   return out;

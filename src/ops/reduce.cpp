@@ -212,12 +212,9 @@ Tensor scan(bool product, const Tensor& x_in, std::int64_t axis, bool exclusive,
             bool reverse) {
   const char* name = product ? "cumprod" : "cumsum";
   const Tensor x = operand(x_in, name);
-  if (is_complex(x.dtype())) {
+  if (is_complex(x.dtype()) && !product) {
     // A running sum of complex values is the running sum of each part:
     // the real scan of view_as_real along the same axis.
-    TESSEL_CHECK(!product, BadDType, name,
-                 "is not defined for complex tensors ({})",
-                 dtype_name(x.dtype()));
     const Tensor v = x.rank() == 0 ? x.reshape({1}) : x;
     const std::int64_t a = normalize_axis(axis, v.rank(), name);
     return view_as_complex(
@@ -225,8 +222,9 @@ Tensor scan(bool product, const Tensor& x_in, std::int64_t axis, bool exclusive,
         .reshape(x.shape());
   }
   Plan p = axis_plan(x, axis, name);
-  const DType dtype =
-      is_floating_point(x.dtype()) ? x.dtype() : widened_integer(x.dtype());
+  const DType dtype = is_floating_point(x.dtype()) || is_complex(x.dtype())
+                          ? x.dtype()
+                          : widened_integer(x.dtype());
   Tensor out = empty(p.out_shape, dtype, x.device());
   if (out.numel() > 0)
     ops::backend_of(out).cumulative(product, exclusive, reverse, p.input, out,

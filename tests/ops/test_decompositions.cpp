@@ -58,6 +58,66 @@ TEST(Decompositions, HandWorkedTwoByTwos) {
             -std::numeric_limits<double>::infinity());
 }
 
+// Complex matrices: the c/z LAPACK routines, conjugate transposes and
+// real eigenvalues, singular values and log|det|.
+Tensor complex_matrix(std::vector<double> re, std::vector<double> im,
+                      DType dtype = DType::C128) {
+  return make_complex(matrix(std::move(re), {2, 2}),
+                      matrix(std::move(im), {2, 2}))
+      .to(dtype);
+}
+
+TEST(Decompositions, HandWorkedComplexTwoByTwos) {
+  using C = std::complex<double>;
+  const double r2 = std::sqrt(2.0), r15 = std::sqrt(1.5);
+  // Hermitian [[2, i], [-i, 2]] = L L^H with L = [[sqrt 2, 0],
+  // [-i / sqrt 2, sqrt 1.5]]; U = L^H.
+  const Tensor h = complex_matrix({2, 0, 0, 2}, {0, 1, -1, 0});
+  testing::expect_near_complex(linalg::cholesky(h),
+                               {C(r2), C(0), C(0, -1 / r2), C(r15)}, 1e-15);
+  testing::expect_near_complex(linalg::cholesky(h, true),
+                               {C(r2), C(0, 1 / r2), C(0), C(r15)}, 1e-15);
+  // Its eigenvalues are 1 and 3 (real, f64 for c128 and f32 for c64);
+  // eigenvector of 1 is (1, i) / sqrt 2 up to a phase.
+  const auto e = linalg::eigh(h);
+  EXPECT_EQ(e.values.dtype(), DType::F64);
+  expect_near(e.values, matrix({1, 3}, {2}), 1e-15);
+  const auto v = values<C>(e.vectors);
+  EXPECT_NEAR(std::abs(v[0]), M_SQRT1_2, 1e-15);
+  EXPECT_NEAR(std::abs(v[2] / v[0] - C(0, 1)), 0.0, 1e-15);
+  EXPECT_EQ(linalg::eigvalsh(h.to(DType::C64)).dtype(), DType::F32);
+  // det [[1, i], [i, 1]] = 1 - i^2 = 2.
+  testing::expect_near_complex(
+      linalg::det(complex_matrix({1, 0, 0, 1}, {0, 1, 1, 0})), {C(2)}, 1e-15);
+  // det diag(1 + i, 1) = 1 + i: sign (1 + i) / sqrt 2, log|det| = ln 2 / 2.
+  const auto sl = linalg::slogdet(complex_matrix({1, 0, 0, 1}, {1, 0, 0, 0}));
+  EXPECT_EQ(sl.sign.dtype(), DType::C128);
+  EXPECT_EQ(sl.logabsdet.dtype(), DType::F64);
+  testing::expect_near_complex(sl.sign, {C(1 / r2, 1 / r2)}, 1e-15);
+  EXPECT_NEAR(sl.logabsdet.item<double>(), std::log(2.0) / 2, 1e-15);
+  // A row swap: [[0, i], [i, 0]] has det -i^2 = 1.
+  testing::expect_near_complex(
+      linalg::slogdet(complex_matrix({0, 0, 0, 0}, {0, 1, 1, 0})).sign, {C(1)},
+      1e-15);
+  // [[1, i], [0, 1]] x = (1, 1): x = (1 - i, 1).
+  testing::expect_near_complex(
+      linalg::solve(complex_matrix({1, 0, 0, 1}, {0, 1, 0, 0}),
+                    from_vector(std::vector<double>{1, 1}, {2})),
+      {C(1, -1), C(1)}, 1e-15);
+  // inv [[i, 0], [0, 2]] = [[-i, 0], [0, 0.5]].
+  testing::expect_near_complex(
+      linalg::inv(complex_matrix({0, 0, 0, 2}, {1, 0, 0, 0})),
+      {C(0, -1), C(0), C(0), C(0.5)}, 1e-15);
+  // diag(3i, -4): singular values 4 and 3, real.
+  const Tensor s = linalg::svdvals(complex_matrix({0, 0, 0, -4}, {3, 0, 0, 0}));
+  EXPECT_EQ(s.dtype(), DType::F64);
+  expect_near(s, matrix({4, 3}, {2}), 1e-15);
+  // [[1, i], [i, -1]] is rank one: (1, i)^T (1, i).
+  expect_near(
+      linalg::svdvals(complex_matrix({1, 0, 0, -1}, {0, 1, 1, 0}, DType::C64)),
+      matrix({2, 0}, {2}), 1e-6);
+}
+
 TEST(Decompositions, IdentitiesOnRandomBatches) {
   Generator g(7);
   const Tensor a = randn({3, 5, 4}, g, DType::F64);
@@ -115,6 +175,10 @@ TEST(Decompositions, EmptyAndBatchEdges) {
   const auto m = linalg::svd(meta, false);
   EXPECT_EQ(m.u.shape(), (Shape{2, 6, 3}));
   EXPECT_EQ(m.vh.shape(), (Shape{2, 3, 3}));
+  const auto mc = linalg::svd(meta.to(DType::C64), false);
+  EXPECT_EQ(mc.u.dtype(), DType::C64);
+  EXPECT_EQ(mc.s.dtype(), DType::F32);
+  EXPECT_EQ(mc.s.shape(), (Shape{2, 3}));
 }
 
 TEST(Decompositions, ErrorsNameTheMatrix) {
@@ -125,6 +189,13 @@ TEST(Decompositions, ErrorsNameTheMatrix) {
   EXPECT_TESSEL_ERROR(linalg::inv(batch), "E2401", "[inv]", "singular");
   EXPECT_TESSEL_ERROR(linalg::cholesky(matrix({1, 2, 2, 1}, {2, 2})), "E2401",
                       "[cholesky]", "positive definite");
+  // [[1, 2i], [-2i, 1]] is Hermitian with eigenvalues -1 and 3.
+  EXPECT_TESSEL_ERROR(
+      linalg::cholesky(complex_matrix({1, 0, 0, 1}, {0, 2, -2, 0})), "E2401",
+      "[cholesky]", "positive definite");
+  EXPECT_TESSEL_ERROR(
+      linalg::inv(complex_matrix({1, 0, 2, 0}, {1, 0, 2, 0}, DType::C64)),
+      "E2401", "[inv]", "singular");
   EXPECT_TESSEL_ERROR(linalg::det(ones({2, 2}, DType::I32)), "E2201", "[det]",
                       "i32");
   EXPECT_TESSEL_ERROR(linalg::inv(ones({2, 3})), "E2102", "[inv]", "square");

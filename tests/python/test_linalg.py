@@ -1,14 +1,17 @@
 """tessel.linalg (the array API's linalg extension) against array-api-strict
 (NumPy's LAPACK underneath) on random batches of well-conditioned
-matrices, float32 and float64, including empty batches.
+matrices, float32, float64, complex64 and complex128, including empty
+batches.
 
 Tolerances: results of a factorisation depend on rounding in every step,
-so they are compared relatively: float64 within 1e-10 and float32 within
-2e-4 of the reference (the matrices' condition numbers are below ~50, so
+so they are compared relatively: float64 and complex128 within 1e-10,
+float32 and complex64 within 2e-4 of the reference (the matrices' condition numbers are below ~50, so
 LAPACK's backward-stable results differ by a few ulp times that).
 Decompositions whose factors are unique only up to signs (eigh's vectors,
 svd's U and Vh, qr's Q and R) are compared through what is unique: the
-values, the reconstruction and the projectors.
+values, the reconstruction and the projectors (for complex matrices
+the factors are unique up to unit-modulus phases, and the same
+comparisons hold with conjugate transposes).
 """
 
 import math
@@ -20,10 +23,9 @@ import tessel
 
 from strict_oracle import both, to_numpy, xp
 
-RTOL = {"float32": 2e-4, "float64": 1e-10}
+RTOL = {"float32": 2e-4, "float64": 1e-10, "complex64": 2e-4, "complex128": 1e-10}
 BATCHES = [(), (3,), (2, 2), (0,)]
-
-
+DTYPES = ["float32", "float64", "complex64", "complex128"]
 
 
 def close(got, want, dtype, context, scale=1.0):
@@ -34,20 +36,33 @@ def close(got, want, dtype, context, scale=1.0):
     np.testing.assert_allclose(g, w, rtol=RTOL[dtype], atol=atol, err_msg=context)
 
 
+def normal(rng, shape, dtype):
+    """Standard normal values; complex ones have independent parts."""
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a
+
+
+def conj_t(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
 def well_conditioned(rng, batch, n, dtype, m=None):
     m = n if m is None else m
-    a = rng.standard_normal(batch + (m, n))
+    a = normal(rng, batch + (m, n), dtype)
     if m == n:
-        a = a + n * np.eye(n)  # diagonally heavy: condition number small
+        a = a + 2 * n * np.eye(n)  # diagonally heavy: condition number small
     return a.astype(dtype)
 
 
 def spd(rng, batch, n, dtype):
-    a = rng.standard_normal(batch + (n, n))
-    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+    """Symmetric (Hermitian for complex) positive definite matrices."""
+    a = normal(rng, batch + (n, n), dtype)
+    return (a @ conj_t(a) + n * np.eye(n)).astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_square_functions_match(dtype, rng):
     for batch in BATCHES:
         for n in (1, 3, 5):
@@ -60,7 +75,7 @@ def test_square_functions_match(dtype, rng):
             close(sign_t, sign_s, dtype, "slogdet sign " + ctx)
             close(log_t, log_s, dtype, "slogdet log " + ctx)
             close(tessel.linalg.inv(t), xp.linalg.inv(s), dtype, "inv " + ctx)
-            rhs = rng.standard_normal(batch + (n, 2)).astype(dtype)
+            rhs = normal(rng, batch + (n, 2), dtype).astype(dtype)
             tr, sr = both(rhs)
             close(tessel.linalg.solve(t, tr), xp.linalg.solve(s, sr), dtype, "solve " + ctx)
             for power in (-2, 0, 1, 3):
@@ -74,14 +89,16 @@ def test_square_functions_match(dtype, rng):
             close(tessel.linalg.eigvalsh(ts), xp.linalg.eigvalsh(ss), dtype, "eigvalsh " + ctx)
             w, v = tessel.linalg.eigh(ts)
             close(w, xp.linalg.eigh(ss).eigenvalues, dtype, "eigh values " + ctx)
-            # Eigenvectors: unique up to sign, so compare V diag(w) V^T = a.
+            # Eigenvectors: unique up to sign (phase), so compare
+            # V diag(w) V^H = a.
             vn, wn = to_numpy(v), to_numpy(w)
-            rebuilt = (vn * wn[..., None, :]) @ np.swapaxes(vn, -1, -2)
+            assert vn.dtype == np.dtype(dtype), ctx
+            rebuilt = (vn * wn[..., None, :]) @ conj_t(vn)
             np.testing.assert_allclose(rebuilt, sym, rtol=RTOL[dtype] * 10,
                                        atol=RTOL[dtype] * 10 * n * n, err_msg="eigh " + ctx)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_rectangular_functions_match(dtype, rng):
     for batch in BATCHES:
         for m, n in ((4, 2), (2, 5), (3, 3)):
@@ -104,7 +121,13 @@ def test_rectangular_functions_match(dtype, rng):
                 ref = xp.linalg.qr(s, mode=mode)
                 assert q.shape == ref.Q.shape and r.shape == ref.R.shape, (mode, ctx)
                 # Q and R are unique up to the signs of R's rows.
-                close(abs(r), abs(to_numpy(ref.R)).astype(dtype), dtype, f"qr R {mode} " + ctx)
+                r_abs = abs(to_numpy(r))
+                close(r_abs, abs(to_numpy(ref.R)).astype(r_abs.dtype), dtype,
+                      f"qr R {mode} " + ctx)
+                qn = to_numpy(q)
+                gram = conj_t(qn) @ qn
+                np.testing.assert_allclose(gram, np.broadcast_to(np.eye(qn.shape[-1]), gram.shape),
+                                           atol=RTOL[dtype] * 10, err_msg=f"qr Q^H Q {ctx}")
                 np.testing.assert_allclose(to_numpy(q) @ to_numpy(r), values,
                                            rtol=RTOL[dtype] * 10, atol=RTOL[dtype] * 10 * m,
                                            err_msg=ctx)
@@ -145,6 +168,24 @@ def test_vector_functions_match(rng):
     assert np.array_equal(to_numpy(tessel.linalg.outer(i1, i1)), to_numpy(xp.linalg.outer(i2, i2)))
     close(tessel.linalg.matmul(t, tessel.linalg.matrix_transpose(t)),
           xp.linalg.matmul(s, xp.linalg.matrix_transpose(s)), "float64", "matmul")
+
+
+def test_complex_vector_functions_match(rng):
+    # vecdot conjugates its first argument; the norms are of the moduli.
+    values = normal(rng, (3, 4, 3), "complex128")
+    values[0, 0, 0] = 0.0
+    other = normal(rng, (4, 3), "complex128")
+    t, s = both(values)
+    to, so = both(other)
+    for ord_ in (2, 1, 0, 3, math.inf, -math.inf):
+        close(tessel.linalg.vector_norm(t, axis=-1, ord=ord_),
+              xp.linalg.vector_norm(s, axis=-1, ord=ord_), "float64", f"vector_norm {ord_}")
+    close(tessel.linalg.vecdot(t, to), xp.linalg.vecdot(s, so), "complex128", "vecdot")
+    close(tessel.linalg.cross(t, to), xp.linalg.cross(s, so), "complex128", "cross")
+    close(tessel.linalg.tensordot(t, to, axes=2), xp.linalg.tensordot(s, so, axes=2),
+          "complex128", "tensordot")
+    close(tessel.linalg.outer(t[0, 0, :], to[0, :]), xp.linalg.outer(s[0, 0, :], so[0, :]),
+          "complex128", "outer")
 
 
 def test_errors_are_specific():

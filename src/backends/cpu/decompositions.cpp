@@ -4,16 +4,20 @@
 // O(n^3) factorisations, and every LAPACK call then has its textbook
 // meaning. Matrices run one after another: the LAPACK behind Debian's
 // liblapack.so.3 (netlib's or OpenBLAS's, by the alternatives system)
-// decides its own threading.
+// decides its own threading. Complex matrices take LAPACK's c/z routines
+// through the same templates; their eigenvalues, singular values and
+// log|det| are real (the component type).
 #include "backends/cpu/decomposition_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/lapack.hpp"
 #include "core/check.hpp"
+#include "tessel/core/convert.hpp"
 
 namespace tessel::cpu {
 
@@ -45,18 +49,33 @@ void identity(T* row, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) row[i * n + i] = T(1);
 }
 
-// The workspace size LAPACK asks for (its lwork = -1 query answer).
+// The real type of T's parts (T itself for a real T).
+template <class T>
+struct component {
+  using type = T;
+};
+template <class R>
+struct component<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+using component_t = typename component<T>::type;
+
+// The workspace size LAPACK asks for (its lwork = -1 query answer, which
+// the complex routines return in a complex word).
 template <class T>
 int workspace_size(T query) {
-  return std::max(1, static_cast<int>(query));
+  return std::max(1, static_cast<int>(std::real(query)));
 }
 
+// The op layer hands the kernels f32, f64, c64 or c128 only.
 template <class F>
-void dispatch_real(DType dtype, F&& f) {
-  if (dtype == DType::F64) {
-    f.template operator()<double>();
-  } else {
-    f.template operator()<float>();
+void dispatch_lapack(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::F64: f.template operator()<double>(); return;
+    case DType::C64: f.template operator()<std::complex<float>>(); return;
+    case DType::C128: f.template operator()<std::complex<double>>(); return;
+    default: f.template operator()<float>(); return;
   }
 }
 
@@ -64,7 +83,7 @@ void dispatch_real(DType dtype, F&& f) {
 
 void slogdet(const MatrixBatch& b, const KernelInput& a,
              const KernelOutput& sign, const KernelOutput& logabs) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t n = b.rows;
     std::vector<T> col(
         static_cast<std::size_t>(std::max<std::int64_t>(n * n, 1)));
@@ -75,28 +94,37 @@ void slogdet(const MatrixBatch& b, const KernelInput& a,
       int info = 0;
       if (n > 0)
         lapack::getrf(ld(n), ld(n), col.data(), ld(n), pivots.data(), &info);
-      T s = T(1), log_abs = T(0);
+      using R = component_t<T>;
+      T s = T(1);
+      R log_abs = R(0);
       if (info > 0) {  // an exact zero pivot: singular
         s = T(0);
-        log_abs = -std::numeric_limits<T>::infinity();
+        log_abs = -std::numeric_limits<R>::infinity();
       } else {
         for (std::int64_t i = 0; i < n; ++i) {
           const T d = col[static_cast<std::size_t>(i * n + i)];
-          if (d < T(0)) s = -s;
+          const R modulus = std::abs(d);
+          // The sign is the product of the pivots' phases d / |d| (+-1
+          // for real pivots), each row swap negating it.
+          if constexpr (is_complex_v<T>) {
+            s *= d / modulus;
+          } else if (d < T(0)) {
+            s = -s;
+          }
           if (pivots[static_cast<std::size_t>(i)] != i + 1) s = -s;
-          log_abs += std::log(std::abs(d));
+          log_abs += std::log(modulus);
         }
-        if (std::isnan(log_abs)) s = std::numeric_limits<T>::quiet_NaN();
+        if (std::isnan(log_abs)) s = T(std::numeric_limits<R>::quiet_NaN());
       }
       sign.data<T>()[m] = s;
-      logabs.data<T>()[m] = log_abs;
+      logabs.data<R>()[m] = log_abs;
     }
   });
 }
 
 void solve(const MatrixBatch& b, const KernelInput& a, const KernelInput& rhs,
            const KernelOutput& x, const KernelOutput& status) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t n = b.rows, k = b.cols;
     std::vector<T> lu(
         static_cast<std::size_t>(std::max<std::int64_t>(n * n, 1)));
@@ -123,7 +151,7 @@ void solve(const MatrixBatch& b, const KernelInput& a, const KernelInput& rhs,
 
 void cholesky(const MatrixBatch& b, const KernelInput& a, const KernelOutput& l,
               const KernelOutput& status) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t n = b.rows;
     std::vector<T> col(
         static_cast<std::size_t>(std::max<std::int64_t>(n * n, 1)));
@@ -143,7 +171,7 @@ void cholesky(const MatrixBatch& b, const KernelInput& a, const KernelOutput& l,
 
 void qr(const MatrixBatch& b, const KernelInput& a, const KernelOutput& q,
         const KernelOutput& r, bool complete) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t rows = b.rows, cols = b.cols;
     const std::int64_t k = std::min(rows, cols);
     const std::int64_t q_cols = complete ? rows : k;
@@ -195,7 +223,7 @@ void qr(const MatrixBatch& b, const KernelInput& a, const KernelOutput& q,
 void eigh(const MatrixBatch& b, const KernelInput& a,
           const KernelOutput& values, const KernelOutput& vectors,
           const KernelOutput& status) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t n = b.rows;
     const char job = vectors.defined() ? 'V' : 'N';
     std::vector<T> col(
@@ -203,17 +231,32 @@ void eigh(const MatrixBatch& b, const KernelInput& a,
     for (std::int64_t m = 0; m < b.count; ++m) {
       to_column_major(a.const_data<T>() + m * n * n, n, n, col.data(), n);
       int info = 0;
-      T* w = values.data<T>() + m * n;
+      using R = component_t<T>;
+      R* w = values.data<R>() + m * n;
       if (n > 0) {
         T query{};
         int iquery = 0;
-        lapack::syevd(job, ld(n), col.data(), ld(n), w, &query, -1, &iquery, -1,
-                      &info);
-        std::vector<T> work(static_cast<std::size_t>(workspace_size(query)));
-        std::vector<int> iwork(static_cast<std::size_t>(std::max(1, iquery)));
-        lapack::syevd(job, ld(n), col.data(), ld(n), w, work.data(),
-                      static_cast<int>(work.size()), iwork.data(),
-                      static_cast<int>(iwork.size()), &info);
+        if constexpr (is_complex_v<T>) {
+          R rquery{};
+          lapack::heevd(job, ld(n), col.data(), ld(n), w, &query, -1, &rquery,
+                        -1, &iquery, -1, &info);
+          std::vector<T> work(static_cast<std::size_t>(workspace_size(query)));
+          std::vector<R> rwork(
+              static_cast<std::size_t>(workspace_size(rquery)));
+          std::vector<int> iwork(static_cast<std::size_t>(std::max(1, iquery)));
+          lapack::heevd(job, ld(n), col.data(), ld(n), w, work.data(),
+                        static_cast<int>(work.size()), rwork.data(),
+                        static_cast<int>(rwork.size()), iwork.data(),
+                        static_cast<int>(iwork.size()), &info);
+        } else {
+          lapack::syevd(job, ld(n), col.data(), ld(n), w, &query, -1, &iquery,
+                        -1, &info);
+          std::vector<T> work(static_cast<std::size_t>(workspace_size(query)));
+          std::vector<int> iwork(static_cast<std::size_t>(std::max(1, iquery)));
+          lapack::syevd(job, ld(n), col.data(), ld(n), w, work.data(),
+                        static_cast<int>(work.size()), iwork.data(),
+                        static_cast<int>(iwork.size()), &info);
+        }
       }
       status.data<std::int64_t>()[m] = info;
       if (vectors.defined())
@@ -225,7 +268,7 @@ void eigh(const MatrixBatch& b, const KernelInput& a,
 void svd(const MatrixBatch& b, const KernelInput& a, const KernelOutput& u,
          const KernelOutput& s, const KernelOutput& vh, bool full,
          const KernelOutput& status) {
-  dispatch_real(a.dtype(), [&]<class T>() {
+  dispatch_lapack(a.dtype(), [&]<class T>() {
     const std::int64_t rows = b.rows, cols = b.cols;
     const std::int64_t k = std::min(rows, cols);
     const bool vectors = u.defined();
@@ -240,9 +283,32 @@ void svd(const MatrixBatch& b, const KernelInput& a, const KernelOutput& u,
         vectors ? std::max<std::int64_t>(v_rows * cols, 1) : 1));
     std::vector<int> iwork(
         static_cast<std::size_t>(std::max<std::int64_t>(8 * k, 1)));
+    // The complex routines' real workspace has no size query: these are
+    // the bounds gesdd's documentation states (LAPACK 3.7 and later; 7k
+    // for the values only covers the older ones too).
+    using R = component_t<T>;
+    const std::int64_t big = std::max(rows, cols);
+    const std::int64_t rwork_size =
+        !is_complex_v<T> ? 1
+        : !vectors       ? std::max<std::int64_t>(7 * k, 1)
+                   : std::max(5 * k * k + 5 * k, 2 * big * k + 2 * k * k + k);
+    std::vector<R> rwork(static_cast<std::size_t>(rwork_size));
+    const auto call = [&](T* a_col, R* s_out, T* work, int lwork, int* info) {
+      if constexpr (is_complex_v<T>) {
+        lapack::gesdd(job, static_cast<int>(rows), static_cast<int>(cols),
+                      a_col, ld(rows), s_out, u_col.data(), ld(rows),
+                      vt_col.data(), ld(v_rows), work, lwork, rwork.data(),
+                      iwork.data(), info);
+      } else {
+        lapack::gesdd(job, static_cast<int>(rows), static_cast<int>(cols),
+                      a_col, ld(rows), s_out, u_col.data(), ld(rows),
+                      vt_col.data(), ld(v_rows), work, lwork, iwork.data(),
+                      info);
+      }
+    };
     for (std::int64_t m = 0; m < b.count; ++m) {
       int info = 0;
-      T* s_out = s.data<T>() + m * k;
+      R* s_out = s.data<R>() + m * k;
       if (k == 0) {
         if (vectors) {
           if (full) {
@@ -256,14 +322,10 @@ void svd(const MatrixBatch& b, const KernelInput& a, const KernelOutput& u,
       to_column_major(a.const_data<T>() + m * rows * cols, rows, cols,
                       col.data(), rows);
       T query{};
-      lapack::gesdd(job, static_cast<int>(rows), static_cast<int>(cols),
-                    col.data(), ld(rows), s_out, u_col.data(), ld(rows),
-                    vt_col.data(), ld(v_rows), &query, -1, iwork.data(), &info);
+      call(col.data(), s_out, &query, -1, &info);
       std::vector<T> work(static_cast<std::size_t>(workspace_size(query)));
-      lapack::gesdd(job, static_cast<int>(rows), static_cast<int>(cols),
-                    col.data(), ld(rows), s_out, u_col.data(), ld(rows),
-                    vt_col.data(), ld(v_rows), work.data(),
-                    static_cast<int>(work.size()), iwork.data(), &info);
+      call(col.data(), s_out, work.data(), static_cast<int>(work.size()),
+           &info);
       status.data<std::int64_t>()[m] = info;
       if (vectors) {
         to_row_major(u_col.data(), rows, u_cols, ld(rows),

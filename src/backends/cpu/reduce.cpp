@@ -340,6 +340,13 @@ void dispatch_result(DType out, F&& f) {
   TESSEL_ASSERT(false && "unexpected reduction output dtype");
 }
 
+// The textbook complex product (NumPy's, not std::complex's Annex G
+// operator, which rescues infinities at a branch per multiply).
+std::complex<double> times(std::complex<double> v, std::complex<double> z) {
+  return {v.real() * z.real() - v.imag() * z.imag(),
+          v.real() * z.imag() + v.imag() * z.real()};
+}
+
 // The product of complex values, the one complex reduction without a
 // real-view form (the op layer runs complex sums and means on
 // view_as_real). Accumulates in c128, rounding once, like the f32 paths.
@@ -353,12 +360,37 @@ void complex_product(const KernelInput& in, const KernelOutput& out,
           for (std::int64_t o = lo; o < hi; ++o) {
             const C* row = x + (o / s.inner) * s.reduce * s.inner + o % s.inner;
             std::complex<double> v(1.0, 0.0);
-            for (std::int64_t r = 0; r < s.reduce; ++r) {
-              const std::complex<double> z(row[r * s.inner]);
-              v = {v.real() * z.real() - v.imag() * z.imag(),
-                   v.real() * z.imag() + v.imag() * z.real()};
-            }
+            for (std::int64_t r = 0; r < s.reduce; ++r)
+              v = times(v, std::complex<double>(row[r * s.inner]));
             y[o] = C(v);
+          }
+        });
+  });
+}
+
+// The running product of complex values (cumulative sums run on
+// view_as_real in the op layer), accumulated in c128 as prod is.
+void complex_running_product(bool exclusive, bool reverse,
+                             const KernelInput& in, const KernelOutput& out,
+                             const ReduceShape& s) {
+  detail::dispatch_complex_type(in.dtype(), "cumprod", [&]<class C>() {
+    const C* x = in.const_data<C>();
+    C* y = out.data<C>();
+    parallel_for(
+        0, s.outer * s.inner,
+        std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, s.reduce)),
+        [&](std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t o = lo; o < hi; ++o) {
+            const std::int64_t base =
+                (o / s.inner) * s.reduce * s.inner + o % s.inner;
+            std::complex<double> v(1.0, 0.0);
+            for (std::int64_t k = 0; k < s.reduce; ++k) {
+              const std::int64_t i =
+                  base + (reverse ? s.reduce - 1 - k : k) * s.inner;
+              if (exclusive) y[i] = C(v);
+              v = times(v, std::complex<double>(x[i]));
+              if (!exclusive) y[i] = C(v);
+            }
           }
         });
   });
@@ -401,6 +433,11 @@ void reduce(ReduceOp op, double correction, const KernelInput& in,
 void cumulative(bool product, bool exclusive, bool reverse,
                 const KernelInput& in, const KernelOutput& out,
                 const ReduceShape& s) {
+  if (is_complex(in.dtype())) {
+    // The op layer sends only products here.
+    complex_running_product(exclusive, reverse, in, out, s);
+    return;
+  }
   detail::dispatch_element_type(in.dtype(), "cumsum", [&]<class T>() {
     dispatch_result<T>(out.dtype(), [&]<class Out>() {
       using C = compute_t<Out>;
