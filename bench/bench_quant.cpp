@@ -3,9 +3,9 @@
 //   BM_Dequantize/T/{tessel,ggml}/threads: blocks -> f32, GB/s of bytes
 //     read + written, to hold against BM_StreamCopy (same units);
 //   BM_Quantize/T/{tessel,ggml}/threads: f32 -> blocks;
-//   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (the
-//     peer rotates through copies larger than L3; tessel through as many
-//     tensors), M = 16 and 512 warm.
+//   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (both
+//     cycle through distinct copies spanning twice the last-level cache,
+//     bench::cold_copies), M = 16 and 512 warm.
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
@@ -20,9 +20,6 @@ namespace {
 using namespace tessel;
 
 constexpr std::int64_t kN = 4096, kK = 4096;
-// Enough copies of a 4096 x 4096 Q4_K matrix (9.4 MB) to exceed four
-// times a 32 MiB L3.
-constexpr int kColdCopies = 16;
 
 struct Type {
   const char* name;
@@ -107,11 +104,17 @@ void BM_QuantizeGgml(benchmark::State& state, Type t) {
 
 void BM_LinearTessel(benchmark::State& state, Type t) {
   const std::int64_t m = state.range(0);
-  const int copies = m == 1 ? kColdCopies : 1;
-  std::vector<Tensor> w;
-  for (int c = 0; c < copies; ++c) {
-    // Rows rotated per copy, so that no two copies share page contents.
-    w.push_back(roll(weights_f32(), {c}, {0}).to(t.dtype));
+  const Tensor first = weights_f32().to(t.dtype);
+  const auto bytes = static_cast<std::size_t>(first.nbytes());
+  const int copies = m == 1 ? bench::cold_copies(bytes) : 1;
+  std::vector<Tensor> w{first};
+  for (int c = 1; c < copies; ++c) {
+    Tensor copy = empty({kN, kK}, t.dtype);
+    bench::distinct_copy(static_cast<const std::uint8_t*>(first.raw_data()),
+                         kN, bytes / kN,
+                         static_cast<std::size_t>(dtype_traits(t.dtype).block_bytes),
+                         c, static_cast<std::uint8_t*>(copy.mutable_raw_data()));
+    w.push_back(std::move(copy));
   }
   Generator gen(1);
   const Tensor x = randn({m, kK}, gen);
@@ -130,7 +133,7 @@ void BM_LinearGgml(benchmark::State& state, Type t) {
   Generator gen(1);
   const Tensor x = randn({m, kK}, gen);
   bench::GgmlMatmulOptions options;
-  options.copies = m == 1 ? kColdCopies : 1;
+  options.copies = m == 1 ? bench::cold_copies(w.bytes.size()) : 1;
   // llama.cpp's default path repacks the types it has layouts for.
   options.repack = true;
   bench::GgmlMatmul mm(w, x.const_data<float>(), m, get_num_threads(), options);

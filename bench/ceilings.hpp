@@ -5,6 +5,7 @@
 // sets with target attributes and run only where the CPU has them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace bench {
@@ -14,5 +15,20 @@ namespace bench {
 // can see a large host L3: 480 MiB on the Sapphire Rapids machines here,
 // where 64 MiB arrays measured L3, not DRAM, bandwidth.)
 std::int64_t stream_elements();
+
+// How many copies of a `bytes`-sized operand span twice the last-level
+// cache (and at least `minimum`): a benchmark that cycles through them
+// reads its operand from DRAM, the "cold weights" of a decode step.
+int cold_copies(std::size_t bytes, int minimum = 16);
+
+// Copy `c` of a row-major matrix of `rows` rows of `row_bytes` bytes, each
+// row a sequence of `block_bytes` blocks: rows rotated by c, and each row's
+// blocks rotated by c / 16. Copies then differ page for page (a hypervisor
+// merges identical pages, which would then be read once, from cache): a
+// row rotation alone repeats page contents every 16 copies for the row
+// sizes of 4096-wide quantised matrices (row bytes = 256 mod 4096).
+void distinct_copy(const std::uint8_t* src, std::int64_t rows,
+                   std::size_t row_bytes, std::size_t block_bytes, int c,
+                   std::uint8_t* dst);
 
 }  // namespace bench

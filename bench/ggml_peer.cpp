@@ -1,6 +1,8 @@
 // See ggml_peer.hpp.
 #include "ggml_peer.hpp"
 
+#include "ceilings.hpp"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -142,17 +144,13 @@ GgmlMatmul::GgmlMatmul(const GgmlWeights& w, const float* x, std::int64_t m,
     if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
   }
 
-  // Copy c holds W's rows rotated by c rows: distinct page contents keep a
-  // hypervisor from merging the copies into one (cached) set of pages, for
-  // a memcpy where quantising fresh data would cost seconds. Copies c1, c2
-  // match page for page only when (c1 - c2) x row bytes is a multiple of
-  // 4 KiB; for 4096-wide rows of the types benchmarked, 16 copies or more.
+  // Copies differ page for page (bench::distinct_copy), for a memcpy where
+  // quantising fresh data would cost seconds.
   const std::size_t row_bytes = ggml_row_size(w.type, w.k);
   std::vector<std::uint8_t> rotated(w.bytes.size());
   for (int c = 0; c < copies; ++c) {
-    const std::size_t shift = (c % w.n) * row_bytes;
-    std::memcpy(rotated.data(), w.bytes.data() + shift, w.bytes.size() - shift);
-    std::memcpy(rotated.data() + w.bytes.size() - shift, w.bytes.data(), shift);
+    bench::distinct_copy(w.bytes.data(), w.n, row_bytes,
+                         ggml_type_size(w.type), c, rotated.data());
     ggml_backend_tensor_set(ws[c], rotated.data(), 0, rotated.size());
   }
   ggml_backend_tensor_set(xt, x, 0, ggml_nbytes(xt));
