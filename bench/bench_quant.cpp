@@ -110,10 +110,10 @@ void BM_LinearTessel(benchmark::State& state, Type t) {
   std::vector<Tensor> w{first};
   for (int c = 1; c < copies; ++c) {
     Tensor copy = empty({kN, kK}, t.dtype);
-    bench::distinct_copy(static_cast<const std::uint8_t*>(first.raw_data()),
-                         kN, bytes / kN,
-                         static_cast<std::size_t>(dtype_traits(t.dtype).block_bytes),
-                         c, static_cast<std::uint8_t*>(copy.mutable_raw_data()));
+    bench::distinct_copy(
+        static_cast<const std::uint8_t*>(first.raw_data()), kN, bytes / kN,
+        static_cast<std::size_t>(dtype_traits(t.dtype).block_bytes), c,
+        static_cast<std::uint8_t*>(copy.mutable_raw_data()));
     w.push_back(std::move(copy));
   }
   Generator gen(1);

@@ -41,11 +41,11 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
                    std::size_t row_bytes, std::size_t block_bytes, int c,
                    std::uint8_t* dst) {
   const std::size_t blocks = row_bytes / block_bytes;
-  const std::size_t split = (static_cast<std::size_t>(c) / 16 % blocks) *
-                            block_bytes;
+  const std::size_t split =
+      (static_cast<std::size_t>(c) / 16 % blocks) * block_bytes;
   for (std::int64_t r = 0; r < rows; ++r) {
-    const std::uint8_t* in = src + static_cast<std::size_t>((r + c) % rows) *
-                                       row_bytes;
+    const std::uint8_t* in =
+        src + static_cast<std::size_t>((r + c) % rows) * row_bytes;
     std::uint8_t* out = dst + static_cast<std::size_t>(r) * row_bytes;
     std::memcpy(out, in + split, row_bytes - split);
     std::memcpy(out + row_bytes - split, in, split);
@@ -134,10 +134,9 @@ void BM_StreamRead(benchmark::State& state) {
         0, kStreamN * 4, 1 << 22, [&](std::int64_t lo, std::int64_t hi) {
           const auto n = static_cast<std::size_t>(hi - lo);
           // The random bytes never hold 255: memchr scans everything.
-          folded[lo == 0 ? 0 : 1] ^=
-              avx2 ? read_prefetched(x + lo, n)
-                   : reinterpret_cast<std::uintptr_t>(
-                         std::memchr(x + lo, 255, n));
+          folded[lo == 0 ? 0 : 1] ^= avx2 ? read_prefetched(x + lo, n)
+                                          : reinterpret_cast<std::uintptr_t>(
+                                                std::memchr(x + lo, 255, n));
         });
     benchmark::DoNotOptimize(folded);
   }

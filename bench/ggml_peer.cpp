@@ -149,8 +149,8 @@ GgmlMatmul::GgmlMatmul(const GgmlWeights& w, const float* x, std::int64_t m,
   const std::size_t row_bytes = ggml_row_size(w.type, w.k);
   std::vector<std::uint8_t> rotated(w.bytes.size());
   for (int c = 0; c < copies; ++c) {
-    bench::distinct_copy(w.bytes.data(), w.n, row_bytes,
-                         ggml_type_size(w.type), c, rotated.data());
+    bench::distinct_copy(w.bytes.data(), w.n, row_bytes, ggml_type_size(w.type),
+                         c, rotated.data());
     ggml_backend_tensor_set(ws[c], rotated.data(), 0, rotated.size());
   }
   ggml_backend_tensor_set(xt, x, 0, ggml_nbytes(xt));

@@ -106,6 +106,23 @@ TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
   }
 }
 
+TEST(QuantMatmul, DotKernelsTakeEveryBlockCount) {
+  // The dot kernels step through a row's blocks two or four at a time (the
+  // 512-bit Q4_0 kernel: pairs in a register, two registers a step), so
+  // every remainder of the block count is a path of its own.
+  for (const Case& c : kCases) {
+    if (!c.integer_kernel) continue;
+    for (std::int64_t blocks = 1; blocks <= 9; ++blocks) {
+      const std::int64_t k = blocks * c.act_block;
+      const Tensor w = weights(c.type, 5, k, 17 + blocks);
+      Generator g(blocks);
+      const Tensor x = randn({1, k}, g);
+      SCOPED_TRACE(::testing::Message() << dtype_name(c.type) << " K " << k);
+      expect_within_bound(linear(x, w), x, w, c, true);
+    }
+  }
+}
+
 TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
   // 3 rows run the dot kernels, 19 the packed GEMM (its 8- and 16-row
   // tiles, each target's kernels and packers).
