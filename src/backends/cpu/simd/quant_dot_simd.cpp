@@ -150,37 +150,47 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-__attribute__((target("avx512vnni"))) inline __m512 pair_q4_0(
-    const std::uint8_t* w0, const std::uint8_t* act, const std::uint8_t* dy,
-    const std::uint8_t* offsets, __m512 acc) {
+// The i32 sums of blocks b and b + 1 (lanes 0-7 and 8-15), less the
+// activation offsets.
+__attribute__((target("avx512vnni"))) inline __m512i pair_sums_q4_0(
+    const std::uint8_t* w0, const std::uint8_t* act,
+    const std::uint8_t* offsets) {
   // [b's 16 bytes | b+1's 16 bytes], then [b lo, b hi, b+1 lo, b+1 hi].
-  const __m256i raw =
-      _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(w0 + kQ40Bytes + 2),
-                          reinterpret_cast<const __m128i*>(w0 + 2));
+  const __m256i raw = _mm256_loadu2_m128i(
+      reinterpret_cast<const __m128i*>(w0 + kQ40Bytes + 2),
+      reinterpret_cast<const __m128i*>(w0 + 2));
   const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(raw),
                                           _mm256_srli_epi16(raw, 4), 1);
   const __m512i codes = _mm512_and_si512(
       _mm512_shuffle_i64x2(both, both, _MM_SHUFFLE(3, 1, 2, 0)),
       _mm512_set1_epi8(0x0F));
-  const __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(load256(act + 2)),
-                                       load256(act + kQ80Bytes + 2), 1);
-  const __m512i sums =
-      _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, y),
-                       _mm512_loadu_si512(offsets));
-  // The two blocks' scales d_w x d_y (exactly the 256-bit kernel's f32
-  // products), each spread over its block's eight lanes.
-  std::uint16_t h0, h1;
-  std::memcpy(&h0, w0, 2);
-  std::memcpy(&h1, w0 + kQ40Bytes, 2);
-  const __m128 dw =
-      _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
-  const __m128 d = _mm_mul_ps(
-      dw,
-      _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dy))));
-  const __m512 scales = _mm512_permutexvar_ps(
-      _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-      _mm512_castps128_ps512(d));
-  return _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc);
+  const __m512i y =
+      _mm512_inserti64x4(_mm512_castsi256_si512(load256(act + 2)),
+                         load256(act + kQ80Bytes + 2), 1);
+  return _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, y),
+                          _mm512_loadu_si512(offsets));
+}
+
+// The scales d_w x d_y of `n` (2 or 4) consecutive blocks, exactly the
+// 256-bit kernel's f32 products: one conversion and one multiply for all.
+template <int n>
+inline __m128 scales_q4_0(const std::uint8_t* w0, const std::uint8_t* dy) {
+  std::uint16_t h[4] = {0, 0, 0, 0};
+  for (int i = 0; i < n; ++i) std::memcpy(&h[i], w0 + i * kQ40Bytes, 2);
+  const __m128 dw = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(h)));
+  const __m128 d_y = n == 4 ? _mm_loadu_ps(reinterpret_cast<const float*>(dy))
+                            : _mm_castsi128_ps(_mm_loadl_epi64(
+                                  reinterpret_cast<const __m128i*>(dy)));
+  return _mm_mul_ps(dw, d_y);
+}
+
+// Scale i of `d` over lanes 0-7, scale i + 1 over lanes 8-15.
+template <int i>
+inline __m512 spread_pair(__m128 d) {
+  return _mm512_permutexvar_ps(_mm512_set_epi32(i + 1, i + 1, i + 1, i + 1,
+                                                i + 1, i + 1, i + 1, i + 1, i,
+                                                i, i, i, i, i, i, i),
+                               _mm512_castps128_ps512(d));
 }
 
 __attribute__((target("avx512vnni"))) inline float dot_q4_0_vnni(
@@ -190,15 +200,28 @@ __attribute__((target("avx512vnni"))) inline float dot_q4_0_vnni(
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   std::int64_t b = 0;
   for (; b + 3 < nb; b += 4) {
-    prefetch_ahead<4 * kQ40Bytes>(w + b * kQ40Bytes);
-    acc0 = pair_q4_0(w + b * kQ40Bytes, act + b * kQ80Bytes, dy + 4 * b,
-                     offsets + 32 * b, acc0);
-    acc1 = pair_q4_0(w + (b + 2) * kQ40Bytes, act + (b + 2) * kQ80Bytes,
-                     dy + 4 * (b + 2), offsets + 32 * (b + 2), acc1);
+    const std::uint8_t* w0 = w + b * kQ40Bytes;
+    prefetch_ahead<4 * kQ40Bytes>(w0);
+    const __m128 d = scales_q4_0<4>(w0, dy + 4 * b);
+    acc0 = _mm512_fmadd_ps(
+        spread_pair<0>(d),
+        _mm512_cvtepi32_ps(pair_sums_q4_0(w0, act + b * kQ80Bytes,
+                                          offsets + 32 * b)),
+        acc0);
+    acc1 = _mm512_fmadd_ps(
+        spread_pair<2>(d),
+        _mm512_cvtepi32_ps(pair_sums_q4_0(w0 + 2 * kQ40Bytes,
+                                          act + (b + 2) * kQ80Bytes,
+                                          offsets + 32 * (b + 2))),
+        acc1);
   }
   if (b + 1 < nb) {
-    acc0 = pair_q4_0(w + b * kQ40Bytes, act + b * kQ80Bytes, dy + 4 * b,
-                     offsets + 32 * b, acc0);
+    const std::uint8_t* w0 = w + b * kQ40Bytes;
+    acc0 = _mm512_fmadd_ps(
+        spread_pair<0>(scales_q4_0<2>(w0, dy + 4 * b)),
+        _mm512_cvtepi32_ps(pair_sums_q4_0(w0, act + b * kQ80Bytes,
+                                          offsets + 32 * b)),
+        acc0);
     b += 2;
   }
   const __m512 acc = _mm512_add_ps(acc0, acc1);
