@@ -41,6 +41,14 @@ Variable Variable::transpose(std::int64_t dim0, std::int64_t dim1) const {
                 });
 }
 
+// Reversing every axis is its own inverse.
+Variable Variable::transpose() const {
+  return record("transpose", value().transpose(), {*this},
+                [](const Tensor& g, const Needs&) {
+                  return std::vector<Tensor>{g.transpose()};
+                });
+}
+
 Variable Variable::slice(std::int64_t dim, std::int64_t start,
                          std::int64_t stop, std::int64_t step) const {
   const Tensor v = value();
@@ -76,6 +84,14 @@ Variable Variable::expand(Shape shape) const {
 Variable Variable::squeeze(std::int64_t dim) const {
   const Shape in = shape();
   return record("squeeze", value().squeeze(dim), {*this},
+                [in](const Tensor& g, const Needs&) {
+                  return std::vector<Tensor>{g.reshape(in)};
+                });
+}
+
+Variable Variable::squeeze(std::span<const std::int64_t> dims) const {
+  const Shape in = shape();
+  return record("squeeze", value().squeeze(dims), {*this},
                 [in](const Tensor& g, const Needs&) {
                   return std::vector<Tensor>{g.reshape(in)};
                 });

@@ -4,6 +4,9 @@
 // same rule, the same error codes and the same messages.
 #pragma once
 
+#include <algorithm>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -240,6 +243,146 @@ std::size_t squeezed_axis(const S& s, std::int64_t dim, const char* op) {
                "axis {} of shape {} has extent {}, not 1", d, str(s),
                str(s[d]));
   return d;
+}
+
+// The axes `squeeze(dims)` removes, highest first (so that erasing one
+// leaves the next in place): E2102 for an axis whose extent is not 1 or
+// one listed twice.
+template <class S>
+SmallVector<std::size_t, 8> squeezed_axes(const S& s,
+                                          std::span<const std::int64_t> dims,
+                                          const char* op) {
+  SmallVector<std::size_t, 8> out;
+  for (const std::int64_t dim : dims) out.push_back(squeezed_axis(s, dim, op));
+  std::sort(out.begin(), out.end(), std::greater<>());
+  for (std::size_t k = 1; k < out.size(); ++k) {
+    TESSEL_CHECK(out[k] != out[k - 1], BadShape, op,
+                 "axis {} is listed twice in {}", out[k], shape_string(dims));
+  }
+  return out;
+}
+
+// The permutation `transpose()` with no axes applies: every axis reversed
+// (NumPy's default, and the seed's).
+inline SmallVector<std::int64_t, 8> reversed_axes(std::int64_t rank) {
+  SmallVector<std::int64_t, 8> out;
+  for (std::int64_t d = rank - 1; d >= 0; --d) out.push_back(d);
+  return out;
+}
+
+// ---- indexing: select (index), slice, gather, dot ----
+// The eager ops (Tensor::select/slice, gather, dot) and the symbolic
+// checker (ops/symbolic.hpp) both take their shapes and errors from here.
+
+inline std::optional<std::int64_t> constant_of(std::int64_t d) { return d; }
+inline std::optional<std::int64_t> constant_of(const Dim& d) {
+  if (!d.is_constant()) return std::nullopt;
+  return d.value();
+}
+
+// `s` without axis d.
+template <class S>
+S without_axis(const S& s, std::size_t d) {
+  S out;
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (k != d) out.push_back(s[k]);
+  }
+  return out;
+}
+
+// The axis select(dim, index) removes: E2302 when a known extent does not
+// hold the index (negative indices count back). A symbolic extent is taken
+// to hold it: the index is checked again when the shape is bound and run.
+template <class S>
+std::size_t selected_axis(const S& s, std::int64_t dim, std::int64_t index,
+                          const char* op) {
+  const auto d = static_cast<std::size_t>(
+      normalize_axis(dim, static_cast<std::int64_t>(s.size()), op));
+  if (const auto extent = constant_of(s[d])) {
+    TESSEL_CHECK(index >= -*extent && index < *extent, OutOfRange, op,
+                 "index {} is out of range for axis {} of extent {} (shape {})",
+                 index, d, *extent, str(s));
+  }
+  return d;
+}
+
+// The part [lo, hi) of an axis of known extent that slice(start, stop)
+// keeps: NumPy's clamping (negatives count back, bounds past either end
+// clamp to it, hi >= lo).
+struct SliceBounds {
+  std::int64_t lo, hi;
+};
+inline SliceBounds slice_bounds(std::int64_t extent, std::int64_t start,
+                                std::int64_t stop) {
+  const auto clamp = [extent](std::int64_t k) {
+    if (k < 0) k += extent;
+    return std::clamp<std::int64_t>(k, 0, extent);
+  };
+  const std::int64_t lo = clamp(start);
+  return {lo, std::max(clamp(stop), lo)};
+}
+
+inline void check_slice_step(std::int64_t step, const char* op) {
+  TESSEL_CHECK(step > 0, BadShape, op,
+               "step must be positive, got {} (use flip to reverse)", step);
+}
+
+// The extent slice(start, stop, step) leaves of an axis of extent e. A
+// known e follows slice_bounds. A symbolic e cannot be clamped, so the
+// bounds are taken as given, the shape-engine seed's rule: a negative
+// bound counts back from e (stop = -1 gives e - 1), a stop of INT64_MAX
+// means the end, and the extent is stop - start, divided by a step > 1
+// only when that difference is a known number (ceil((stop - start) /
+// step) is no polynomial otherwise: E2102).
+inline std::int64_t sliced_extent(std::int64_t extent, std::int64_t start,
+                                  std::int64_t stop, std::int64_t step,
+                                  const char* op) {
+  check_slice_step(step, op);
+  const SliceBounds b = slice_bounds(extent, start, stop);
+  return (b.hi - b.lo + step - 1) / step;
+}
+inline Dim sliced_extent(const Dim& extent, std::int64_t start,
+                         std::int64_t stop, std::int64_t step, const char* op) {
+  check_slice_step(step, op);
+  if (extent.is_constant())
+    return Dim(sliced_extent(extent.value(), start, stop, step, op));
+  const auto bound = [&](std::int64_t k) {
+    if (k == std::numeric_limits<std::int64_t>::max()) return extent;
+    return k < 0 ? extent + Dim(k) : Dim(k);
+  };
+  const Dim size = bound(stop) + Dim(-1) * bound(start);
+  if (step == 1) return size;
+  TESSEL_CHECK(size.is_constant(), BadShape, op,
+               "a slice with step {} of the symbolic extent {} has extent "
+               "ceil(({}) / {}), which is not a polynomial",
+               step, extent.str(), size.str(), step);
+  return Dim((std::max<std::int64_t>(size.value(), 0) + step - 1) / step);
+}
+
+// gather(x, index, axis), NumPy's take: x's shape with axis `axis`
+// replaced by the index's shape; E2102 for a rank-0 x.
+template <class S>
+S gather(const S& x, const S& index, std::int64_t axis, const char* op) {
+  TESSEL_CHECK(!x.empty(), BadShape, op, "cannot gather from a rank-0 tensor");
+  const auto a = static_cast<std::size_t>(
+      normalize_axis(axis, static_cast<std::int64_t>(x.size()), op));
+  S out;
+  for (std::size_t d = 0; d < a; ++d) out.push_back(x[d]);
+  for (const auto& e : index) out.push_back(e);
+  for (std::size_t d = a + 1; d < x.size(); ++d) out.push_back(x[d]);
+  return out;
+}
+
+// dot(a, b) of two vectors of one length: a scalar. E2102 for other ranks,
+// E2103 for lengths that differ (or cannot be proven equal).
+template <class S>
+S dot(const S& a, const S& b, const char* op) {
+  TESSEL_CHECK(a.size() == 1 && b.size() == 1, BadShape, op,
+               "needs two 1-D tensors, got shapes {} and {} (use matmul)",
+               str(a), str(b));
+  TESSEL_CHECK(a[0] == b[0], InnerDimMismatch, op, "lengths differ: {} and {}",
+               str(a), str(b));
+  return S{};
 }
 
 // The first and last axes `flatten(start, end)` merges (a rank-0 tensor

@@ -219,6 +219,24 @@ std::int64_t Tensor::element_offset(std::span<const std::int64_t> index,
   return e;
 }
 
+const void* Tensor::flat_address(std::int64_t i, const char* op) const {
+  const std::int64_t n = numel();
+  TESSEL_CHECK(i >= -n && i < n, OutOfRange, op,
+               "flat index {} is out of range for {} elements (shape {})", i, n,
+               shape_string(shape()));
+  if (i < 0) i += n;
+  // Unravel over the shape, last axis fastest.
+  const Shape& s = shape();
+  Shape index(s.size(), 0);
+  for (auto d = static_cast<std::int64_t>(s.size()) - 1; d >= 0; --d) {
+    const std::int64_t extent = s[static_cast<std::size_t>(d)];
+    index[static_cast<std::size_t>(d)] = i % extent;
+    i /= extent;
+  }
+  return element_address(
+      std::span<const std::int64_t>(index.data(), index.size()), op);
+}
+
 const void* Tensor::element_address(std::span<const std::int64_t> index,
                                     const char* op) const {
   return static_cast<const char*>(storage().data()) +
@@ -338,43 +356,32 @@ Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
   return make_view(std::move(shape), std::move(strides), i.offset, "transpose");
 }
 
+Tensor Tensor::transpose() const {
+  const auto axes = rules::reversed_axes(rank());
+  return permute(std::span<const std::int64_t>(axes.data(), axes.size()));
+}
+
 Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
                      std::int64_t step) const {
   const auto& i = impl("slice");
   const auto d =
       normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "slice");
-  TESSEL_CHECK(step > 0, BadShape, "slice",
-               "step must be positive, got {} (use flip to reverse)", step);
-  const std::int64_t extent = i.shape[d];
-  auto clamp = [extent](std::int64_t k) {
-    if (k < 0) k += extent;
-    return std::clamp<std::int64_t>(k, 0, extent);
-  };
-  const std::int64_t lo = clamp(start);
-  const std::int64_t hi = std::max(clamp(stop), lo);
   Shape shape = i.shape;
   Strides strides = i.strides;
-  shape[d] = (hi - lo + step - 1) / step;
+  shape[d] = rules::sliced_extent(i.shape[d], start, stop, step, "slice");
   strides[d] = checked_mul(i.strides[d], step, "slice");
+  const std::int64_t lo = rules::slice_bounds(i.shape[d], start, stop).lo;
   const std::int64_t offset = i.offset + (shape[d] > 0 ? lo * i.strides[d] : 0);
   return make_view(std::move(shape), std::move(strides), offset, "slice");
 }
 
 Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
   const auto& i = impl("select");
-  const auto d =
-      normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "select");
-  const std::int64_t extent = i.shape[d];
-  TESSEL_CHECK(index >= -extent && index < extent, OutOfRange, "select",
-               "index {} is out of range for axis {} of extent {} (shape {})",
-               index, d, extent, shape_string(i.shape));
-  if (index < 0) index += extent;
-  Shape shape = i.shape;
-  Strides strides = i.strides;
+  const std::size_t d = rules::selected_axis(i.shape, dim, index, "select");
+  if (index < 0) index += i.shape[d];
   const std::int64_t offset = i.offset + index * i.strides[d];
-  shape.erase(static_cast<std::size_t>(d));
-  strides.erase(static_cast<std::size_t>(d));
-  return make_view(std::move(shape), std::move(strides), offset, "select");
+  return make_view(rules::without_axis(i.shape, d),
+                   rules::without_axis(i.strides, d), offset, "select");
 }
 
 Tensor Tensor::expand(Shape target) const {
@@ -423,6 +430,17 @@ Tensor Tensor::squeeze(std::int64_t dim) const {
   Strides strides = i.strides;
   shape.erase(d);
   strides.erase(d);
+  return make_view(std::move(shape), std::move(strides), i.offset, "squeeze");
+}
+
+Tensor Tensor::squeeze(std::span<const std::int64_t> dims) const {
+  const auto& i = impl("squeeze");
+  Shape shape = i.shape;
+  Strides strides = i.strides;
+  for (const std::size_t d : rules::squeezed_axes(i.shape, dims, "squeeze")) {
+    shape.erase(d);
+    strides.erase(d);
+  }
   return make_view(std::move(shape), std::move(strides), i.offset, "squeeze");
 }
 

@@ -145,14 +145,9 @@ Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
   ops::check_defined("gather", index, "the index");
   ops::check_operands("gather", {&x_in, &index});
   const Tensor x = addressable(x_in);
-  TESSEL_CHECK(x.rank() > 0, BadShape, "gather",
-               "cannot gather from a rank-0 tensor");
+  const Shape shape = rules::gather(x.shape(), index.shape(), axis, "gather");
   const auto a = normalize_axis(axis, x.rank(), "gather");
   const Tensor idx = normalized_index(index, x.shape()[a], "gather");
-  Shape shape;
-  for (std::int64_t d = 0; d < a; ++d) shape.push_back(x.shape()[d]);
-  for (auto e : index.shape()) shape.push_back(e);
-  for (std::int64_t d = a + 1; d < x.rank(); ++d) shape.push_back(x.shape()[d]);
   Tensor out = empty(shape, x.dtype(), x.device());
   if (out.numel() > 0) {
     ops::backend_of(out).gather_blocks(x.contiguous(), idx, out,

@@ -84,12 +84,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor dot(const Tensor& a, const Tensor& b) {
   ops::check_operands("dot", {&a, &b});
-  TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "dot",
-               "needs two 1-D tensors, got shapes {} and {} (use matmul)",
-               shape_string(a.shape()), shape_string(b.shape()));
-  TESSEL_CHECK(a.numel() == b.numel(), InnerDimMismatch, "dot",
-               "lengths differ: {} and {}", shape_string(a.shape()),
-               shape_string(b.shape()));
+  (void)rules::dot(a.shape(), b.shape(), "dot");
   return matmul(a, b);
 }
 

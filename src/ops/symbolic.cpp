@@ -37,6 +37,11 @@ SymbolicShape transpose(const SymbolicShape& s, std::int64_t dim0,
   return out;
 }
 
+SymbolicShape transpose(const SymbolicShape& s) {
+  const auto axes = rules::reversed_axes(rank_of(s));
+  return permute(s, std::vector<std::int64_t>(axes.begin(), axes.end()));
+}
+
 SymbolicShape permute(const SymbolicShape& s,
                       const std::vector<std::int64_t>& dims) {
   SymbolicShape out;
@@ -71,6 +76,38 @@ SymbolicShape squeeze(const SymbolicShape& s, std::int64_t axis) {
   out.erase(out.begin() + static_cast<std::ptrdiff_t>(
                               rules::squeezed_axis(s, axis, "squeeze")));
   return out;
+}
+
+SymbolicShape squeeze(const SymbolicShape& s,
+                      const std::vector<std::int64_t>& axes) {
+  SymbolicShape out = s;
+  for (const std::size_t d : rules::squeezed_axes(s, axes, "squeeze")) {
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+  return out;
+}
+
+SymbolicShape select(const SymbolicShape& s, std::int64_t dim,
+                     std::int64_t index) {
+  return rules::without_axis(s, rules::selected_axis(s, dim, index, "select"));
+}
+
+SymbolicShape slice(const SymbolicShape& s, std::int64_t dim,
+                    std::int64_t start, std::int64_t stop, std::int64_t step) {
+  const auto d =
+      static_cast<std::size_t>(normalize_axis(dim, rank_of(s), "slice"));
+  SymbolicShape out = s;
+  out[d] = rules::sliced_extent(s[d], start, stop, step, "slice");
+  return out;
+}
+
+SymbolicShape gather(const SymbolicShape& x, const SymbolicShape& index,
+                     std::int64_t axis) {
+  return rules::gather(x, index, axis, "gather");
+}
+
+SymbolicShape dot(const SymbolicShape& a, const SymbolicShape& b) {
+  return rules::dot(a, b, "dot");
 }
 
 SymbolicShape reduce(const SymbolicShape& s,

@@ -448,18 +448,9 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       [](nb::handle x, nb::handle axis) {
         Tensor t = to_tensor(x);
         if (axis.is_none()) return t.squeeze();
-        std::vector<std::int64_t> axes = to_int_vector(axis);
-        for (auto& a : axes) a = a < 0 ? a + t.rank() : a;
-        // Highest first, so that removing one leaves the others in place.
-        std::sort(axes.rbegin(), axes.rend());
-        for (std::size_t i = 1; i < axes.size(); ++i) {
-          if (axes[i] == axes[i - 1])
-            throw_error(ErrorCode::BadShape, "[squeeze] axis " +
-                                                 std::to_string(axes[i]) +
-                                                 " is listed twice");
-        }
-        for (const auto a : axes) t = t.squeeze(a);
-        return t;
+        const Axes axes = to_axes(axis);
+        return t.squeeze(
+            std::span<const std::int64_t>(axes.data(), axes.size()));
       },
       nb::arg("x"), nb::arg("axis") = nb::none(),
       "A view without the size-1 axes given (an int or a tuple; every "

@@ -185,8 +185,20 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
             return t.permute(std::span<const std::int64_t>(d.data(), d.size()));
           },
           "A view with the axes in the given order: t.permute(2, 0, 1).")
-      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"),
-           "A view with two axes swapped.")
+      .def(
+          "transpose",
+          [](const Tensor& t, std::optional<std::int64_t> dim0,
+             std::optional<std::int64_t> dim1) {
+            if (!dim0 && !dim1) return t.transpose();
+            if (!dim0 || !dim1)
+              throw_error(ErrorCode::BadShape,
+                          "[transpose] takes two axes to swap, or none to "
+                          "reverse every axis");
+            return t.transpose(*dim0, *dim1);
+          },
+          nb::arg("dim0") = nb::none(), nb::arg("dim1") = nb::none(),
+          "A view with axes dim0 and dim1 swapped; every axis reversed when "
+          "neither is given (NumPy's transpose()).")
       .def(
           "expand",
           [](const Tensor& t, nb::args shape) {
@@ -195,11 +207,15 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
           "A stride-0 view broadcast to the shape (-1 keeps an extent).")
       .def(
           "squeeze",
-          [](const Tensor& t, std::optional<std::int64_t> axis) {
-            return axis ? t.squeeze(*axis) : t.squeeze();
+          [](const Tensor& t, nb::handle axis) {
+            if (axis.is_none()) return t.squeeze();
+            const Axes axes = to_axes(axis);
+            return t.squeeze(
+                std::span<const std::int64_t>(axes.data(), axes.size()));
           },
           nb::arg("axis") = nb::none(),
-          "A view without the given size-1 axis (every size-1 axis when None).")
+          "A view without the given size-1 axes (an int or a tuple; every "
+          "size-1 axis when None); E2102 for an axis whose extent is not 1.")
       .def("unsqueeze", &Tensor::unsqueeze, nb::arg("axis"),
            "A view with a new axis of extent 1 at axis.")
       .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0,

@@ -356,6 +356,9 @@ std::vector<Case> cases() {
                      .transpose(0, 0)
                      .contiguous();
                }});
+  c.push_back({"reversing_views", {rnd({2, 1, 3}, 117)}, [](const auto& v) {
+                 return v[0].transpose().squeeze({1}).unsqueeze(0).squeeze({0});
+               }});
   // ---- convolution and pooling ----
   ConvOptions conv_o;
   conv_o.stride = {2, 1};

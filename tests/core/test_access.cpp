@@ -36,6 +36,27 @@ TEST(Access, WrongElementTypeIsE2201) {
   EXPECT_TESSEL_ERROR(zeros({4}, DType::I4).at<std::int8_t>({0}), "E2201");
 }
 
+TEST(Access, FlatIsCheckedAndFollowsTheShapeNotTheMemory) {
+  Tensor t = arange(6, DType::I32).reshape({2, 3});
+  EXPECT_EQ(t.flat<std::int32_t>(4), 4);
+  EXPECT_EQ(t.flat<std::int32_t>(-1), 5);
+  // The transposed view's row-major order is 0 3 1 4 2 5: its element 1
+  // is the memory's element 3, which raw data()[1] would not give.
+  const Tensor tt = t.transpose();
+  EXPECT_EQ(tt.flat<std::int32_t>(1), 3);
+  EXPECT_EQ(tt.data<std::int32_t>()[1], 1);
+  t.transpose().flat<std::int32_t>(5) = 50;
+  EXPECT_EQ(t.at<std::int32_t>({1, 2}), 50);
+  EXPECT_EQ(full({}, 2.5f).flat<float>(0), 2.5f);
+  EXPECT_TESSEL_ERROR(t.flat<std::int32_t>(6), "E2302", "[flat]", "6",
+                      "(2, 3)");
+  EXPECT_TESSEL_ERROR(t.flat<std::int32_t>(-7), "E2302");
+  EXPECT_TESSEL_ERROR(zeros({0}).flat<float>(0), "E2302");
+  EXPECT_TESSEL_ERROR(t.flat<float>(0), "E2201", "f32", "i32");
+  EXPECT_TESSEL_ERROR(empty({2}, DType::F32, Device::meta()).flat<float>(0),
+                      "E2501");
+}
+
 TEST(Access, DataPointsAtTheFirstElementOfAView) {
   Tensor t = arange(10, DType::F64);
   Tensor tail = t.slice(0, 7, 10);

@@ -136,12 +136,35 @@ TEST(Views, ExpandUsesStrideZero) {
   EXPECT_EQ(full({}, 7.0f).expand({2, 2}).at<float>({1, 1}), 7.0f);
 }
 
+TEST(Views, TransposeWithoutAxesReversesThemAll) {
+  Tensor t = arange(24, DType::F32).reshape({2, 3, 4});
+  const Tensor r = t.transpose();
+  EXPECT_EQ(r.shape(), (Shape{4, 3, 2}));
+  EXPECT_EQ(r.strides(), (Strides{1, 4, 12}));
+  EXPECT_TRUE(r.shares_storage_with(t));
+  EXPECT_EQ(r.at<float>({3, 1, 1}), t.at<float>({1, 1, 3}));
+  // Rank 2 is the matrix transpose; ranks 0 and 1 are unchanged.
+  EXPECT_EQ(grid().transpose().strides(), grid().transpose(0, 1).strides());
+  EXPECT_EQ(full({}, 1.0f).transpose().rank(), 0);
+  EXPECT_EQ(arange(5, DType::F32).transpose().shape(), (Shape{5}));
+}
+
 TEST(Views, SqueezeAndUnsqueeze) {
   Tensor t = zeros({1, 3, 1, 2});
   EXPECT_EQ(t.squeeze().shape(), (Shape{3, 2}));
   EXPECT_EQ(t.squeeze(2).shape(), (Shape{1, 3, 2}));
   EXPECT_EQ(t.squeeze(-4).shape(), (Shape{3, 1, 2}));
   EXPECT_TESSEL_ERROR(t.squeeze(1), "E2102", "extent 3");
+  // A list of axes (the seed's squeeze): exactly those, any order, negative
+  // ones counted back; a listed axis of extent 3, or one listed twice, is
+  // E2102; an empty list removes nothing.
+  EXPECT_EQ(t.squeeze({2, 0}).shape(), (Shape{3, 2}));
+  EXPECT_EQ(t.squeeze({-2}).shape(), (Shape{1, 3, 2}));
+  EXPECT_EQ(t.squeeze({}).shape(), t.shape());
+  EXPECT_TRUE(t.squeeze({0, 2}).shares_storage_with(t));
+  EXPECT_TESSEL_ERROR(t.squeeze({0, 1}), "E2102", "extent 3");
+  EXPECT_TESSEL_ERROR(t.squeeze({0, -4}), "E2102", "twice");
+  EXPECT_TESSEL_ERROR(t.squeeze({4}), "E2102");
   Tensor g = grid();
   EXPECT_EQ(g.unsqueeze(0).shape(), (Shape{1, 3, 4}));
   EXPECT_EQ(g.unsqueeze(-1).shape(), (Shape{3, 4, 1}));

@@ -3,6 +3,8 @@
 // whose results it predicts.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -52,6 +54,22 @@ TEST(Symbolic, ViewsReshapesAndReductions) {
   EXPECT_EQ(str(symbolic::permute(x, {0, 2, 1, 3})), "(batch, 12, seq, 64)");
   EXPECT_EQ(str(symbolic::unsqueeze(x, 1)), "(batch, 1, seq, 12, 64)");
   EXPECT_EQ(str(symbolic::squeeze(symbolic::unsqueeze(x, -1), -1)), str(x));
+  EXPECT_EQ(str(symbolic::transpose(x)), "(64, 12, seq, batch)");
+  // Indexing: select, slice, gather, dot.
+  EXPECT_EQ(str(symbolic::select(x, 2, -1)), "(batch, seq, 64)");
+  EXPECT_EQ(str(symbolic::select(x, 1, 5)), "(batch, 12, 64)");
+  EXPECT_EQ(str(symbolic::slice(x, 3, 0, 32)), "(batch, seq, 12, 32)");
+  EXPECT_EQ(str(symbolic::slice(x, 3, 60, 100, 3)), "(batch, seq, 12, 2)");
+  EXPECT_EQ(str(symbolic::slice(x, 1, 0, 10)), "(batch, 10, 12, 64)");
+  EXPECT_EQ(
+      str(symbolic::slice(x, 1, 1, std::numeric_limits<std::int64_t>::max())),
+      str(S{"batch", Dim("seq") + Dim(-1), 12, 64}));
+  EXPECT_EQ(str(symbolic::slice(x, 1, 2, 6, 2)), "(batch, 2, 12, 64)");
+  EXPECT_EQ(str(symbolic::gather({32000, 768}, {"batch", "seq"}, 0)),
+            "(batch, seq, 768)");
+  EXPECT_EQ(str(symbolic::gather(x, {3}, -1)), "(batch, seq, 12, 3)");
+  EXPECT_EQ(str(symbolic::dot({"n"}, {"n"})), "()");
+  EXPECT_EQ(str(symbolic::squeeze({1, "seq", 1}, {2, 0})), "(seq,)");
   EXPECT_EQ(str(symbolic::reduce(x, {-1}, false)), "(batch, seq, 12)");
   EXPECT_EQ(str(symbolic::reduce(x, {1, 3}, true)), "(batch, 1, 12, 1)");
   EXPECT_EQ(str(symbolic::reduce(x, {}, false)), "()");
@@ -71,6 +89,18 @@ TEST(Symbolic, ViewsReshapesAndReductions) {
   EXPECT_TESSEL_ERROR(symbolic::reshape({"n"}, {-1, 3}), "E2102",
                       "cannot reshape");
   EXPECT_TESSEL_ERROR(symbolic::squeeze(x, 1), "E2102", "seq", "not 1");
+  EXPECT_TESSEL_ERROR(symbolic::select(x, 2, 12), "E2302", "index 12",
+                      "extent 12");
+  EXPECT_TESSEL_ERROR(symbolic::slice(x, 1, 0, -1, 2), "E2102",
+                      "not a polynomial");
+  EXPECT_TESSEL_ERROR(symbolic::slice(x, 0, 0, 2, 0), "E2102", "positive");
+  EXPECT_TESSEL_ERROR(symbolic::gather({}, {3}, 0), "E2102", "rank-0");
+  EXPECT_TESSEL_ERROR(symbolic::dot({"n"}, {"m"}), "E2103", "differ");
+  EXPECT_TESSEL_ERROR(symbolic::dot({"n", 2}, {"n"}), "E2102", "1-D");
+  EXPECT_TESSEL_ERROR(symbolic::squeeze({1, "seq", 1}, {0, 1}), "E2102", "seq",
+                      "not 1");
+  EXPECT_TESSEL_ERROR(symbolic::squeeze({1, "seq", 1}, {0, -3}), "E2102",
+                      "twice");
   EXPECT_TESSEL_ERROR(symbolic::transpose(x, 0, 4), "E2102", "out of range");
   EXPECT_TESSEL_ERROR(symbolic::permute(x, {0, 0, 1, 2}), "E2102", "repeated");
   EXPECT_TESSEL_ERROR(symbolic::reduce(x, {1, -3}, false), "E2102", "twice");
@@ -189,6 +219,46 @@ TEST(Symbolic, SharedRulesGiveTheSameErrorsAsTheEagerOps) {
       "permute count");
   same([&] { zeros(x).squeeze(1); },
        [&] { symbolic::squeeze(symbolic_shape(x), 1); }, "squeeze");
+  same(
+      [&] {
+        zeros(x).squeeze({0, -3});
+      },
+      [&] {
+        symbolic::squeeze(symbolic_shape(x), {0, -3});
+      },
+      "squeeze list");
+  same([&] { zeros(x).select(1, 3); },
+       [&] { symbolic::select(symbolic_shape(x), 1, 3); }, "select");
+  same([&] { zeros(x).slice(0, 0, 2, 0); },
+       [&] { symbolic::slice(symbolic_shape(x), 0, 0, 2, 0); }, "slice step");
+  same([&] { gather(zeros({}), zeros({2}, DType::I64)); },
+       [&] { symbolic::gather({}, {2}); }, "gather rank 0");
+  same([&] { dot(zeros({3}), zeros({4})); }, [&] { symbolic::dot({3}, {4}); },
+       "dot lengths");
+  same(
+      [&] {
+        dot(zeros({3, 1}), zeros({3}));
+      },
+      [&] {
+        symbolic::dot({3, 1}, {3});
+      },
+      "dot rank");
+  // The indexing shapes agree on concrete extents, clamping included.
+  for (const auto& [start, stop, step] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {0, 2, 1}, {-2, 100, 1}, {1, 4, 2}, {3, 1, 1}, {-100, -1, 3}}) {
+    EXPECT_EQ(
+        bind(symbolic::slice(symbolic_shape(x), 2, start, stop, step), {}),
+        zeros(x).slice(2, start, stop, step).shape());
+  }
+  EXPECT_EQ(bind(symbolic::select(symbolic_shape(x), -1, -4), {}),
+            zeros(x).select(-1, -4).shape());
+  EXPECT_EQ(bind(symbolic::gather(symbolic_shape(x), {5, 2}, 1), {}),
+            gather(zeros(x), zeros({5, 2}, DType::I64), 1).shape());
+  EXPECT_EQ(bind(symbolic::dot({4}, {4}), {}),
+            dot(zeros({4}), zeros({4})).shape());
+  EXPECT_EQ(bind(symbolic::transpose(symbolic_shape(x)), {}),
+            zeros(x).transpose().shape());
   same([&] { zeros(x).flatten(2, 1); },
        [&] { symbolic::flatten(symbolic_shape(x), 2, 1); }, "flatten");
   same([&] { embedding(zeros({7}), zeros({2}, DType::I64)); },

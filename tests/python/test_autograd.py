@@ -47,6 +47,13 @@ def test_variable_basics():
     assert not z.requires_grad
     assert not v.detach().requires_grad
     assert "requires_grad=True" in repr(v)
+    # transpose() reverses every axis; squeeze takes a tuple; gradients
+    # flow back through both.
+    m = tessel.Variable(tessel.arange(6.0).reshape(2, 1, 3), requires_grad=True)
+    t = m.transpose().squeeze((1,))
+    assert t.shape == (3, 2)
+    ag.sum(t * tessel.asarray([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).backward()
+    assert m.grad.reshape(6).tolist() == [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])

@@ -126,6 +126,17 @@ def test_views_share_storage():
     assert base.permute(1, 0).shape == (4, 3)
     assert base.unsqueeze(0).shape == (1, 3, 4)
     assert base.unsqueeze(0).squeeze().shape == (3, 4)
+    assert base.transpose().shape == (4, 3)
+    cube = tessel.zeros((2, 1, 3, 1))
+    assert cube.transpose().shape == (1, 3, 1, 2)
+    assert cube.squeeze((3, 1)).shape == (2, 3)
+    assert cube.squeeze(-1).shape == (2, 1, 3)
+    for bad in ((0,), (1, -3)):
+        with pytest.raises(tessel.ShapeError) as e:
+            cube.squeeze(bad)
+        assert e.value.code == "E2102"
+    with pytest.raises(tessel.ShapeError):
+        cube.transpose(0)
     assert base.flatten().shape == (12,)
     assert tessel.zeros((1, 3)).expand(4, 3).strides == (0, 1)
     assert not base.clone().shares_memory(base)

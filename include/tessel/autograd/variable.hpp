@@ -71,11 +71,16 @@ class Variable {
     return permute(std::span<const std::int64_t>(dims.begin(), dims.size()));
   }
   Variable transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Variable transpose() const;
   Variable slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
                  std::int64_t step = 1) const;
   Variable select(std::int64_t dim, std::int64_t index) const;
   Variable expand(Shape shape) const;
   Variable squeeze(std::int64_t dim) const;
+  Variable squeeze(std::span<const std::int64_t> dims) const;
+  Variable squeeze(std::initializer_list<std::int64_t> dims) const {
+    return squeeze(std::span<const std::int64_t>(dims.begin(), dims.size()));
+  }
   Variable unsqueeze(std::int64_t dim) const;
   Variable flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
   Variable contiguous() const;

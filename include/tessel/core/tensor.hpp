@@ -108,6 +108,22 @@ class Tensor {
     return *reinterpret_cast<const T*>(
         element_address({index.begin(), index.size()}, "at"));
   }
+  // Checked flat access beside the raw data<T>(): element `i` of the
+  // tensor in row-major order of its shape, whatever its strides (a view's
+  // i-th element, NumPy's .flat), a negative i counting back from the end.
+  // E2302 out of range, E2201 for the wrong T, E3002 writing a read-only
+  // mapping.
+  template <class T>
+  T& flat(std::int64_t i) {
+    check_element_type(dtype_of_v<T>, "flat");
+    check_writable("flat");
+    return *const_cast<T*>(reinterpret_cast<const T*>(flat_address(i, "flat")));
+  }
+  template <class T>
+  const T& flat(std::int64_t i) const {
+    check_element_type(dtype_of_v<T>, "flat");
+    return *reinterpret_cast<const T*>(flat_address(i, "flat"));
+  }
   // The one element of a one-element tensor (any rank), converted to T.
   template <class T>
   T item() const {
@@ -136,6 +152,9 @@ class Tensor {
     return permute(std::span<const std::int64_t>(dims.begin(), dims.size()));
   }
   Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  // Every axis reversed (NumPy's transpose without axes; the matrix
+  // transpose for rank 2).
+  Tensor transpose() const;
   // Python slicing of one axis: start/stop clamp like NumPy, negatives count
   // back, step must be positive (E2102).
   Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
@@ -144,8 +163,14 @@ class Tensor {
   Tensor select(std::int64_t dim, std::int64_t index) const;
   // Broadcasts to `shape` with stride 0 (NumPy rules; -1 keeps an extent).
   Tensor expand(Shape shape) const;
+  // Without the size-1 axes listed (every size-1 axis when none are
+  // given); E2102 for a listed axis whose extent is not 1, or listed twice.
   Tensor squeeze() const;
   Tensor squeeze(std::int64_t dim) const;
+  Tensor squeeze(std::span<const std::int64_t> dims) const;
+  Tensor squeeze(std::initializer_list<std::int64_t> dims) const {
+    return squeeze(std::span<const std::int64_t>(dims.begin(), dims.size()));
+  }
   Tensor unsqueeze(std::int64_t dim) const;
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
 
@@ -170,6 +195,8 @@ class Tensor {
   // Its byte address (for packed dtypes the byte holding the element).
   const void* element_address(std::span<const std::int64_t> index,
                               const char* op) const;
+  // The address of the element at flat (row-major) position `i`.
+  const void* flat_address(std::int64_t i, const char* op) const;
   // In the header so that the accessors above inline; only tensor.cpp
   // creates or changes one.
   struct Impl {

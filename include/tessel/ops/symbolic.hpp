@@ -24,6 +24,8 @@ SymbolicShape matmul(const SymbolicShape& a, const SymbolicShape& b);
 SymbolicShape linear(const SymbolicShape& x, const SymbolicShape& weight);
 SymbolicShape transpose(const SymbolicShape& s, std::int64_t dim0,
                         std::int64_t dim1);
+// Every axis reversed (transpose without axes).
+SymbolicShape transpose(const SymbolicShape& s);
 SymbolicShape permute(const SymbolicShape& s,
                       const std::vector<std::int64_t>& dims);
 // One extent may be -1 (inferred when the count divides exactly).
@@ -33,6 +35,24 @@ SymbolicShape flatten(const SymbolicShape& s, std::int64_t start = 0,
 SymbolicShape unsqueeze(const SymbolicShape& s, std::int64_t axis);
 // E2102 unless the extent at `axis` is 1.
 SymbolicShape squeeze(const SymbolicShape& s, std::int64_t axis);
+// The listed axes (each provably of extent 1, none twice).
+SymbolicShape squeeze(const SymbolicShape& s,
+                      const std::vector<std::int64_t>& axes);
+// Indexing (Tensor::select, Tensor::slice, gather, dot): the axis `dim`
+// removed (E2302 when a known extent does not hold `index`); the axis
+// sliced (a known extent clamps as NumPy; a symbolic one takes the bounds
+// as given, so slice of "seq" from 0 to -1 is seq - 1, and a step > 1 needs
+// a known stop - start: E2102); NumPy's take, the index's shape spliced in
+// at `axis`; the scalar dot of two vectors of provably equal length
+// (E2103).
+SymbolicShape select(const SymbolicShape& s, std::int64_t dim,
+                     std::int64_t index);
+SymbolicShape slice(const SymbolicShape& s, std::int64_t dim,
+                    std::int64_t start, std::int64_t stop,
+                    std::int64_t step = 1);
+SymbolicShape gather(const SymbolicShape& x, const SymbolicShape& index,
+                     std::int64_t axis = 0);
+SymbolicShape dot(const SymbolicShape& a, const SymbolicShape& b);
 // sum/mean/max/...: empty axes reduce everything.
 SymbolicShape reduce(const SymbolicShape& s,
                      const std::vector<std::int64_t>& axes, bool keepdims);
