@@ -114,6 +114,32 @@ TEST(Descriptor, BigEndianDataIsSwapped) {
   EXPECT_EQ(t.at<float>({1}), 2.0f);
 }
 
+TEST(Descriptor, NetworkOrderIsBigEndian) {
+  // The format standard's "network_order" is big-endian: INT32 258 and -2,
+  // INT16 1, each most significant byte first.
+  const std::uint8_t net[] = {0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe};
+  Storage s = Storage::allocate(8);
+  std::memcpy(s.data(), net, 8);
+  const TensorDescriptor d = descriptor_from_json(
+      R"({"shape": {"dimensions": [2]},
+          "dtype": {"base_type": "INT32", "byte_order": "network_order"}})");
+  EXPECT_TRUE(d.big_endian);
+  const Tensor t = tensor_from_descriptor(d, s);
+  EXPECT_EQ(t.at<std::int32_t>({0}), 258);
+  EXPECT_EQ(t.at<std::int32_t>({1}), -2);
+  // Written back, the same order under the standard's other name.
+  EXPECT_NE(to_json(d).find("\"big_endian\""), std::string::npos);
+  Storage s16 = Storage::allocate(2);
+  const std::uint8_t one[] = {0, 1};
+  std::memcpy(s16.data(), one, 2);
+  const Tensor h = tensor_from_descriptor(
+      descriptor_from_json(
+          R"({"shape": [1], "dtype": {"base_type": "INT16",
+              "byte_order": "network_order"}})"),
+      s16);
+  EXPECT_EQ(h.at<std::int16_t>({0}), 1);
+}
+
 TEST(Descriptor, RefusesWhatItCannotHonour) {
   const auto refuse = [](const std::string& text, const char* field) {
     EXPECT_TESSEL_ERROR(descriptor_from_json(text), "E3001", field);

@@ -99,6 +99,21 @@ void expect_mixed_devices_refused(
          rope_with_tables(q, other({3, 2}, DType::F32), zeros({3, 2}));
        }},
       {"copy_", [&] { Tensor(m).copy_(em); }},
+      {"take_along_axis",
+       [&] {
+         take_along_axis(m, other({4, 4}, DType::I64), 0);
+       }},
+      {"scatter_add", [&] { scatter_add(em, 0, idx, m); }},
+      {"clip", [&] { clip(m, m, em); }},
+      {"batch_norm", [&] { batch_norm(img, ev, v); }},
+      {"make_complex", [&] { make_complex(m, em); }},
+      {"solve", [&] { linalg::solve(m, em); }},
+      {"searchsorted", [&] { searchsorted(v, ev); }},
+      {"repeat", [&] { repeat(v, other({4}, DType::I64), 0); }},
+      {"conv_transpose2d",
+       [&] {
+         conv_transpose2d(img, other({4, 2, 3, 3}, DType::F32));
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
