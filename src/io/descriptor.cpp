@@ -615,6 +615,7 @@ std::string to_json(const TensorDescriptor& d, int indent) {
               {"device", device}}},
             {"properties", d.properties},
             {"metadata", d.metadata}};
+  if (!d.tensor_id.empty()) j["tensor_id"] = d.tensor_id;
   if (!d.physical_shape.empty()) {
     j["physical_shape"] = d.physical_shape;
     j["padding"] = {{"mode", d.padding_mode}};
@@ -633,6 +634,11 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
   TensorDescriptor d;
   if (j.contains("version")) parse_version(j["version"], d);
   if (j.contains("name") && j["name"].is_string()) d.name = j["name"];
+  if (j.contains("tensor_id")) {
+    if (!j["tensor_id"].is_string())
+      bad_field("tensor_id", "expected a string");
+    d.tensor_id = j["tensor_id"];
+  }
 
   const json& shape = j.contains("shape") ? j["shape"] : json();
   // "shape" may be the object of the descriptor or a bare list (as in the

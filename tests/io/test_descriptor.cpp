@@ -114,6 +114,23 @@ TEST(Descriptor, BigEndianDataIsSwapped) {
   EXPECT_EQ(t.at<float>({1}), 2.0f);
 }
 
+TEST(Descriptor, TensorIdIsReadAndWritten) {
+  const TensorDescriptor d = descriptor_from_json(
+      R"({"tensor_id": "9b2f4c1e-0d3a-4e57-8a61-2f0c9d7b5e13",
+          "shape": [2], "dtype": "FLOAT32"})");
+  EXPECT_EQ(d.tensor_id, "9b2f4c1e-0d3a-4e57-8a61-2f0c9d7b5e13");
+  EXPECT_EQ(descriptor_from_json(to_json(d)).tensor_id, d.tensor_id);
+  // Absent: none, and none written.
+  const TensorDescriptor plain =
+      descriptor_from_json(R"({"shape": [2], "dtype": "FLOAT32"})");
+  EXPECT_TRUE(plain.tensor_id.empty());
+  EXPECT_EQ(to_json(plain).find("tensor_id"), std::string::npos);
+  EXPECT_TESSEL_ERROR(
+      descriptor_from_json(
+          R"({"tensor_id": 7, "shape": [2], "dtype": "FLOAT32"})"),
+      "E3001", "tensor_id");
+}
+
 TEST(Descriptor, NetworkOrderIsBigEndian) {
   // The format standard's "network_order" is big-endian: INT32 258 and -2,
   // INT16 1, each most significant byte first.

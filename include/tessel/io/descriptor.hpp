@@ -60,6 +60,9 @@ struct TensorDescriptor {
   int version_major = 1;
   int version_minor = 0;
   std::string name;
+  // The format standard's identity of the tensor (a UUID string there),
+  // kept as given; empty when the document has none, and then not written.
+  std::string tensor_id;
   // A concrete extent or the name of a symbolic one.
   std::vector<std::variant<std::int64_t, std::string>> dimensions;
   std::string layout = "row-major";  // or NCHW, NHWC, blocked, ...
