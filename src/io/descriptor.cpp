@@ -146,7 +146,7 @@ void parse_version(const json& j, TensorDescriptor& d) {
   d.version_minor = minor;
 }
 
-Device parse_device_field(const json& j) {
+std::optional<Device> parse_device_field(const json& j) {
   if (j.is_string()) {
     try {
       return parse_device(j.get<std::string>());
@@ -164,9 +164,15 @@ Device parse_device_field(const json& j) {
   if (type == "META") return Device::meta();
   if (type == "CUDA" || type == "GPU")
     return Device::cuda(static_cast<int>(id));
-  bad_field("memory.device", fmt::format("device type '{}' is not one tessel "
-                                         "has (CPU, CUDA, META)",
-                                         j["type"].get<std::string>()));
+  return std::nullopt;  // kept as written (NPU, TPU, ...), not served
+}
+
+// The names the standard's device object uses for a tessel device.
+const char* device_type_name(const Device& device) {
+  return device.is_cpu() ? "CPU" : device.is_meta() ? "META" : "CUDA";
+}
+const char* memory_space_name(const Device& device) {
+  return device.is_cpu() ? "host" : device.is_meta() ? "none" : "device";
 }
 
 // ---- affine quantisation ---------------------------------------------------
@@ -510,8 +516,16 @@ TensorDescriptor TensorDescriptor::bind(
   TensorDescriptor out = *this;
   out.dimensions.assign(concrete.begin(), concrete.end());
   out.constraints.clear();
-  out.strides = row_major(concrete);
   out.offset_bytes = 0;
+  if (allocation_strategy == "overallocate") {
+    // A view into the buffer sized for the largest shape: the same strides
+    // for every binding, so an axis grows in place.
+    out.strides = row_major(max_physical_shape);
+    out.physical_shape = max_physical_shape;
+    out.total_bytes = storage_bytes(dtype, checked_numel(max_physical_shape));
+    return out;
+  }
+  out.strides = row_major(concrete);
   out.total_bytes = storage_bytes(dtype, checked_numel(concrete));
   return out;
 }
@@ -535,6 +549,9 @@ TensorDescriptor describe(const Tensor& t, const std::string& layout) {
                     ? static_cast<std::int64_t>(t.storage().alignment())
                     : 64;
   d.device = t.device();
+  d.device_type = device_type_name(t.device());
+  d.device_id = t.device().index;
+  d.memory_space = memory_space_name(t.device());
   const bool pinned =
       t.storage().defined() && t.storage().origin() == StorageOrigin::Pinned;
   d.properties = {{"requires_grad", false},
@@ -595,13 +612,9 @@ std::string to_json(const TensorDescriptor& d, int indent) {
     dtype["quantization"] = quantization_json(
         *d.quantization, static_cast<std::int64_t>(d.dimensions.size()));
   }
-  json device = {{"type", d.device.is_cpu()    ? "CPU"
-                          : d.device.is_meta() ? "META"
-                                               : "CUDA"},
-                 {"id", d.device.index},
-                 {"memory_space", d.device.is_cpu()    ? "host"
-                                  : d.device.is_meta() ? "none"
-                                                       : "device"}};
+  json device = {{"type", d.device_type},
+                 {"id", d.device_id},
+                 {"memory_space", d.memory_space}};
   json j = {{"version", fmt::format("{}{}.{}", kVersionPrefix, d.version_major,
                                     d.version_minor)},
             {"name", d.name},
@@ -619,9 +632,101 @@ std::string to_json(const TensorDescriptor& d, int indent) {
   if (!d.physical_shape.empty()) {
     j["physical_shape"] = d.physical_shape;
     j["padding"] = {{"mode", d.padding_mode}};
+    if (!d.padding_values.empty()) {
+      j["padding"]["dims"] = d.padding_dims;
+      j["padding"]["values"] = d.padding_values;
+    }
   }
+  if (!d.allocation_strategy.empty()) {
+    j["allocation_strategy"] = d.allocation_strategy;
+    if (!d.max_physical_shape.empty())
+      j["max_physical_shape"] = d.max_physical_shape;
+  }
+  if (!d.bit_order.empty()) j["dtype"]["bit_order"] = d.bit_order;
   return j.dump(indent);
 }
+
+namespace {
+
+// The standard's padding record beside physical_shape: `values` (elements
+// added per axis) must be physical - logical on every concrete axis, and
+// `dims` (which axes are padded), when given, must agree with them.
+void parse_padding_record(const json& padding, TensorDescriptor& d) {
+  d.padding_values = get_ints(padding["values"], "padding.values");
+  const std::size_t rank = d.dimensions.size();
+  if (d.padding_values.size() != rank) {
+    bad_field("padding.values", "rank differs from shape.dimensions");
+  }
+  for (std::size_t i = 0; i < rank; ++i) {
+    const auto* e = std::get_if<std::int64_t>(&d.dimensions[i]);
+    if (e && d.physical_shape[i] - *e != d.padding_values[i]) {
+      bad_field("padding.values",
+                fmt::format("axis {} is padded by {} but physical_shape adds "
+                            "{}",
+                            i, d.padding_values[i], d.physical_shape[i] - *e));
+    }
+    d.padding_dims.push_back(d.padding_values[i] != 0);
+  }
+  if (padding.contains("dims")) {
+    const json& dims = padding["dims"];
+    if (!dims.is_array() || dims.size() != rank) {
+      bad_field("padding.dims", "expected one boolean per axis");
+    }
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (!dims[i].is_boolean() || dims[i].get<bool>() != d.padding_dims[i]) {
+        bad_field("padding.dims",
+                  fmt::format("axis {} disagrees with padding.values", i));
+      }
+    }
+  }
+}
+
+// allocation_strategy "overallocate" with max_physical_shape: one extent per
+// axis, at least every concrete extent and every symbolic one's `max`
+// constraint (a symbol without a max could outgrow the buffer: E3001).
+void parse_allocation(const json& j, TensorDescriptor& d) {
+  if (!j.contains("allocation_strategy")) return;
+  const json& a = j["allocation_strategy"];
+  if (!a.is_string()) bad_field("allocation_strategy", "expected a string");
+  d.allocation_strategy = a.get<std::string>();
+  if (d.allocation_strategy != "overallocate") {
+    bad_field("allocation_strategy",
+              fmt::format("'{}' is not one tessel serves (overallocate)",
+                          d.allocation_strategy));
+  }
+  if (!j.contains("max_physical_shape")) {
+    bad_field("max_physical_shape", "overallocate needs it");
+  }
+  d.max_physical_shape =
+      get_ints(j["max_physical_shape"], "max_physical_shape");
+  if (d.max_physical_shape.size() != d.dimensions.size()) {
+    bad_field("max_physical_shape", "rank differs from shape.dimensions");
+  }
+  for (std::size_t i = 0; i < d.dimensions.size(); ++i) {
+    std::int64_t need = 0;
+    if (const auto* e = std::get_if<std::int64_t>(&d.dimensions[i])) {
+      need = *e;
+    } else {
+      const std::string& name = std::get<std::string>(d.dimensions[i]);
+      const auto c = d.constraints.find(name);
+      if (c == d.constraints.end() || !c->second.max) {
+        bad_field("max_physical_shape",
+                  fmt::format("the symbolic axis '{}' has no max constraint "
+                              "to size it by",
+                              name));
+      }
+      need = *c->second.max;
+    }
+    if (d.max_physical_shape[i] < need) {
+      bad_field("max_physical_shape",
+                fmt::format("extent {} of axis {} is below the {} it must "
+                            "hold",
+                            d.max_physical_shape[i], i, need));
+    }
+  }
+}
+
+}  // namespace
 
 TensorDescriptor descriptor_from_json(const std::string& text) {
   json j;
@@ -679,8 +784,40 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
     }
   }
 
-  if (!j.contains("dtype")) bad_field("dtype", "missing");
-  const json& dt = j["dtype"];
+  // The standard's flat layout form: a shape list beside top-level
+  // `layout`, `strides` (elements), `offset` (elements) and
+  // `element_size_bytes`, with no "memory" object and possibly no dtype.
+  const bool flat_form =
+      !j.contains("memory") && (j.contains("strides") || j.contains("offset") ||
+                                j.contains("element_size_bytes"));
+  if (flat_form && j.contains("layout") && j["layout"].is_string()) {
+    d.layout = j["layout"];
+  }
+  std::optional<std::int64_t> element_size;
+  if (j.contains("element_size_bytes")) {
+    element_size =
+        get_int(j["element_size_bytes"], "element_size_bytes", false);
+  }
+  json defaulted_dtype = "FLOAT32";
+  if (!j.contains("dtype") && element_size) {
+    // A layout-only description gives the element size alone: the float
+    // type of that size (1: u8, 2: f16, 4: f32, 8: f64) stands for it,
+    // which lays the same bytes out the same way. Without that either, as
+    // in the standard's shape-only examples (padding, dynamic shapes), the
+    // dtype is FLOAT32; tessel always writes one.
+    switch (*element_size) {
+      case 1: defaulted_dtype = "UINT8"; break;
+      case 2: defaulted_dtype = "FLOAT16"; break;
+      case 4: defaulted_dtype = "FLOAT32"; break;
+      case 8: defaulted_dtype = "FLOAT64"; break;
+      default:
+        bad_field("element_size_bytes",
+                  fmt::format("{} bytes is no element size (and there is "
+                              "no dtype)",
+                              *element_size));
+    }
+  }
+  const json& dt = j.contains("dtype") ? j["dtype"] : defaulted_dtype;
   const json& base = dt.is_object()
                          ? (dt.contains("base_type") ? dt["base_type"] : json())
                          : dt;
@@ -696,6 +833,29 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
                 fmt::format("unknown byte order {}", bo.dump()));
     }
   }
+  if (element_size &&
+      (!is_byte_addressable(d.dtype) || *element_size != item_bytes(d.dtype))) {
+    bad_field("element_size_bytes",
+              fmt::format("{} does not match {} elements", *element_size,
+                          dtype_name(d.dtype)));
+  }
+  if (dt.is_object() && dt.contains("bit_order")) {
+    const json& bo = dt["bit_order"];
+    const std::string order = bo.is_string() ? bo.get<std::string>() : "";
+    if (order != "lsb_first" && order != "msb_first") {
+      bad_field("dtype.bit_order",
+                fmt::format("unknown bit order {}", bo.dump()));
+    }
+    // tessel packs sub-byte elements low bits first, as GGUF does; the
+    // other order would need a nibble swap on every load.
+    if (order == "msb_first" && is_packed(d.dtype)) {
+      bad_field("dtype.bit_order",
+                fmt::format("msb_first {} packing is not supported (tessel "
+                            "and GGUF pack lsb_first)",
+                            dtype_name(d.dtype)));
+    }
+    d.bit_order = order;
+  }
   // Inside "dtype", or beside it as in the format standard's INT8 example.
   const json* quant = nullptr;
   if (dt.is_object() && dt.contains("quantization")) {
@@ -706,7 +866,15 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
   if (quant && !quant->is_null())
     d.quantization = parse_quantization(*quant, d);
 
-  const json& mem = j.contains("memory") ? j["memory"] : json::object();
+  json flat_memory = json::object();
+  if (flat_form) {
+    if (j.contains("strides")) flat_memory["strides"] = j["strides"];
+    if (j.contains("offset")) {
+      flat_memory["offset_bytes"] = checked_mul(
+          get_int(j["offset"], "offset", true), item_bytes(d.dtype), "offset");
+    }
+  }
+  const json& mem = j.contains("memory") ? j["memory"] : flat_memory;
   if (!mem.is_object()) bad_field("memory", "expected an object");
   if (j.contains("physical_shape")) {
     d.physical_shape = get_ints(j["physical_shape"], "physical_shape");
@@ -725,7 +893,12 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
         j["padding"].contains("mode") && j["padding"]["mode"].is_string()) {
       d.padding_mode = j["padding"]["mode"];
     }
+    if (j.contains("padding") && j["padding"].is_object() &&
+        j["padding"].contains("values")) {
+      parse_padding_record(j["padding"], d);
+    }
   }
+  parse_allocation(j, d);
   if (mem.contains("alignment")) {
     d.alignment = get_int(mem["alignment"], "memory.alignment", true);
     if (d.alignment == 0 ||
@@ -734,7 +907,23 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
                 fmt::format("{} is not a power of two", d.alignment));
     }
   }
-  if (mem.contains("device")) d.device = parse_device_field(mem["device"]);
+  if (mem.contains("device")) {
+    const json& dev = mem["device"];
+    d.device = parse_device_field(dev);
+    if (dev.is_object()) {
+      d.device_type = dev["type"].get<std::string>();
+      d.device_id =
+          dev.contains("id") ? get_int(dev["id"], "memory.device.id", true) : 0;
+    } else {
+      d.device_type = device_type_name(*d.device);
+      d.device_id = d.device->index;
+    }
+    d.memory_space = dev.is_object() && dev.contains("memory_space") &&
+                             dev["memory_space"].is_string()
+                         ? dev["memory_space"].get<std::string>()
+                     : d.device ? memory_space_name(*d.device)
+                                : "device";
+  }
   if (mem.contains("offset_bytes")) {
     d.offset_bytes = get_int(mem["offset_bytes"], "memory.offset_bytes", true);
   }
@@ -804,6 +993,10 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
 
 Tensor tensor_from_descriptor(const TensorDescriptor& d,
                               const Storage& storage) {
+  TESSEL_CHECK(d.device.has_value(), DeviceMismatch, "tensor_from_descriptor",
+               "the descriptor's memory is on {} {} ({} memory), a device "
+               "tessel has no backend for",
+               d.device_type, d.device_id, d.memory_space);
   const Shape shape = d.shape();
   if (storage.nbytes() < d.total_bytes) {
     bad_field("memory.total_bytes",

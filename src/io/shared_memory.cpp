@@ -291,7 +291,8 @@ SharedTensor receive_shared(int unix_socket, std::optional<ShareMode> expect) {
   receive_all(unix_socket, json.data(), json.size());
   const TensorDescriptor d = descriptor_from_json(json);
   if (d.symbolic()) refuse("the descriptor has symbolic dimensions");
-  if (!d.device.is_cpu()) refuse("the descriptor names a non-CPU device");
+  if (!d.device || !d.device->is_cpu())
+    refuse("the descriptor names a non-CPU device");
   if (d.big_endian) refuse("shared memory holds native (little-endian) data");
   validate_fd(fds[0].get(), mode, d);
 

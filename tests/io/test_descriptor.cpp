@@ -37,7 +37,8 @@ TEST(Descriptor, DescribesAViewAndRebuildsIt) {
 }
 
 TEST(Descriptor, ReadsTheSpecificationsExample) {
-  // The descriptor of the WIA-AI-011 text (NPU device replaced by CPU),
+  // The descriptor of the WIA-AI-011 text on a CPU device (the NPU one is
+  // KeepsADeviceTesselHasNoBackendFor),
   // with fields tessel does not know (ignored).
   const TensorDescriptor d = descriptor_from_json(R"({
     "version": "WIA-AI-011-v1.0", "tensor_id": "uuid-string",
@@ -61,6 +62,158 @@ TEST(Descriptor, ReadsTheSpecificationsExample) {
   EXPECT_EQ(d.total_bytes, 9633792);
   EXPECT_EQ(d.metadata.at("framework"), "pytorch");
   EXPECT_TRUE(d.properties.at("is_pinned"));
+}
+
+TEST(Descriptor, KeepsADeviceTesselHasNoBackendFor) {
+  // The standard's own example, unchanged: an NPU buffer.
+  const std::string npu = R"({
+    "version": "WIA-AI-011-v1.0", "tensor_id": "uuid-string",
+    "name": "input_images",
+    "shape": {"dimensions": [32, 3, 224, 224], "layout": "NCHW",
+              "symbolic": false},
+    "dtype": {"base_type": "FLOAT16", "quantization": null,
+              "byte_order": "little_endian"},
+    "memory": {"strides": [150528, 50176, 224, 1], "offset_bytes": 0,
+               "total_bytes": 9633792, "alignment": 256,
+               "device": {"type": "NPU", "id": 0, "memory_space": "device"}},
+    "properties": {"requires_grad": false, "is_pinned": true,
+                   "is_contiguous": true, "zero_copy_compatible": true},
+    "metadata": {"created_at": "2025-01-15T10:30:00Z",
+                 "framework": "pytorch", "producer": "data_loader_v2"}})";
+  const TensorDescriptor d = descriptor_from_json(npu);
+  EXPECT_FALSE(d.device.has_value());
+  EXPECT_EQ(d.device_type, "NPU");
+  EXPECT_EQ(d.memory_space, "device");
+  EXPECT_EQ(d.shape(), (Shape{32, 3, 224, 224}));
+  // Written back as it came.
+  const TensorDescriptor again = descriptor_from_json(to_json(d));
+  EXPECT_EQ(again.device_type, "NPU");
+  EXPECT_EQ(again.memory_space, "device");
+  EXPECT_EQ(again.tensor_id, "uuid-string");
+  // Serving it is what tessel cannot do.
+  EXPECT_TESSEL_ERROR(tensor_from_descriptor(d, Storage::allocate(9633792)),
+                      "E2501", "NPU 0", "no backend");
+  // A device tessel has keeps its memory space too.
+  const TensorDescriptor cpu = describe(zeros({2}));
+  EXPECT_EQ(cpu.device_type, "CPU");
+  EXPECT_EQ(cpu.memory_space, "host");
+}
+
+TEST(Descriptor, ReadsTheFlatLayoutForm) {
+  // The standard's layout example, unchanged: no dtype, the element size.
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "shape": [32, 3, 224, 224],
+    "layout": "NCHW",
+    "strides": [150528, 50176, 224, 1],
+    "offset": 0,
+    "element_size_bytes": 4})");
+  EXPECT_EQ(d.shape(), (Shape{32, 3, 224, 224}));
+  EXPECT_EQ(d.layout, "NCHW");
+  EXPECT_EQ(d.dtype, DType::F32);
+  EXPECT_EQ(d.strides, (std::vector<std::int64_t>{150528, 50176, 224, 1}));
+  // The offset counts elements; with a dtype, the size must agree with it.
+  const TensorDescriptor view = descriptor_from_json(R"({
+    "shape": [2, 2], "strides": [1, 2], "offset": 3,
+    "element_size_bytes": 2, "dtype": "INT16"})");
+  EXPECT_EQ(view.offset_bytes, 6);
+  Tensor buffer = arange(0, 8, 1, DType::I16);
+  const Tensor t = tensor_from_descriptor(view, buffer.storage());
+  EXPECT_EQ(t.at<std::int16_t>({1, 0}), 4);  // offset 3 + stride 1
+  EXPECT_EQ(t.at<std::int16_t>({0, 1}), 5);  // offset 3 + stride 2
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [2], "strides": [1],
+                          "element_size_bytes": 4, "dtype": "FLOAT16"})"),
+                      "E3001", "element_size_bytes");
+  EXPECT_TESSEL_ERROR(
+      descriptor_from_json(R"({"shape": [2], "element_size_bytes": 3})"),
+      "E3001", "element_size_bytes");
+}
+
+TEST(Descriptor, PaddingRecordsAreKeptAndChecked) {
+  // The standard's padding example, unchanged (its dtype is the default).
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "shape": [32, 11, 224, 224],
+    "physical_shape": [32, 16, 224, 224],
+    "padding": {"dims": [false, true, false, false],
+                "values": [0, 5, 0, 0], "mode": "zero_fill"}})");
+  EXPECT_EQ(d.padding_values, (std::vector<std::int64_t>{0, 5, 0, 0}));
+  EXPECT_EQ(d.padding_dims, (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(d.strides,
+            (std::vector<std::int64_t>{16 * 224 * 224, 224 * 224, 224, 1}));
+  const TensorDescriptor again = descriptor_from_json(to_json(d));
+  EXPECT_EQ(again.padding_values, d.padding_values);
+  EXPECT_EQ(again.padding_dims, d.padding_dims);
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [2, 3],
+      "physical_shape": [2, 4], "padding": {"values": [0, 2]}})"),
+                      "E3001", "padding.values", "adds 1");
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [2, 3],
+      "physical_shape": [2, 4],
+      "padding": {"dims": [true, true], "values": [0, 1]}})"),
+                      "E3001", "padding.dims");
+}
+
+TEST(Descriptor, OverallocatedTensorsGrowInPlace) {
+  // The standard's dynamic-shape example, unchanged.
+  const TensorDescriptor d = descriptor_from_json(R"({
+    "shape": {"dimensions": ["batch", "sequence_length", 768],
+              "symbolic": true,
+              "constraints": {
+                "batch": {"min": 1, "max": 256},
+                "sequence_length": {"min": 1, "max": 2048, "multiple_of": 8}}},
+    "allocation_strategy": "overallocate",
+    "max_physical_shape": [256, 2048, 768]})");
+  EXPECT_EQ(d.allocation_strategy, "overallocate");
+  // A KV-cache-like case, small: (batch <= 2, seq <= 16, 4).
+  const TensorDescriptor cache = descriptor_from_json(R"({
+    "shape": {"dimensions": ["batch", "seq", 4], "symbolic": true,
+              "constraints": {"batch": {"max": 2}, "seq": {"max": 16}}},
+    "dtype": "FLOAT32",
+    "allocation_strategy": "overallocate", "max_physical_shape": [2, 16, 4]})");
+  const TensorDescriptor short_one = cache.bind({{"batch", 2}, {"seq", 3}});
+  EXPECT_EQ(short_one.strides, (std::vector<std::int64_t>{64, 4, 1}));
+  EXPECT_EQ(short_one.total_bytes, 2 * 16 * 4 * 4);
+  Storage buffer =
+      Storage::allocate(static_cast<std::size_t>(short_one.total_bytes));
+  Tensor first = tensor_from_descriptor(short_one, buffer);
+  first.at<float>({1, 2, 3}) = 7.0f;
+  // Grown along seq: the same buffer, the element where it was.
+  const Tensor grown =
+      tensor_from_descriptor(cache.bind({{"batch", 2}, {"seq", 9}}), buffer);
+  EXPECT_EQ(grown.shape(), (Shape{2, 9, 4}));
+  EXPECT_EQ(grown.at<float>({1, 2, 3}), 7.0f);
+  EXPECT_TRUE(grown.shares_storage_with(first));
+  // The buffer must hold the largest binding: a symbol without a max, or a
+  // max beyond the physical extent, is refused.
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({
+      "shape": {"dimensions": ["seq", 4], "symbolic": true},
+      "allocation_strategy": "overallocate", "max_physical_shape": [16, 4]})"),
+                      "E3001", "max_physical_shape", "no max");
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({
+      "shape": {"dimensions": ["seq", 4], "symbolic": true,
+                "constraints": {"seq": {"max": 32}}},
+      "allocation_strategy": "overallocate", "max_physical_shape": [16, 4]})"),
+                      "E3001", "max_physical_shape", "below");
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [2],
+      "allocation_strategy": "pool"})"),
+                      "E3001", "allocation_strategy");
+}
+
+TEST(Descriptor, BitOrderOfSubByteTypes) {
+  const TensorDescriptor lsb = descriptor_from_json(
+      R"({"shape": [4], "dtype": {"base_type": "INT4", "bit_order": "lsb_first"}})");
+  EXPECT_EQ(lsb.bit_order, "lsb_first");
+  EXPECT_NE(to_json(lsb).find("lsb_first"), std::string::npos);
+  // The standard's endianness example's bit order on whole bytes: kept.
+  EXPECT_EQ(descriptor_from_json(R"({"shape": [1], "dtype": {"base_type":
+                "FLOAT32", "byte_order": "little_endian",
+                "bit_order": "msb_first"}})")
+                .bit_order,
+            "msb_first");
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [4], "dtype":
+                          {"base_type": "UINT4", "bit_order": "msb_first"}})"),
+                      "E3001", "dtype.bit_order", "lsb_first");
+  EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [4], "dtype":
+                          {"base_type": "INT4", "bit_order": "middle"}})"),
+                      "E3001", "dtype.bit_order");
 }
 
 TEST(Descriptor, SymbolicShapesBindWithTheirConstraints) {

@@ -74,10 +74,34 @@ struct TensorDescriptor {
   std::int64_t offset_bytes = 0;
   std::int64_t total_bytes = 0;
   std::int64_t alignment = 64;
-  Device device = Device::cpu();
-  // The allocated (padded) shape when larger than the logical one.
+  // The device as the document names it. The format standard allows any
+  // type (CPU, GPU, NPU, TPU, ...): `device_type`, `device_id` and
+  // `memory_space` keep what was written. `device` is tessel's device for
+  // it, empty for a type tessel has no backend for: such a descriptor
+  // loads, converts and writes back unchanged, and laying a tensor over
+  // its memory is refused (E2501 naming the device).
+  std::optional<Device> device = Device::cpu();
+  std::string device_type = "CPU";
+  std::int64_t device_id = 0;
+  std::string memory_space = "host";
+  // The allocated (padded) shape when larger than the logical one, and the
+  // standard's per-axis padding record (`padding.dims`: which axes are
+  // padded, `padding.values`: by how many elements), checked against it.
   std::vector<std::int64_t> physical_shape;
   std::string padding_mode;
+  std::vector<bool> padding_dims;
+  std::vector<std::int64_t> padding_values;
+  // "overallocate" with `max_physical_shape`: a symbolic tensor whose
+  // buffer holds the largest shape its constraints allow, so it grows
+  // (a KV cache's sequence axis) without reallocating. bind() then keeps
+  // the strides of max_physical_shape: every binding views the same
+  // buffer, and elements keep their places as an axis grows.
+  std::string allocation_strategy;
+  std::vector<std::int64_t> max_physical_shape;
+  // Bit order inside a byte for sub-byte types: "lsb_first" (tessel's and
+  // GGUF's packing: element 2i in the low nibble) or "msb_first"; empty
+  // when the document does not say.
+  std::string bit_order;
   std::map<std::string, bool> properties;
   std::map<std::string, std::string> metadata;
 
