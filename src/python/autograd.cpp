@@ -204,32 +204,15 @@ void bind_variable(nb::module_& m) {
             return v.permute(std::span<const std::int64_t>(d.data(), d.size()));
           },
           "A view with the axes in the given order: t.permute(2, 0, 1).")
-      .def(
-          "transpose",
-          [](const Variable& v, std::optional<std::int64_t> dim0,
-             std::optional<std::int64_t> dim1) {
-            if (!dim0 && !dim1) return v.transpose();
-            if (!dim0 || !dim1)
-              throw_error(ErrorCode::BadShape,
-                          "[transpose] takes two axes to swap, or none to "
-                          "reverse every axis");
-            return v.transpose(*dim0, *dim1);
-          },
-          nb::arg("dim0") = nb::none(), nb::arg("dim1") = nb::none(),
-          "A view with axes dim0 and dim1 swapped; every axis reversed when "
-          "neither is given.")
+      .def("transpose", &transpose_either<Variable>,
+           nb::arg("dim0") = nb::none(), nb::arg("dim1") = nb::none(),
+           "A view with axes dim0 and dim1 swapped; every axis reversed when "
+           "neither is given.")
       .def("unsqueeze", &Variable::unsqueeze, nb::arg("axis"),
            "A view with a new axis of extent 1 at axis.")
-      .def(
-          "squeeze",
-          [](const Variable& v, nb::handle axis) {
-            const Axes axes = to_axes(axis);
-            return v.squeeze(
-                std::span<const std::int64_t>(axes.data(), axes.size()));
-          },
-          nb::arg("axis"),
-          "A view without the given size-1 axes (an int or a tuple); E2102 "
-          "for an axis whose extent is not 1.")
+      .def("squeeze", &squeeze_axes<Variable>, nb::arg("axis"),
+           "A view without the given size-1 axes (an int or a tuple); E2102 "
+           "for an axis whose extent is not 1.")
       .def("flatten", &Variable::flatten, nb::arg("start_dim") = 0,
            nb::arg("end_dim") = -1,
            "A view (or copy) with axes start_dim..end_dim merged into one.")

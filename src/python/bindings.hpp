@@ -93,6 +93,28 @@ std::int64_t to_index(nb::handle value, const char* what);
 // An axis list from None (every axis), an int or a sequence of ints.
 Axes to_axes(nb::handle value);
 
+// ---- views shared by Tensor and Variable ------------------------------------
+
+// t.transpose(dim0, dim1), or t.transpose() reversing every axis; one axis
+// alone is E2102.
+template <class T>
+T transpose_either(const T& t, std::optional<std::int64_t> dim0,
+                   std::optional<std::int64_t> dim1) {
+  if (!dim0 && !dim1) return t.transpose();
+  if (!dim0 || !dim1)
+    throw_error(ErrorCode::BadShape,
+                "[transpose] takes two axes to swap, or none to reverse "
+                "every axis");
+  return t.transpose(*dim0, *dim1);
+}
+
+// t.squeeze(axis) for an int or a tuple of ints.
+template <class T>
+T squeeze_axes(const T& t, nb::handle axis) {
+  const Axes axes = to_axes(axis);
+  return t.squeeze(std::span<const std::int64_t>(axes.data(), axes.size()));
+}
+
 // ---- the GIL ----------------------------------------------------------------
 // Elements below which a kernel runs with the GIL held: releasing and
 // retaking it costs about as much as the work itself there.

@@ -446,11 +446,8 @@ void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
       "squeeze",
       [](nb::handle x, nb::handle axis) {
-        Tensor t = to_tensor(x);
-        if (axis.is_none()) return t.squeeze();
-        const Axes axes = to_axes(axis);
-        return t.squeeze(
-            std::span<const std::int64_t>(axes.data(), axes.size()));
+        const Tensor t = to_tensor(x);
+        return axis.is_none() ? t.squeeze() : squeeze_axes(t, axis);
       },
       nb::arg("x"), nb::arg("axis") = nb::none(),
       "A view without the size-1 axes given (an int or a tuple; every "

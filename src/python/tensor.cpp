@@ -185,20 +185,10 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
             return t.permute(std::span<const std::int64_t>(d.data(), d.size()));
           },
           "A view with the axes in the given order: t.permute(2, 0, 1).")
-      .def(
-          "transpose",
-          [](const Tensor& t, std::optional<std::int64_t> dim0,
-             std::optional<std::int64_t> dim1) {
-            if (!dim0 && !dim1) return t.transpose();
-            if (!dim0 || !dim1)
-              throw_error(ErrorCode::BadShape,
-                          "[transpose] takes two axes to swap, or none to "
-                          "reverse every axis");
-            return t.transpose(*dim0, *dim1);
-          },
-          nb::arg("dim0") = nb::none(), nb::arg("dim1") = nb::none(),
-          "A view with axes dim0 and dim1 swapped; every axis reversed when "
-          "neither is given (NumPy's transpose()).")
+      .def("transpose", &transpose_either<Tensor>, nb::arg("dim0") = nb::none(),
+           nb::arg("dim1") = nb::none(),
+           "A view with axes dim0 and dim1 swapped; every axis reversed when "
+           "neither is given (NumPy's transpose()).")
       .def(
           "expand",
           [](const Tensor& t, nb::args shape) {
@@ -208,10 +198,7 @@ nb::class_<Tensor> bind_tensor(nb::module_& m) {
       .def(
           "squeeze",
           [](const Tensor& t, nb::handle axis) {
-            if (axis.is_none()) return t.squeeze();
-            const Axes axes = to_axes(axis);
-            return t.squeeze(
-                std::span<const std::int64_t>(axes.data(), axes.size()));
+            return axis.is_none() ? t.squeeze() : squeeze_axes(t, axis);
           },
           nb::arg("axis") = nb::none(),
           "A view without the given size-1 axes (an int or a tuple; every "
