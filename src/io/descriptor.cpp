@@ -1,10 +1,12 @@
 #include "tessel/io/descriptor.hpp"
 
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <bit>
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -106,6 +108,94 @@ std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& shape) {
                            "descriptor strides");
   }
   return s;
+}
+
+// Channels-last strides for a shape listed channels-first (N, C, spatial...):
+// PyTorch's channels_last memory format, C fastest.
+std::vector<std::int64_t> channels_last(
+    const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> s(shape.size(), 1);
+  std::int64_t step = std::max<std::int64_t>(shape[1], 1);
+  for (std::size_t i = shape.size(); i-- > 2;) {
+    s[i] = step;
+    step = checked_mul(step, std::max<std::int64_t>(shape[i], 1),
+                       "descriptor strides");
+  }
+  s[0] = step;
+  return s;
+}
+
+// Whether `strides` over `shape` (physical) lay the data out as the
+// `layout` tag says; the reason when they do not. Tags: "" or "strided"
+// (any strides), "row-major", the channels-first NCW/NCHW/NCDHW (row-major
+// over dimensions listed in that order), the channels-last NWC/NHWC/NDHWC
+// (row-major over dimensions listed in that order, or PyTorch's
+// channels_last strides over dimensions listed channels-first), and
+// oneDNN's blocked tags such as nChw16c / nCdhw8c, described by their
+// blocked shape: (N, C/16, H, W, 16), row-major.
+std::optional<std::string> layout_mismatch(
+    const std::string& layout, const std::vector<std::int64_t>& shape,
+    const std::vector<std::int64_t>& strides) {
+  if (layout.empty() || layout == "strided") return std::nullopt;
+  const std::vector<std::int64_t> rm = row_major(shape);
+  const auto row_major_or =
+      [&](const char* what) -> std::optional<std::string> {
+    if (strides == rm) return std::nullopt;
+    return fmt::format("strides {} are not {} over {}", fmt::join(strides, ","),
+                       what, fmt::join(shape, ","));
+  };
+  if (layout == "row-major") return row_major_or("row-major");
+  static const std::map<std::string, std::size_t> channels_first = {
+      {"NCW", 3}, {"NCHW", 4}, {"NCDHW", 5}};
+  static const std::map<std::string, std::size_t> channels_last_tags = {
+      {"NWC", 3}, {"NHWC", 4}, {"NDHWC", 5}};
+  const auto rank_is = [&](std::size_t want) -> std::optional<std::string> {
+    if (shape.size() == want) return std::nullopt;
+    return fmt::format("{} needs rank {}, the shape has rank {}", layout, want,
+                       shape.size());
+  };
+  if (const auto f = channels_first.find(layout); f != channels_first.end()) {
+    if (auto r = rank_is(f->second)) return r;
+    return row_major_or("row-major");
+  }
+  if (const auto l = channels_last_tags.find(layout);
+      l != channels_last_tags.end()) {
+    if (auto r = rank_is(l->second)) return r;
+    if (strides == rm || strides == channels_last(shape)) return std::nullopt;
+    return fmt::format(
+        "strides {} are neither row-major nor channels-last "
+        "over {}",
+        fmt::join(strides, ","), fmt::join(shape, ","));
+  }
+  // oneDNN's blocked tags: lower-case n, upper-case blocked C, lower-case
+  // spatial letters, then the block size and "c": rank = letters + 1.
+  if (layout.size() >= 4 && layout[0] == 'n' && layout[1] == 'C' &&
+      layout.back() == 'c') {
+    std::size_t letters = 2;
+    while (letters < layout.size() &&
+           std::islower(static_cast<unsigned char>(layout[letters])))
+      ++letters;
+    const std::string digits =
+        layout.substr(letters, layout.size() - 1 - letters);
+    const bool numeric =
+        !digits.empty() && digits.size() <= 4 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+    if (letters > 2 && numeric) {
+      const std::int64_t block = std::stoll(digits);
+      if (auto r = rank_is(letters + 1)) return r;
+      if (shape.back() != block) {
+        return fmt::format("{}'s last extent must be its block of {}, got {}",
+                           layout, block, shape.back());
+      }
+      return row_major_or("row-major");
+    }
+  }
+  return fmt::format(
+      "'{}' is not a layout tessel knows (strided, row-major, "
+      "NCW/NCHW/NCDHW, NWC/NHWC/NDHWC, blocked like nChw16c)",
+      layout);
 }
 
 // Bytes from the buffer start to one past the last addressed element.
@@ -534,9 +624,17 @@ TensorDescriptor describe(const Tensor& t, const std::string& layout) {
   TensorDescriptor d;
   d.name = t.name();
   for (const std::int64_t e : t.shape()) d.dimensions.emplace_back(e);
-  d.layout = layout;
   d.dtype = t.dtype();
   d.strides.assign(t.strides().begin(), t.strides().end());
+  // No tag asked for: the one the strides honestly have.
+  const std::vector<std::int64_t> shape(t.shape().begin(), t.shape().end());
+  d.layout = !layout.empty()                 ? layout
+             : d.strides == row_major(shape) ? "row-major"
+                                             : "strided";
+  if (const auto why = layout_mismatch(d.layout, shape, d.strides)) {
+    detail::fail(ErrorCode::BadShape, "describe", "layout {}: {}", d.layout,
+                 *why);
+  }
   // Packed and block data is described as whole bytes from its start.
   TESSEL_CHECK(is_byte_addressable(t.dtype()) ||
                    (t.is_contiguous() && t.storage_offset() == 0),
@@ -737,6 +835,7 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
   }
   if (!j.is_object()) bad_field("(document)", "not a JSON object");
   TensorDescriptor d;
+  d.layout.clear();  // derived from the strides unless the document tags it
   if (j.contains("version")) parse_version(j["version"], d);
   if (j.contains("name") && j["name"].is_string()) d.name = j["name"];
   if (j.contains("tensor_id")) {
@@ -952,6 +1051,11 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
       if (d.strides.size() != logical.size()) {
         bad_field("memory.strides", "rank differs from shape.dimensions");
       }
+      if (d.layout.empty())
+        d.layout = d.strides == rm ? "row-major" : "strided";
+      if (const auto why = layout_mismatch(d.layout, layout_shape, d.strides)) {
+        bad_field("shape.layout", *why);
+      }
       if ((is_packed(d.dtype) || is_block_quantized(d.dtype)) &&
           d.strides != rm) {
         bad_field("memory.strides", fmt::format("{} data must be row-major",
@@ -978,6 +1082,7 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
   } else if (mem.contains("total_bytes")) {
     d.total_bytes = get_int(mem["total_bytes"], "memory.total_bytes", true);
   }
+  if (d.layout.empty()) d.layout = "row-major";  // symbolic: bind() lays it out
   if (j.contains("properties") && j["properties"].is_object()) {
     for (const auto& [k, v] : j["properties"].items()) {
       if (v.is_boolean()) d.properties[k] = v.get<bool>();

@@ -207,8 +207,10 @@ void bind_io(nb::module_& m) {
       [](nb::handle t, const std::string& layout) {
         return to_json(describe(to_tensor(t), layout));
       },
-      nb::arg("tensor"), nb::arg("layout") = "row-major",
-      "The tensor's JSON descriptor (DESIGN §5, WIA-AI-011 key names).");
+      nb::arg("tensor"), nb::arg("layout") = "",
+      "The tensor's JSON descriptor (DESIGN §5, WIA-AI-011 key names); the "
+      "layout tag is row-major or strided as the strides are, unless one "
+      "is given (it must match them).");
   m.def(
       "tensor_from_descriptor",
       [](const std::string& descriptor_json,

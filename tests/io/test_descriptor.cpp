@@ -20,7 +20,7 @@ TEST(Descriptor, DescribesAViewAndRebuildsIt) {
   EXPECT_EQ(j["version"], "WIA-AI-011-v1.0");
   EXPECT_EQ(j["name"], "x");
   EXPECT_EQ(j["shape"]["dimensions"], json::parse("[2, 3, 3]"));
-  EXPECT_EQ(j["shape"]["layout"], "row-major");
+  EXPECT_EQ(j["shape"]["layout"], "strided");  // what its strides are
   EXPECT_EQ(j["dtype"]["base_type"], "FLOAT32");
   EXPECT_EQ(j["dtype"]["byte_order"], "little_endian");
   EXPECT_EQ(j["memory"]["strides"], json::parse("[12, 1, 4]"));
@@ -199,6 +199,49 @@ TEST(Descriptor, BitOrderOfSubByteTypes) {
   EXPECT_TESSEL_ERROR(descriptor_from_json(R"({"shape": [4], "dtype":
                           {"base_type": "INT4", "bit_order": "middle"}})"),
                       "E3001", "dtype.bit_order");
+}
+
+TEST(Descriptor, LayoutTagsMustMatchTheStrides) {
+  const auto read = [](const std::string& layout, const std::string& dims,
+                       const std::string& strides) {
+    return descriptor_from_json(
+        R"({"shape": {"dimensions": )" + dims + R"(, "layout": ")" + layout +
+        R"("}, "dtype": "FLOAT32", "memory": {"strides": )" + strides + "}}");
+  };
+  // NCHW is row-major over (N, C, H, W).
+  EXPECT_EQ(read("NCHW", "[2, 3, 4, 5]", "[60, 20, 5, 1]").layout, "NCHW");
+  EXPECT_TESSEL_ERROR(read("NCHW", "[2, 3, 4, 5]", "[60, 1, 15, 3]"), "E3001",
+                      "shape.layout", "not row-major");
+  EXPECT_TESSEL_ERROR(read("NCHW", "[3, 4, 5]", "[20, 5, 1]"), "E3001",
+                      "rank 4");
+  // NHWC: dimensions listed NHWC and row-major, or listed NCHW with
+  // PyTorch's channels_last strides (C fastest).
+  EXPECT_EQ(read("NHWC", "[2, 4, 5, 3]", "[60, 15, 3, 1]").layout, "NHWC");
+  EXPECT_EQ(read("NHWC", "[2, 3, 4, 5]", "[60, 1, 15, 3]").layout, "NHWC");
+  EXPECT_TESSEL_ERROR(read("NHWC", "[2, 3, 4, 5]", "[60, 20, 1, 4]"), "E3001",
+                      "channels-last");
+  // oneDNN's blocked nChw16c: (N, C/16, H, W, 16), row-major.
+  EXPECT_EQ(read("nChw16c", "[1, 2, 3, 3, 16]", "[288, 144, 48, 16, 1]").layout,
+            "nChw16c");
+  EXPECT_TESSEL_ERROR(read("nChw16c", "[1, 2, 3, 3, 8]", "[144, 72, 24, 8, 1]"),
+                      "E3001", "block of 16");
+  EXPECT_TESSEL_ERROR(read("nChw16c", "[2, 3, 3, 16]", "[144, 48, 16, 1]"),
+                      "E3001", "rank 5");
+  // Any strides are "strided"; a tag tessel does not know is refused.
+  EXPECT_EQ(read("strided", "[2, 3]", "[1, 2]").layout, "strided");
+  EXPECT_TESSEL_ERROR(read("row-major", "[2, 3]", "[1, 2]"), "E3001",
+                      "shape.layout");
+  EXPECT_TESSEL_ERROR(read("ZYX", "[2, 3]", "[3, 1]"), "E3001", "'ZYX'");
+  // describe() writes the honest tag, and checks one it is given.
+  const Tensor x = zeros({2, 3, 4, 5});
+  EXPECT_EQ(describe(x).layout, "row-major");
+  EXPECT_EQ(describe(x, "NCHW").layout, "NCHW");
+  EXPECT_EQ(describe(x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}),
+                     "NHWC")
+                .layout,
+            "NHWC");
+  EXPECT_TESSEL_ERROR(describe(x.transpose(0, 1), "NCHW"), "E2102",
+                      "[describe]", "NCHW");
 }
 
 TEST(Descriptor, SymbolicShapesBindWithTheirConstraints) {

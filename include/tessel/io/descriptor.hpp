@@ -116,10 +116,11 @@ struct TensorDescriptor {
       const std::map<std::string, std::int64_t>& values) const;
 };
 
-// A tensor's descriptor: row-major layout unless `layout` says otherwise;
-// alignment is the storage's (at least 64 for memory tessel allocates).
-TensorDescriptor describe(const Tensor& t,
-                          const std::string& layout = "row-major");
+// A tensor's descriptor; alignment is the storage's (at least 64 for
+// memory tessel allocates). The layout tag is "row-major" or "strided" as
+// the strides are, unless `layout` names one (NCHW, NHWC, nChw16c, ...),
+// which must match the strides (E2102; docs/interchange.md lists the tags).
+TensorDescriptor describe(const Tensor& t, const std::string& layout = "");
 // The descriptor of quantised codes `q` with their parameters (written
 // into dtype.quantization; the range is q's dtype's). E2201 unless q is
 // i8 u8 i16 u16 i4 or u4; the parameters are checked as dequantize_affine
