@@ -133,6 +133,19 @@ std::vector<std::int64_t> channels_last(
 // channels_last strides over dimensions listed channels-first), and
 // oneDNN's blocked tags such as nChw16c / nCdhw8c, described by their
 // blocked shape: (N, C/16, H, W, 16), row-major.
+// Whether two stride lists address `shape` the same way: the stride of an
+// axis of extent 1 never moves, and an empty tensor addresses nothing.
+bool same_addressing(const std::vector<std::int64_t>& shape,
+                     const std::vector<std::int64_t>& a,
+                     const std::vector<std::int64_t>& b) {
+  if (a.size() != b.size()) return false;
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (shape[i] > 1 && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 std::optional<std::string> layout_mismatch(
     const std::string& layout, const std::vector<std::int64_t>& shape,
     const std::vector<std::int64_t>& strides) {
@@ -140,7 +153,7 @@ std::optional<std::string> layout_mismatch(
   const std::vector<std::int64_t> rm = row_major(shape);
   const auto row_major_or =
       [&](const char* what) -> std::optional<std::string> {
-    if (strides == rm) return std::nullopt;
+    if (same_addressing(shape, strides, rm)) return std::nullopt;
     return fmt::format("strides {} are not {} over {}", fmt::join(strides, ","),
                        what, fmt::join(shape, ","));
   };
@@ -161,7 +174,9 @@ std::optional<std::string> layout_mismatch(
   if (const auto l = channels_last_tags.find(layout);
       l != channels_last_tags.end()) {
     if (auto r = rank_is(l->second)) return r;
-    if (strides == rm || strides == channels_last(shape)) return std::nullopt;
+    if (same_addressing(shape, strides, rm) ||
+        same_addressing(shape, strides, channels_last(shape)))
+      return std::nullopt;
     return fmt::format(
         "strides {} are neither row-major nor channels-last "
         "over {}",
@@ -628,9 +643,9 @@ TensorDescriptor describe(const Tensor& t, const std::string& layout) {
   d.strides.assign(t.strides().begin(), t.strides().end());
   // No tag asked for: the one the strides honestly have.
   const std::vector<std::int64_t> shape(t.shape().begin(), t.shape().end());
-  d.layout = !layout.empty()                 ? layout
-             : d.strides == row_major(shape) ? "row-major"
-                                             : "strided";
+  d.layout = !layout.empty()                                       ? layout
+             : same_addressing(shape, d.strides, row_major(shape)) ? "row-major"
+                                                                   : "strided";
   if (const auto why = layout_mismatch(d.layout, shape, d.strides)) {
     detail::fail(ErrorCode::BadShape, "describe", "layout {}: {}", d.layout,
                  *why);
@@ -1051,8 +1066,10 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
       if (d.strides.size() != logical.size()) {
         bad_field("memory.strides", "rank differs from shape.dimensions");
       }
-      if (d.layout.empty())
-        d.layout = d.strides == rm ? "row-major" : "strided";
+      if (d.layout.empty()) {
+        d.layout = same_addressing(layout_shape, d.strides, rm) ? "row-major"
+                                                                : "strided";
+      }
       if (const auto why = layout_mismatch(d.layout, layout_shape, d.strides)) {
         bad_field("shape.layout", *why);
       }

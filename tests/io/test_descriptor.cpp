@@ -227,6 +227,10 @@ TEST(Descriptor, LayoutTagsMustMatchTheStrides) {
                       "E3001", "block of 16");
   EXPECT_TESSEL_ERROR(read("nChw16c", "[2, 3, 3, 16]", "[144, 48, 16, 1]"),
                       "E3001", "rank 5");
+  // The stride of an extent-1 axis moves nothing: still row-major.
+  EXPECT_EQ(read("row-major", "[1, 3]", "[7, 1]").layout, "row-major");
+  EXPECT_EQ(describe(zeros({3}).unsqueeze(0).expand({1, 3})).layout,
+            "row-major");
   // Any strides are "strided"; a tag tessel does not know is refused.
   EXPECT_EQ(read("strided", "[2, 3]", "[1, 2]").layout, "strided");
   EXPECT_TESSEL_ERROR(read("row-major", "[2, 3]", "[1, 2]"), "E3001",
