@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -471,8 +472,10 @@ S attention(const S& q, const S& k, const S& v, const char* op) {
 }
 
 // ---- windows: convolution and pooling geometry ------------------------------
-// Integer extents only: (in + pads - span) / stride + 1 is not a polynomial,
-// so the symbolic checker does not take these.
+// Over integer extents every geometry works. Over symbolic ones the output
+// extent (in + pads - span) / stride + 1 is a polynomial only when the
+// division is exact (stride 1, or an extent like 2*h over stride 2), so
+// the checker proves that or refuses with E2102, as slice's step does.
 
 using Ints = std::vector<std::int64_t>;
 
@@ -523,14 +526,70 @@ inline std::int64_t window_span(std::int64_t kernel, std::int64_t dilation) {
   return dilation * (kernel - 1) + 1;
 }
 
+// The output extent of spatial axis `axis` of a window (convolution kernel
+// or pooling window) sliding over `in`; SAME modes resolve `pad_begin` and
+// `pad_end`. E2102 when the window is larger than the padded input. With
+// ceil_mode the last partial window counts unless it would start in the end
+// padding (PyTorch's pooling rule).
+inline std::int64_t window_extent(std::int64_t in, std::int64_t kernel,
+                                  std::int64_t stride, std::int64_t dilation,
+                                  std::int64_t& pad_begin,
+                                  std::int64_t& pad_end, WindowPadding mode,
+                                  bool ceil_mode, std::size_t axis,
+                                  const char* op) {
+  const std::int64_t span = window_span(kernel, dilation);
+  if (mode == WindowPadding::SameUpper || mode == WindowPadding::SameLower) {
+    const std::int64_t out = (in + stride - 1) / stride;
+    const std::int64_t total =
+        std::max<std::int64_t>(0, (out - 1) * stride + span - in);
+    pad_begin =
+        mode == WindowPadding::SameUpper ? total / 2 : total - total / 2;
+    pad_end = total - pad_begin;
+  }
+  const std::int64_t room = in + pad_begin + pad_end - span;
+  TESSEL_CHECK(room >= 0, BadShape, op,
+               "the kernel ({} with dilation {}) is larger than the padded "
+               "input ({}) on spatial axis {}",
+               kernel, dilation, in + pad_begin + pad_end, axis);
+  std::int64_t out = room / stride + 1;
+  if (ceil_mode && room % stride != 0 && out * stride < in + pad_begin) ++out;
+  return out;
+}
+
+// The same over symbolic extents. Known extents take the rule above; with a
+// symbol, SAME's ceil(in / stride) and the explicit floor(room / stride)
+// must divide exactly (E2102 otherwise), ceil and floor then agree, and the
+// padded input is taken to hold the window (the run checks again).
+inline Dim window_extent(const Dim& in, const Dim& kernel, std::int64_t stride,
+                         std::int64_t dilation, std::int64_t& pad_begin,
+                         std::int64_t& pad_end, WindowPadding mode,
+                         bool ceil_mode, std::size_t axis, const char* op) {
+  TESSEL_CHECK(kernel.is_constant(), BadShape, op,
+               "the kernel extent {} on spatial axis {} must be known",
+               kernel.str(), axis);
+  if (in.is_constant()) {
+    return Dim(window_extent(in.value(), kernel.value(), stride, dilation,
+                             pad_begin, pad_end, mode, ceil_mode, axis, op));
+  }
+  const bool same =
+      mode == WindowPadding::SameUpper || mode == WindowPadding::SameLower;
+  // SAME: out = ceil(in / stride); otherwise floor(room / stride) + 1.
+  const Dim numerator = same ? in
+                             : in + Dim(pad_begin + pad_end -
+                                        window_span(kernel.value(), dilation));
+  const std::optional<Dim> quotient = divide_exactly(numerator, Dim(stride));
+  TESSEL_CHECK(quotient.has_value(), BadShape, op,
+               "stride {} does not divide {} exactly on spatial axis {}, so "
+               "the output extent is no polynomial; bind the symbol first",
+               stride, numerator.str(), axis);
+  return same ? *quotient : *quotient + Dim(1);
+}
+
 struct WindowGeometry {
   Ints stride, dilation, pad_begin, pad_end, out;
 };
 
-// Output extents and padding of a window (convolution kernel or pooling
-// window) sliding over `in`; E2102 when the window is larger than the padded
-// input. With ceil_mode the last partial window counts unless it would start
-// in the end padding (PyTorch's pooling rule).
+// Output extents and padding of a window over integer extents `in`.
 inline WindowGeometry window_geometry(const Ints& in, const Ints& kernel,
                                       const Ints& stride, const Ints& dilation,
                                       const Ints& padding, WindowPadding mode,
@@ -543,29 +602,88 @@ inline WindowGeometry window_geometry(const Ints& in, const Ints& kernel,
       mode == WindowPadding::Explicit ? padding : Ints{}, n, op);
   g.out.resize(n);
   for (std::size_t d = 0; d < n; ++d) {
-    const std::int64_t span = window_span(kernel[d], g.dilation[d]);
-    if (mode == WindowPadding::SameUpper || mode == WindowPadding::SameLower) {
-      const std::int64_t out = (in[d] + g.stride[d] - 1) / g.stride[d];
-      const std::int64_t total =
-          std::max<std::int64_t>(0, (out - 1) * g.stride[d] + span - in[d]);
-      g.pad_begin[d] =
-          mode == WindowPadding::SameUpper ? total / 2 : total - total / 2;
-      g.pad_end[d] = total - g.pad_begin[d];
-    }
-    const std::int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
-    TESSEL_CHECK(room >= 0, BadShape, op,
-                 "the kernel ({} with dilation {}) is larger than the padded "
-                 "input ({}) on spatial axis {}",
-                 kernel[d], g.dilation[d],
-                 in[d] + g.pad_begin[d] + g.pad_end[d], d);
-    std::int64_t out = room / g.stride[d] + 1;
-    if (ceil_mode && room % g.stride[d] != 0 &&
-        out * g.stride[d] < in[d] + g.pad_begin[d]) {
-      ++out;
-    }
-    g.out[d] = out;
+    g.out[d] =
+        window_extent(in[d], kernel[d], g.stride[d], g.dilation[d],
+                      g.pad_begin[d], g.pad_end[d], mode, ceil_mode, d, op);
   }
   return g;
+}
+
+// The input channels of a convolution's operands, and the output channels
+// it makes. Channels-first data is (N, C, spatial...) with weights (O, C/g,
+// kernel...), or transposed (C, O/g, kernel...); channels-last data is (N,
+// spatial..., C) with weights (kernel..., C/g, O), or transposed
+// (kernel..., O/g, C). E2102 for ranks outside 3..5 and for channels that
+// do not match or do not divide into the groups.
+template <class S>
+typename S::value_type convolution_channels(const S& x, const S& w,
+                                            std::int64_t groups,
+                                            bool channels_last, bool transposed,
+                                            const char* op) {
+  using D = typename S::value_type;
+  TESSEL_CHECK(x.size() >= 3 && x.size() <= 5 && w.size() == x.size(), BadShape,
+               op,
+               "needs input and weights of rank 3 to 5 (1 to 3 spatial axes), "
+               "got {} and {}",
+               str(x), str(w));
+  const std::size_t r = w.size();
+  const D channels = channels_last ? x[r - 1] : x[1];
+  // The weights' two channel axes in channels-first order.
+  const D& w0 = channels_last ? w[r - 1] : w[0];
+  const D& w1 = channels_last ? w[r - 2] : w[1];
+  const D g(groups);
+  TESSEL_CHECK(groups >= 1 && divide_exactly(channels, g).has_value(), BadShape,
+               op,
+               "{} input channels are not divisible into {} groups (input {})",
+               str(channels), groups, str(x));
+  const D expected = transposed ? w0 : product(w1, g, op);
+  TESSEL_CHECK(
+      expected == channels, BadShape, op,
+      "weights {} expect {} input channels but the input {} has {} (groups {})",
+      str(w), str(expected), str(x), str(channels), groups);
+  const D out_channels = transposed ? product(w1, g, op) : w0;
+  TESSEL_CHECK(divide_exactly(out_channels, g).has_value(), BadShape, op,
+               "{} output channels are not divisible into {} groups",
+               str(out_channels), groups);
+  return out_channels;
+}
+
+struct ConvolutionWindow {
+  Ints stride, dilation, padding;
+  WindowPadding mode = WindowPadding::Explicit;
+};
+
+// The output shape of a (not transposed) convolution in the operands'
+// layout (see convolution_channels); `geometry`, when given, receives the
+// strides, dilations and resolved padding (integer extents only).
+template <class S>
+S convolution(const S& x, const S& w, const ConvolutionWindow& window,
+              std::int64_t groups, bool channels_last, const char* op,
+              WindowGeometry* geometry = nullptr) {
+  using D = typename S::value_type;
+  const D out_channels =
+      convolution_channels(x, w, groups, channels_last, false, op);
+  const std::size_t n = x.size() - 2;
+  const std::size_t first = channels_last ? 1 : 2;  // first spatial axis of x
+  const std::size_t first_tap = channels_last ? 0 : 2;  // ... of w
+  WindowGeometry g;
+  g.stride = per_axis(window.stride, n, 1, "stride", op);
+  g.dilation = per_axis(window.dilation, n, 1, "dilation", op);
+  std::tie(g.pad_begin, g.pad_end) = explicit_padding(
+      window.mode == WindowPadding::Explicit ? window.padding : Ints{}, n, op);
+  S out;
+  out.push_back(x[0]);
+  if (!channels_last) out.push_back(out_channels);
+  for (std::size_t d = 0; d < n; ++d) {
+    const D extent = window_extent(x[first + d], w[first_tap + d], g.stride[d],
+                                   g.dilation[d], g.pad_begin[d], g.pad_end[d],
+                                   window.mode, false, d, op);
+    if constexpr (std::is_same_v<D, std::int64_t>) g.out.push_back(extent);
+    out.push_back(extent);
+  }
+  if (channels_last) out.push_back(out_channels);
+  if (geometry != nullptr) *geometry = std::move(g);
+  return out;
 }
 
 // The input rows a strided window leaves unread at the end: what a

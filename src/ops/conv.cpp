@@ -5,6 +5,7 @@
 
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/conv_window.hpp"
 #include "ops/operands.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/reduce.hpp"
@@ -34,16 +35,6 @@ Tensor weights_first_view(const Tensor& w, DataLayout layout) {
   return w.permute(std::span<const std::int64_t>(perm));
 }
 
-rules::WindowPadding window_padding(AutoPad auto_pad) {
-  switch (auto_pad) {
-    case AutoPad::SameUpper: return rules::WindowPadding::SameUpper;
-    case AutoPad::SameLower: return rules::WindowPadding::SameLower;
-    case AutoPad::Valid: return rules::WindowPadding::Valid;
-    case AutoPad::Explicit: break;
-  }
-  return rules::WindowPadding::Explicit;
-}
-
 DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
                  const char* op) {
   DType d = promote_types(x.dtype(), w.dtype(), op);
@@ -56,96 +47,107 @@ DType conv_dtype(const Tensor& x, const Tensor& w, const Tensor& bias,
   return d;
 }
 
+// The geometry of a transposed convolution over channels-first input
+// extents `in` and kernel extents `kernel`: the output is what a
+// convolution would map back onto `in`.
+rules::WindowGeometry transposed_geometry(const Ints& in, const Ints& kernel,
+                                          const ConvOptions& o,
+                                          const char* op) {
+  const std::size_t n = in.size();
+  rules::WindowGeometry g;
+  g.stride = rules::per_axis(o.stride, n, 1, "stride", op);
+  g.dilation = rules::per_axis(o.dilation, n, 1, "dilation", op);
+  const Ints out_pad =
+      rules::per_axis(o.output_padding, n, 0, "output_padding", op, 0);
+  if (!o.output_padding.empty()) {
+    for (std::size_t d = 0; d < n; ++d) {
+      TESSEL_CHECK(out_pad[d] < g.stride[d] || out_pad[d] < g.dilation[d],
+                   BadShape, op,
+                   "output_padding {} on axis {} must be smaller than the "
+                   "stride ({}) or the "
+                   "dilation ({})",
+                   out_pad[d], d, g.stride[d], g.dilation[d]);
+    }
+  }
+  TESSEL_CHECK(o.output_shape.empty() || o.output_shape.size() == n, BadShape,
+               op, "output_shape has {} values for {} spatial axes",
+               o.output_shape.size(), n);
+  std::tie(g.pad_begin, g.pad_end) = rules::explicit_padding(
+      o.auto_pad == AutoPad::Explicit ? o.padding : Ints{}, n, op);
+  g.out.resize(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t full = (in[d] - 1) * g.stride[d] +
+                              rules::window_span(kernel[d], g.dilation[d]) +
+                              out_pad[d];
+    if (!o.output_shape.empty() || o.auto_pad == AutoPad::SameUpper ||
+        o.auto_pad == AutoPad::SameLower) {
+      const std::int64_t target =
+          !o.output_shape.empty() ? o.output_shape[d] : in[d] * g.stride[d];
+      // ONNX's rule: SAME_UPPER puts the smaller half first, otherwise
+      // the larger; a negative total (a larger output) extends the end.
+      const std::int64_t total = full - target;
+      const std::int64_t half =
+          total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
+      g.pad_begin[d] = o.auto_pad == AutoPad::SameUpper ? half : total - half;
+      g.pad_end[d] = total - g.pad_begin[d];
+      TESSEL_CHECK(g.pad_begin[d] >= 0, BadShape, op,
+                   "output size {} on axis {} would need negative padding at "
+                   "the start (the "
+                   "full output is {})",
+                   target, d, full);
+    }
+    g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
+    TESSEL_CHECK(g.out[d] >= 1, BadShape, op,
+                 "padding leaves no output on axis {}", d);
+  }
+  // oneDNN's deconvolution takes the padding of the equivalent
+  // convolution; output_padding extends the end.
+  for (std::size_t d = 0; d < n; ++d) g.pad_end[d] -= out_pad[d];
+  return g;
+}
+
+// The spatial extents of a shape, in either layout.
+Ints spatial_extents(const Shape& s, bool channels_last) {
+  const std::size_t first = channels_last ? 1 : 2;
+  return Ints(s.begin() + first, s.begin() + first + (s.size() - 2));
+}
+
+// The kernel extents of convolution weights, in either layout.
+Ints kernel_extents(const Shape& w, bool channels_last) {
+  const std::size_t first = channels_last ? 0 : 2;
+  return Ints(w.begin() + first, w.begin() + first + (w.size() - 2));
+}
+
 Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
                  const ConvOptions& o, bool transpose, const char* op) {
   ops::check_operands(op, {&x_in, &w_in});
   if (bias_in.defined()) ops::check_operands(op, {&x_in, &bias_in});
-  const std::int64_t rank = x_in.rank();
-  TESSEL_CHECK(rank >= 3 && rank <= 5 && w_in.rank() == rank, BadShape, op,
-               "needs input and weights of rank 3 to 5 (1 to 3 spatial axes), "
-               "got {} and {}",
-               shape_string(x_in.shape()), shape_string(w_in.shape()));
+  const bool channels_last = o.layout == DataLayout::ChannelsLast;
+  const std::int64_t groups = o.groups;
+  // The result's shape in the caller's layout: the shared rule (which the
+  // symbolic checker runs too) for convolutions, the adjoint's for
+  // transposed ones.
+  rules::WindowGeometry g;
+  Shape result_shape;
+  if (!transpose) {
+    result_shape = rules::convolution(x_in.shape(), w_in.shape(),
+                                      ops::convolution_window(o), groups,
+                                      channels_last, op, &g);
+  } else {
+    const std::int64_t out_channels = rules::convolution_channels(
+        x_in.shape(), w_in.shape(), groups, channels_last, true, op);
+    g = transposed_geometry(spatial_extents(x_in.shape(), channels_last),
+                            kernel_extents(w_in.shape(), channels_last), o, op);
+    result_shape = {x_in.shape()[0]};
+    if (!channels_last) result_shape.push_back(out_channels);
+    for (const std::int64_t e : g.out) result_shape.push_back(e);
+    if (channels_last) result_shape.push_back(out_channels);
+  }
+  const std::int64_t out_channels =
+      channels_last ? result_shape.back() : result_shape[1];
   const DType dtype = conv_dtype(x_in, w_in, bias_in, op);
   const Tensor x = channels_first_view(x_in.to(dtype), o.layout);
   const Tensor w = weights_first_view(w_in.to(dtype), o.layout);
-  const std::int64_t groups = o.groups;
-  const std::int64_t channels = x.shape()[1];
-  TESSEL_CHECK(groups >= 1 && channels % groups == 0, BadShape, op,
-               "{} input channels are not divisible into {} groups (input {})",
-               channels, groups, shape_string(x_in.shape()));
-  // Channels-first weights: (O, C/g, K...) or, transposed, (C, O/g, K...).
-  const std::int64_t w_in_channels =
-      transpose ? w.shape()[0] : w.shape()[1] * groups;
-  TESSEL_CHECK(
-      w_in_channels == channels, BadShape, op,
-      "weights {} expect {} input channels but the input {} has {} (groups {})",
-      shape_string(w_in.shape()), w_in_channels, shape_string(x_in.shape()),
-      channels, groups);
-  const std::int64_t out_channels =
-      transpose ? w.shape()[1] * groups : w.shape()[0];
-  TESSEL_CHECK(out_channels % groups == 0, BadShape, op,
-               "{} output channels are not divisible into {} groups",
-               out_channels, groups);
-  Ints in(x.shape().begin() + 2, x.shape().end());
-  Ints kernel(w.shape().begin() + 2, w.shape().end());
-  const std::size_t n = in.size();
-  rules::WindowGeometry g;
-  if (!transpose) {
-    g = rules::window_geometry(in, kernel, o.stride, o.dilation, o.padding,
-                               window_padding(o.auto_pad), false, op);
-  } else {
-    // Transposed: the output is what a convolution would map back onto in.
-    g.stride = rules::per_axis(o.stride, n, 1, "stride", op);
-    g.dilation = rules::per_axis(o.dilation, n, 1, "dilation", op);
-    const Ints out_pad =
-        rules::per_axis(o.output_padding, n, 0, "output_padding", op, 0);
-    if (!o.output_padding.empty()) {
-      for (std::size_t d = 0; d < n; ++d) {
-        TESSEL_CHECK(out_pad[d] < g.stride[d] || out_pad[d] < g.dilation[d],
-                     BadShape, op,
-                     "output_padding {} on axis {} must be smaller than the "
-                     "stride ({}) or the "
-                     "dilation ({})",
-                     out_pad[d], d, g.stride[d], g.dilation[d]);
-      }
-    }
-    TESSEL_CHECK(o.output_shape.empty() || o.output_shape.size() == n, BadShape,
-                 op, "output_shape has {} values for {} spatial axes",
-                 o.output_shape.size(), n);
-    std::tie(g.pad_begin, g.pad_end) = rules::explicit_padding(
-        o.auto_pad == AutoPad::Explicit ? o.padding : Ints{}, n, op);
-    g.out.resize(n);
-    for (std::size_t d = 0; d < n; ++d) {
-      const std::int64_t full = (in[d] - 1) * g.stride[d] +
-                                rules::window_span(kernel[d], g.dilation[d]) +
-                                out_pad[d];
-      if (!o.output_shape.empty() || o.auto_pad == AutoPad::SameUpper ||
-          o.auto_pad == AutoPad::SameLower) {
-        const std::int64_t target =
-            !o.output_shape.empty() ? o.output_shape[d] : in[d] * g.stride[d];
-        // ONNX's rule: SAME_UPPER puts the smaller half first, otherwise
-        // the larger; a negative total (a larger output) extends the end.
-        const std::int64_t total = full - target;
-        const std::int64_t half =
-            total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
-        g.pad_begin[d] = o.auto_pad == AutoPad::SameUpper ? half : total - half;
-        g.pad_end[d] = total - g.pad_begin[d];
-        TESSEL_CHECK(g.pad_begin[d] >= 0, BadShape, op,
-                     "output size {} on axis {} would need negative padding at "
-                     "the start (the "
-                     "full output is {})",
-                     target, d, full);
-      }
-      g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
-      TESSEL_CHECK(g.out[d] >= 1, BadShape, op,
-                   "padding leaves no output on axis {}", d);
-    }
-    // oneDNN's deconvolution takes the padding of the equivalent
-    // convolution; output_padding extends the end.
-    for (std::size_t d = 0; d < n; ++d) g.pad_end[d] -= out_pad[d];
-  }
-  Shape y_shape = {x.shape()[0], out_channels};
-  for (auto e : g.out) y_shape.push_back(e);
   Tensor bias;
   if (bias_in.defined()) {
     TESSEL_CHECK(bias_in.rank() == 1 && bias_in.shape()[0] == out_channels,
@@ -154,13 +156,7 @@ Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
                  shape_string(bias_in.shape()), out_channels);
     bias = bias_in.to(dtype);
   }
-  // The result in the caller's layout; its channels-first view is what the
-  // kernels write.
-  Shape result_shape = y_shape;
-  if (o.layout == DataLayout::ChannelsLast) {
-    result_shape.erase(1);
-    result_shape.push_back(out_channels);
-  }
+  // The kernels write the result's channels-first view.
   Tensor result = empty(result_shape, dtype, x.device());
   Tensor y = channels_first_view(result, o.layout);
   if (result.numel() == 0) return result;
@@ -186,7 +182,7 @@ PoolPlan pool_plan(const Shape& x, const PoolOptions& o, const char* op) {
   const Ints stride = o.stride.empty() ? o.kernel : o.stride;
   const rules::WindowGeometry g =
       rules::window_geometry(in, o.kernel, stride, o.dilation, o.padding,
-                             window_padding(o.auto_pad), o.ceil_mode, op);
+                             ops::window_padding(o.auto_pad), o.ceil_mode, op);
   for (std::size_t d = 0; d < n; ++d) {
     const std::int64_t span = rules::window_span(o.kernel[d], g.dilation[d]);
     TESSEL_CHECK(
@@ -258,9 +254,9 @@ std::vector<std::int64_t> conv_padding(const Shape& x_shape,
     in.push_back(x_shape[last ? d + 1 : d + 2]);
     kernel.push_back(weight_shape[last ? d : d + 2]);
   }
-  const rules::WindowGeometry g =
-      rules::window_geometry(in, kernel, o.stride, o.dilation, o.padding,
-                             window_padding(o.auto_pad), false, "conv_padding");
+  const rules::WindowGeometry g = rules::window_geometry(
+      in, kernel, o.stride, o.dilation, o.padding,
+      ops::window_padding(o.auto_pad), false, "conv_padding");
   Ints out = g.pad_begin;
   out.insert(out.end(), g.pad_end.begin(), g.pad_end.end());
   return out;

@@ -4,6 +4,7 @@
 
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
+#include "ops/conv_window.hpp"
 
 namespace tessel::symbolic {
 
@@ -108,6 +109,15 @@ SymbolicShape gather(const SymbolicShape& x, const SymbolicShape& index,
 
 SymbolicShape dot(const SymbolicShape& a, const SymbolicShape& b) {
   return rules::dot(a, b, "dot");
+}
+
+SymbolicShape conv2d(const SymbolicShape& x, const SymbolicShape& weight,
+                     const ConvOptions& options) {
+  TESSEL_CHECK(x.size() == 4, BadShape, "conv2d", "needs a 4-D input, got {}",
+               shape_string(x));
+  return rules::convolution(
+      x, weight, ops::convolution_window(options), options.groups,
+      options.layout == DataLayout::ChannelsLast, "conv2d");
 }
 
 SymbolicShape reduce(const SymbolicShape& s,

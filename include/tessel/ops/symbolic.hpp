@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessel/core/symbolic_shape.hpp"
+#include "tessel/ops/conv.hpp"
 
 namespace tessel::symbolic {
 
@@ -53,6 +54,13 @@ SymbolicShape slice(const SymbolicShape& s, std::int64_t dim,
 SymbolicShape gather(const SymbolicShape& x, const SymbolicShape& index,
                      std::int64_t axis = 0);
 SymbolicShape dot(const SymbolicShape& a, const SymbolicShape& b);
+// conv2d as the eager op takes it: NCHW input with OIHW weights, or with
+// options.layout = ChannelsLast NHWC input with HWCF weights; stride,
+// dilation, explicit/VALID/SAME padding and groups. Symbolic spatial
+// extents need an exact division by the stride (stride 1, or e.g. 2*h
+// over stride 2; E2102 otherwise); kernel extents must be known.
+SymbolicShape conv2d(const SymbolicShape& x, const SymbolicShape& weight,
+                     const ConvOptions& options = {});
 // sum/mean/max/...: empty axes reduce everything.
 SymbolicShape reduce(const SymbolicShape& s,
                      const std::vector<std::int64_t>& axes, bool keepdims);
