@@ -6,6 +6,7 @@
 #include "tessel/autograd/functions.hpp"
 #include "tessel/autograd/gradcheck.hpp"
 #include "tessel/autograd/loss.hpp"
+#include "tessel/autograd/op_catalogue.hpp"
 #include "tessel/autograd/optim.hpp"
 #include "tessel/autograd/variable.hpp"
 #include "tessel/core/build_info.hpp"

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autograd/elementwise_gradients.hpp"
 #include "autograd/rules.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/ops/factories.hpp"
@@ -433,6 +434,45 @@ Variable where(const Tensor& condition, const Variable& a, const Tensor& b) {
 Variable where(const Tensor& condition, const Tensor& a, const Variable& b) {
   return where(condition, Variable(a), b);
 }
+
+namespace autograd {
+
+namespace {
+
+// Parameterised unary rows have no UnaryGradient specialisation (their
+// Variable overloads record by hand); none of them is constant.
+template <UnaryOp op>
+constexpr bool unary_has_gradient() {
+  return !requires { UnaryGradient<op>::kConstant; };
+}
+template <BinaryOp op>
+constexpr bool binary_has_gradient() {
+  return !requires { BinaryGradient<op>::kConstant; };
+}
+
+}  // namespace
+
+bool has_gradient(UnaryOp op) {
+  switch (op) {
+#define TESSEL_UNARY_CASE(e, name, result, inputs, kind, kernel) \
+  case UnaryOp::e: return unary_has_gradient<UnaryOp::e>();
+    TESSEL_FOR_EACH_UNARY_OP(TESSEL_UNARY_CASE)
+#undef TESSEL_UNARY_CASE
+  }
+  return false;
+}
+
+bool has_gradient(BinaryOp op) {
+  switch (op) {
+#define TESSEL_BINARY_CASE(e, name, result, inputs, kind, kernel) \
+  case BinaryOp::e: return binary_has_gradient<BinaryOp::e>();
+    TESSEL_FOR_EACH_BINARY_OP(TESSEL_BINARY_CASE)
+#undef TESSEL_BINARY_CASE
+  }
+  return false;
+}
+
+}  // namespace autograd
 
 Variable operator-(const Variable& x) { return neg(x); }
 Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }

@@ -18,5 +18,6 @@ Runner add_convert_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);
 Runner add_quantize_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
+Runner add_ops_command(CLI::App& app);
 
 }  // namespace tessel::cli

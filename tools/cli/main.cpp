@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   runners["plan"] = tessel::cli::add_plan_command(app);
   runners["quantize"] = tessel::cli::add_quantize_command(app);
   runners["merge"] = tessel::cli::add_merge_command(app);
+  runners["ops"] = tessel::cli::add_ops_command(app);
   try {
     app.parse(argc, argv);
     for (auto* sub : app.get_subcommands())
