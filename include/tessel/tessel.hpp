@@ -29,6 +29,7 @@
 #include "tessel/io/npy.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/io/shared_memory.hpp"
+#include "tessel/io/sparse_descriptor.hpp"
 #include "tessel/io/tensor_source.hpp"
 #include "tessel/merge/config.hpp"
 #include "tessel/merge/methods.hpp"

@@ -199,6 +199,10 @@ void Backend::spmm_csr(const Tensor&, const Tensor&, const Tensor&,
   missing("spmm_csr");
 }
 
+std::size_t device_alignment(Device device) {
+  return backend_for(device, "device_alignment").alignment();
+}
+
 const Backend& backend_for(Device device, const char* op) {
   static const CpuBackend cpu;
   static const MetaBackend meta;

@@ -36,6 +36,9 @@ class Backend {
   virtual const char* name() const = 0;
   // The engines behind the heavy ops, for runtime_info().
   virtual std::string describe() const { return name(); }
+  // The alignment its kernels want for a buffer's start: what tensors on
+  // its device are allocated with, and what device_alignment() answers.
+  virtual std::size_t alignment() const { return kAllocAlignment; }
   // Whether tensors of this backend hold data: ops that must read values
   // on the host (index checks, data-dependent shapes, finiteness checks)
   // ask before reading.

@@ -6,16 +6,22 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "tessel/core/error.hpp"
 
 namespace tessel::detail {
 
+// Throws the error of `code` with `message`; contract errors (E21xx-E25xx)
+// end with the running op's operands while its OperandScope is open
+// (core/operand_scope.hpp).
+[[noreturn]] void throw_op_error(ErrorCode code, std::string message);
+
 template <class... Args>
 [[noreturn]] void fail(ErrorCode code, std::string_view op,
                        fmt::format_string<Args...> format, Args&&... args) {
-  throw_error(code, fmt::format("[{}] ", op) +
-                        fmt::format(format, std::forward<Args>(args)...));
+  throw_op_error(code, fmt::format("[{}] ", op) +
+                           fmt::format(format, std::forward<Args>(args)...));
 }
 
 // A malformed file (E3001) at byte `offset`: "[op] what at byte N", the

@@ -335,12 +335,21 @@ inline void check_slice_step(std::int64_t step, const char* op) {
 // means the end, and the extent is stop - start, divided by a step > 1
 // only when that difference is a known number (ceil((stop - start) /
 // step) is no polynomial otherwise: E2102).
+// The eager view also needs where the slice starts: both from one rule.
+struct SlicedAxis {
+  std::int64_t extent, lo;
+};
+inline SlicedAxis sliced_axis(std::int64_t extent, std::int64_t start,
+                              std::int64_t stop, std::int64_t step,
+                              const char* op) {
+  check_slice_step(step, op);
+  const SliceBounds b = slice_bounds(extent, start, stop);
+  return {(b.hi - b.lo + step - 1) / step, b.lo};
+}
 inline std::int64_t sliced_extent(std::int64_t extent, std::int64_t start,
                                   std::int64_t stop, std::int64_t step,
                                   const char* op) {
-  check_slice_step(step, op);
-  const SliceBounds b = slice_bounds(extent, start, stop);
-  return (b.hi - b.lo + step - 1) / step;
+  return sliced_axis(extent, start, stop, step, op).extent;
 }
 inline Dim sliced_extent(const Dim& extent, std::int64_t start,
                          std::int64_t stop, std::int64_t step, const char* op) {

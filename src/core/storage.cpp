@@ -1,6 +1,8 @@
 #include "tessel/core/storage.hpp"
 
 #include <atomic>
+#include <bit>
+#include <limits>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -106,8 +108,14 @@ void reset_meta_memory_peak() {
   c.allocations = 0;
 }
 
-Storage Storage::allocate(std::int64_t nbytes, Device device) {
+Storage Storage::allocate(std::int64_t nbytes, Device device,
+                          std::size_t alignment) {
   check_nbytes(nbytes, "allocate");
+  TESSEL_CHECK(alignment >= 1 && alignment <= kMaxAllocAlignment &&
+                   std::has_single_bit(alignment),
+               BadShape, "allocate",
+               "alignment {} is not a power of two between 1 and {}", alignment,
+               kMaxAllocAlignment);
   require_device(device, "allocate");
   if (device.is_meta()) {
     // Meta storage records its size and holds nothing (Note [meta backend]).
@@ -120,15 +128,26 @@ Storage Storage::allocate(std::int64_t nbytes, Device device) {
   }
   // Empty tensors still get a valid, aligned pointer: kernels may form
   // pointers into them and memcpy of zero bytes requires non-null.
-  const auto size = static_cast<std::size_t>(nbytes);
-  void* data = detail::host_allocate(size);
-  TESSEL_CHECK(data != nullptr, IoFailure, "allocate",
+  // Stricter alignments take slack from the same allocator (and cache):
+  // the base is 64-aligned, so alignment - 64 more bytes always hold an
+  // aligned start.
+  const std::size_t slack =
+      alignment > kAllocAlignment ? alignment - kAllocAlignment : 0;
+  TESSEL_CHECK(
+      static_cast<std::size_t>(nbytes) <=
+          std::numeric_limits<std::size_t>::max() - kAllocAlignment - slack,
+      SizeOverflow, "allocate", "byte count {} is too large", nbytes);
+  const auto size = static_cast<std::size_t>(nbytes) + slack;
+  void* base = detail::host_allocate(size);
+  TESSEL_CHECK(base != nullptr, IoFailure, "allocate",
                "out of memory allocating {} bytes on {}", nbytes, device.str());
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
   auto impl = std::make_shared<Impl>();
-  impl->data = data;
+  impl->data = reinterpret_cast<void*>((address + alignment - 1) / alignment *
+                                       alignment);
   impl->nbytes = nbytes;
   impl->device = device;
-  impl->release = [data, size] { detail::host_free(data, size); };
+  impl->release = [base, size] { detail::host_free(base, size); };
   return Storage(std::move(impl));
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "core/dispatch.hpp"
+#include "core/operand_scope.hpp"
 #include "core/shape_rules.hpp"
 
 namespace tessel {
@@ -311,6 +312,7 @@ Tensor Tensor::make_view(Shape shape, Strides strides, std::int64_t offset,
 
 Tensor Tensor::view(Shape target) const {
   const auto& i = impl("view");
+  const detail::OperandScope operands({this});
   target = infer_shape(std::move(target), i.shape, "view");
   auto strides = view_strides(i.shape, i.strides, target, i.numel);
   TESSEL_CHECK(strides.has_value(), NotContiguous, "view",
@@ -323,6 +325,7 @@ Tensor Tensor::view(Shape target) const {
 
 Tensor Tensor::reshape(Shape target) const {
   const auto& i = impl("reshape");
+  const detail::OperandScope operands({this});
   target = infer_shape(std::move(target), i.shape, "reshape");
   if (auto strides = view_strides(i.shape, i.strides, target, i.numel)) {
     return make_view(std::move(target), std::move(*strides), i.offset,
@@ -333,6 +336,7 @@ Tensor Tensor::reshape(Shape target) const {
 
 Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
   const auto& i = impl("permute");
+  const detail::OperandScope operands({this});
   const auto axes = rules::permutation(
       dims, static_cast<std::int64_t>(i.shape.size()), "permute");
   Shape shape(dims.size());
@@ -346,6 +350,7 @@ Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
 
 Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
   const auto& i = impl("transpose");
+  const detail::OperandScope operands({this});
   const auto rank = static_cast<std::int64_t>(i.shape.size());
   const auto a = normalize_axis(dim0, rank, "transpose");
   const auto b = normalize_axis(dim1, rank, "transpose");
@@ -364,19 +369,23 @@ Tensor Tensor::transpose() const {
 Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
                      std::int64_t step) const {
   const auto& i = impl("slice");
+  const detail::OperandScope operands({this});
   const auto d =
       normalize_axis(dim, static_cast<std::int64_t>(i.shape.size()), "slice");
   Shape shape = i.shape;
   Strides strides = i.strides;
-  shape[d] = rules::sliced_extent(i.shape[d], start, stop, step, "slice");
+  const rules::SlicedAxis axis =
+      rules::sliced_axis(i.shape[d], start, stop, step, "slice");
+  shape[d] = axis.extent;
   strides[d] = checked_mul(i.strides[d], step, "slice");
-  const std::int64_t lo = rules::slice_bounds(i.shape[d], start, stop).lo;
-  const std::int64_t offset = i.offset + (shape[d] > 0 ? lo * i.strides[d] : 0);
+  const std::int64_t offset =
+      i.offset + (axis.extent > 0 ? axis.lo * i.strides[d] : 0);
   return make_view(std::move(shape), std::move(strides), offset, "slice");
 }
 
 Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
   const auto& i = impl("select");
+  const detail::OperandScope operands({this});
   const std::size_t d = rules::selected_axis(i.shape, dim, index, "select");
   if (index < 0) index += i.shape[d];
   const std::int64_t offset = i.offset + index * i.strides[d];
@@ -386,6 +395,7 @@ Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
 
 Tensor Tensor::expand(Shape target) const {
   const auto& i = impl("expand");
+  const detail::OperandScope operands({this});
   TESSEL_CHECK(target.size() >= i.shape.size(), BadShape, "expand",
                "cannot expand {} to the lower rank {}", shape_string(i.shape),
                shape_string(target));
@@ -425,6 +435,7 @@ Tensor Tensor::squeeze() const {
 
 Tensor Tensor::squeeze(std::int64_t dim) const {
   const auto& i = impl("squeeze");
+  const detail::OperandScope operands({this});
   const std::size_t d = rules::squeezed_axis(i.shape, dim, "squeeze");
   Shape shape = i.shape;
   Strides strides = i.strides;
@@ -435,6 +446,7 @@ Tensor Tensor::squeeze(std::int64_t dim) const {
 
 Tensor Tensor::squeeze(std::span<const std::int64_t> dims) const {
   const auto& i = impl("squeeze");
+  const detail::OperandScope operands({this});
   Shape shape = i.shape;
   Strides strides = i.strides;
   for (const std::size_t d : rules::squeezed_axes(i.shape, dims, "squeeze")) {
@@ -446,6 +458,7 @@ Tensor Tensor::squeeze(std::span<const std::int64_t> dims) const {
 
 Tensor Tensor::unsqueeze(std::int64_t dim) const {
   const auto& i = impl("unsqueeze");
+  const detail::OperandScope operands({this});
   const auto rank = static_cast<std::int64_t>(i.shape.size());
   const auto d = normalize_axis(dim, rank + 1, "unsqueeze");
   Shape shape = i.shape;
@@ -458,6 +471,7 @@ Tensor Tensor::unsqueeze(std::int64_t dim) const {
 
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   const auto& i = impl("flatten");
+  const detail::OperandScope operands({this});
   return reshape(rules::flatten(i.shape, start_dim, end_dim, "flatten"));
 }
 

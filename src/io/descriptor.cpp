@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/check.hpp"
+#include "io/base_types.hpp"
 #include "io/byteswap.hpp"
 #include "tessel/ops/factories.hpp"
 #include "tessel/ops/quantize.hpp"
@@ -28,58 +29,6 @@ constexpr const char* kVersionPrefix = "WIA-AI-011-v";
 [[noreturn]] void bad_field(const std::string& field, const std::string& what) {
   throw FormatError(ErrorCode::MalformedFile,
                     fmt::format("[descriptor] field '{}': {}", field, what));
-}
-
-// WIA-AI-011 base types where they differ from the upper-cased tessel name.
-constexpr std::pair<DType, std::string_view> kBaseTypes[] = {
-    {DType::Bool, "BOOL"},
-    {DType::U8, "UINT8"},
-    {DType::I8, "INT8"},
-    {DType::I16, "INT16"},
-    {DType::I32, "INT32"},
-    {DType::I64, "INT64"},
-    {DType::U16, "UINT16"},
-    {DType::U32, "UINT32"},
-    {DType::U64, "UINT64"},
-    {DType::F16, "FLOAT16"},
-    {DType::BF16, "BFLOAT16"},
-    {DType::F32, "FLOAT32"},
-    {DType::F64, "FLOAT64"},
-    {DType::F8E4M3FN, "FLOAT8_E4M3FN"},
-    {DType::F8E5M2, "FLOAT8_E5M2"},
-    {DType::I4, "INT4"},
-    {DType::U4, "UINT4"},
-    {DType::C64, "COMPLEX64"},
-    {DType::C128, "COMPLEX128"},
-};
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string base_type(DType d) {
-  for (const auto& [dtype, name] : kBaseTypes) {
-    if (dtype == d) return std::string(name);
-  }
-  return upper(dtype_name(d));  // the GGUF block types: Q4_0, Q6_K, ...
-}
-
-DType parse_base_type(const std::string& s) {
-  const std::string u = upper(s);
-  for (const auto& [dtype, name] : kBaseTypes) {
-    if (name == u) return dtype;
-  }
-  std::string lower(s);
-  for (char& c : lower)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  try {
-    return parse_dtype(lower);  // "f32", "float32", "q4_0", ...
-  } catch (const Error&) {
-    bad_field("dtype.base_type", fmt::format("unknown type '{}'", s));
-  }
 }
 
 std::int64_t get_int(const json& j, const std::string& field,
@@ -262,7 +211,7 @@ std::optional<Device> parse_device_field(const json& j) {
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
     bad_field("memory.device", "expected {\"type\": ..., \"id\": ...}");
   }
-  const std::string type = upper(j["type"].get<std::string>());
+  const std::string type = io::upper(j["type"].get<std::string>());
   const std::int64_t id =
       j.contains("id") ? get_int(j["id"], "memory.device.id", true) : 0;
   if (type == "CPU") return Device::cpu();
@@ -398,7 +347,7 @@ Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
     bad_field(kQuant,
               fmt::format("affine quantisation applies to the base types "
                           "INT8, UINT8, INT16, UINT16, INT4 and UINT4, not {}",
-                          base_type(d.dtype)));
+                          io::base_type(d.dtype)));
   }
   const SchemeName scheme = parse_scheme(q);
   const auto rank = static_cast<std::int64_t>(d.dimensions.size());
@@ -526,7 +475,7 @@ Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
     if (lo > hi || lo < out.qmin || hi > out.qmax) {
       bad_field(qfield("range"),
                 fmt::format("[{}, {}] is not a range within {}'s [{}, {}]", lo,
-                            hi, base_type(d.dtype), out.qmin, out.qmax));
+                            hi, io::base_type(d.dtype), out.qmin, out.qmax));
     }
     out.qmin = lo;
     out.qmax = hi;
@@ -718,7 +667,7 @@ std::string to_json(const TensorDescriptor& d, int indent) {
     }
     shape["constraints"] = c;
   }
-  json dtype = {{"base_type", base_type(d.dtype)},
+  json dtype = {{"base_type", io::base_type(d.dtype)},
                 {"byte_order", d.big_endian ? "big_endian" : "little_endian"},
                 {"quantization", nullptr}};
   if (d.quantization) {
@@ -936,7 +885,7 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
                          ? (dt.contains("base_type") ? dt["base_type"] : json())
                          : dt;
   if (!base.is_string()) bad_field("dtype.base_type", "expected a string");
-  d.dtype = parse_base_type(base.get<std::string>());
+  d.dtype = io::parse_base_type(base.get<std::string>(), "dtype.base_type");
   if (dt.is_object() && dt.contains("byte_order")) {
     const json& bo = dt["byte_order"];
     const std::string order = bo.is_string() ? bo.get<std::string>() : "";
@@ -1124,6 +1073,18 @@ Tensor tensor_from_descriptor(const TensorDescriptor& d,
     bad_field("memory.total_bytes",
               fmt::format("the buffer holds {} bytes, the descriptor needs {}",
                           storage.nbytes(), d.total_bytes));
+  }
+  // memory.alignment is a promise about the buffer that consumers rely on
+  // (a kernel may assume it); a buffer that breaks it is refused rather
+  // than described wrongly. Tensor::aligned() makes a copy that keeps it.
+  // (An empty buffer has nothing to align.)
+  const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+  if (d.total_bytes > 0 &&
+      address % static_cast<std::uintptr_t>(d.alignment) != 0) {
+    bad_field("memory.alignment",
+              fmt::format("the descriptor promises {}-byte alignment but the "
+                          "buffer starts at an address aligned to {} bytes",
+                          d.alignment, storage.alignment()));
   }
   const std::int64_t item = item_bytes(d.dtype);
   Tensor t(storage, shape, Strides(d.strides.begin(), d.strides.end()),

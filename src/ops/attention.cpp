@@ -27,7 +27,7 @@ struct Dims {
 };
 
 Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
-  ops::check_operands(kOp, {&q, &k, &v});
+  const ops::CheckedOperands checked(kOp, {&q, &k, &v});
   rules::attention(q.shape(), k.shape(), v.shape(), kOp);
   const Dims d{q.shape()[0], q.shape()[1], k.shape()[1], q.shape()[2],
                k.shape()[2], q.shape()[3], v.shape()[3]};
@@ -263,7 +263,8 @@ AttentionGradients scaled_dot_product_attention_backward(
     const Tensor& grad_out, const Tensor& q_in, const Tensor& k_in,
     const Tensor& v_in, const Tensor& out_in, const AttentionOptions& o) {
   constexpr const char* kBackward = "scaled_dot_product_attention_backward";
-  ops::check_operands(kBackward, {&grad_out, &q_in, &k_in, &v_in, &out_in});
+  const ops::CheckedOperands checked(kBackward,
+                                     {&grad_out, &q_in, &k_in, &v_in, &out_in});
   if (q_in.rank() == 3 && k_in.rank() == 3 && v_in.rank() == 3) {
     const AttentionGradients r = scaled_dot_product_attention_backward(
         grad_out.unsqueeze(0), q_in.unsqueeze(0), k_in.unsqueeze(0),

@@ -10,7 +10,7 @@
 namespace tessel {
 
 Tensor view_as_real(const Tensor& z) {
-  ops::check_operand("view_as_real", z);
+  const ops::CheckedOperands checked("view_as_real", z);
   TESSEL_CHECK(is_complex(z.dtype()), BadDType, "view_as_real",
                "needs a complex tensor, got {}", dtype_name(z.dtype()));
   Shape shape = z.shape();
@@ -23,7 +23,7 @@ Tensor view_as_real(const Tensor& z) {
 }
 
 Tensor view_as_complex(const Tensor& x) {
-  ops::check_operand("view_as_complex", x);
+  const ops::CheckedOperands checked("view_as_complex", x);
   TESSEL_CHECK(x.dtype() == DType::F32 || x.dtype() == DType::F64, BadDType,
                "view_as_complex", "needs an f32 or f64 tensor, got {}",
                dtype_name(x.dtype()));
@@ -50,19 +50,19 @@ Tensor view_as_complex(const Tensor& x) {
 }
 
 Tensor real(const Tensor& x) {
-  ops::check_operand("real", x);
+  const ops::CheckedOperands checked("real", x);
   if (!is_complex(x.dtype())) return x;
   return view_as_real(x).select(-1, 0);
 }
 
 Tensor imag(const Tensor& x) {
-  ops::check_operand("imag", x);
+  const ops::CheckedOperands checked("imag", x);
   if (!is_complex(x.dtype())) return zeros(x.shape(), x.dtype(), x.device());
   return view_as_real(x).select(-1, 1);
 }
 
 Tensor conj(const Tensor& x) {
-  ops::check_operand("conj", x);
+  const ops::CheckedOperands checked("conj", x);
   if (!is_complex(x.dtype())) return x;
   Tensor out = empty(x.shape(), x.dtype(), x.device());
   if (out.numel() > 0) {
@@ -73,7 +73,7 @@ Tensor conj(const Tensor& x) {
 }
 
 Tensor make_complex(const Tensor& re, const Tensor& im) {
-  ops::check_operands("complex", {&re, &im});
+  const ops::CheckedOperands checked("complex", {&re, &im});
   TESSEL_CHECK(!is_complex(re.dtype()) && !is_complex(im.dtype()), BadDType,
                "complex", "takes real parts, got {} and {}",
                dtype_name(re.dtype()), dtype_name(im.dtype()));

@@ -120,7 +120,7 @@ Ints kernel_extents(const Shape& w, bool channels_last) {
 
 Tensor conv_impl(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in,
                  const ConvOptions& o, bool transpose, const char* op) {
-  ops::check_operands(op, {&x_in, &w_in});
+  const ops::CheckedOperands checked(op, {&x_in, &w_in});
   if (bias_in.defined()) ops::check_operands(op, {&x_in, &bias_in});
   const bool channels_last = o.layout == DataLayout::ChannelsLast;
   const std::int64_t groups = o.groups;
@@ -207,7 +207,7 @@ std::vector<std::int64_t> to_channels_last(std::int64_t rank) {
 
 Tensor pool_impl(const Tensor& x_in, const PoolOptions& o, bool is_max,
                  Tensor* indices, const char* op) {
-  ops::check_operand(op, x_in);
+  const ops::CheckedOperands checked(op, x_in);
   const std::int64_t rank = x_in.rank();
   TESSEL_CHECK(rank >= 3, BadShape, op,
                "needs (N, C, spatial...) input, got {}",
@@ -317,7 +317,7 @@ Tensor avg_pool2d(const Tensor& x, const PoolOptions& o) {
 Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
                          const PoolOptions& o) {
   const char* op = "avg_pool_backward";
-  ops::check_operand(op, grad_output);
+  const ops::CheckedOperands checked(op, grad_output);
   const auto rank = static_cast<std::int64_t>(input_shape.size());
   TESSEL_CHECK(rank >= 3 && grad_output.rank() == rank, BadShape, op,
                "needs (N, C, spatial...) shapes, got input {} and gradient {}",
@@ -350,7 +350,7 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Shape& input_shape,
 }
 
 Tensor global_avg_pool(const Tensor& x, DataLayout layout) {
-  ops::check_operand("global_avg_pool", x);
+  const ops::CheckedOperands checked("global_avg_pool", x);
   TESSEL_CHECK(x.rank() >= 3, BadShape, "global_avg_pool",
                "needs (N, C, spatial...), got {}", shape_string(x.shape()));
   Axes axes;

@@ -2,6 +2,7 @@
 // copy_. Packed i4/u4 go through one byte per element; block-quantised
 // tensors are copied as whole blocks, and convert to and from other dtypes
 // through f32 (dequantise / quantise, src/quant).
+#include <bit>
 #include <cstring>
 
 #include "core/check.hpp"
@@ -120,8 +121,26 @@ Tensor Tensor::contiguous() const {
   return clone();
 }
 
+bool Tensor::is_aligned(std::size_t alignment) const {
+  TESSEL_CHECK(alignment >= 1 && std::has_single_bit(alignment), BadShape,
+               "is_aligned", "alignment {} is not a power of two", alignment);
+  const ops::CheckedOperands checked("is_aligned", *this);
+  if (!ops::backend_of(*this).has_data()) return true;
+  return reinterpret_cast<std::uintptr_t>(raw_data()) % alignment == 0;
+}
+
+Tensor Tensor::aligned(std::size_t alignment) const {
+  if (is_aligned(alignment)) return *this;
+  Tensor out = Tensor::contiguous_over(
+      Storage::allocate(storage_bytes(dtype(), numel()), device(), alignment),
+      shape(), dtype());
+  if (numel() > 0) copy_same_shape(out, *this, {});
+  out.set_name(name());
+  return out;
+}
+
 Tensor Tensor::clone() const {
-  ops::check_operand("clone", *this);
+  const ops::CheckedOperands checked("clone", *this);
   Tensor out = empty(shape(), dtype(), device());
   if (numel() > 0) copy_same_shape(out, *this, {});
   out.set_name(name());
@@ -130,7 +149,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType target, CastOptions options) const {
   if (target == dtype()) return *this;
-  ops::check_operand("to", *this);
+  const ops::CheckedOperands checked("to", *this);
   check_castable(*this, target, "to");
   Tensor out = empty(shape(), target, device());
   if (numel() > 0) copy_same_shape(out, *this, options);
@@ -140,7 +159,7 @@ Tensor Tensor::to(DType target, CastOptions options) const {
 Tensor Tensor::to(Device target) const {
   if (target == device()) return *this;
   require_device(target, "to");
-  ops::check_operand("to", *this);
+  const ops::CheckedOperands checked("to", *this);
   // To meta: the same shape and dtype, no data (as PyTorch's .to("meta")).
   if (target.is_meta()) {
     Tensor out = empty(shape(), dtype(), target);
@@ -156,7 +175,7 @@ Tensor Tensor::to(Device target) const {
 
 Tensor& Tensor::fill_(Scalar value) {
   check_writable("fill_");
-  ops::check_operand("fill_", *this);
+  const ops::CheckedOperands checked("fill_", *this);
   TESSEL_CHECK(
       !value.is_complex() || is_complex(dtype()) || dtype() == DType::Bool,
       BadDType, "fill_",
@@ -183,7 +202,7 @@ Tensor& Tensor::copy_(const Tensor& src, CastOptions options) {
                "source on {} but destination on {}", src.device().str(),
                device().str());
   check_castable(src, dtype(), "copy_");
-  ops::check_operand("copy_", *this);
+  const ops::CheckedOperands checked("copy_", *this);
   Tensor source = src.expand(shape());
   // Overlapping memory: read everything before writing anything.
   if (source.shares_storage_with(*this)) source = source.clone();

@@ -21,7 +21,7 @@ namespace {
 // integers and bool are refused (NumPy would compute them in f64, PyTorch
 // refuses).
 Tensor floating(const Tensor& a, const char* op) {
-  ops::check_operand(op, a);
+  const ops::CheckedOperands checked(op, a);
   const DType d = a.dtype();
   if (is_complex(d)) return a.contiguous();
   TESSEL_CHECK(is_floating_point(d), BadDType, op,
@@ -177,7 +177,7 @@ Tensor svdvals(const Tensor& a) {
 namespace {
 
 Tensor solve_impl(const Tensor& a_in, const Tensor& b_in, const char* op) {
-  ops::check_operands(op, {&a_in, &b_in});
+  const ops::CheckedOperands checked(op, {&a_in, &b_in});
   const Tensor a0 = floating(a_in, op);
   const Tensor b0 = floating(b_in, op);
   const DType d = promote_types(a0.dtype(), b0.dtype(), op);

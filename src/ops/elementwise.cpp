@@ -121,7 +121,7 @@ DType output_dtype(UnaryOp op, DType compute) {
 Tensor unary_into(UnaryOp op, const UnaryParams& params, const Tensor& x,
                   const Tensor* out) {
   const OpInfo& info = op_info(op);
-  ops::check_operand(info.name, x);
+  const ops::CheckedOperands checked(info.name, x);
   check_inputs(op, x.dtype(), info.name);
   TESSEL_CHECK(op != UnaryOp::Softplus || params.a != 0.0, BadShape, info.name,
                "beta must not be 0");
@@ -152,7 +152,7 @@ Tensor unary_out(UnaryOp op, const Tensor& out, const Tensor& x,
 Tensor binary_into(BinaryOp op, const Tensor& a, const Tensor& b,
                    std::optional<DType> scalar_dtype, const Tensor* out) {
   const OpInfo& info = op_info(op);
-  ops::check_operands(info.name, {&a, &b});
+  const ops::CheckedOperands checked(info.name, {&a, &b});
   const DType promoted = scalar_dtype
                              ? *scalar_dtype
                              : promote_types(a.dtype(), b.dtype(), info.name);
@@ -331,7 +331,7 @@ TESSEL_DEFINE_INPLACE(sigmoid, Sigmoid)
 // ---- ternary ----
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  ops::check_operands("where", {&cond, &a, &b});
+  const ops::CheckedOperands checked("where", {&cond, &a, &b});
   const DType dtype = promote_types(a.dtype(), b.dtype(), "where");
   const Shape shapes[] = {cond.shape(), a.shape(), b.shape()};
   Shape shape;
@@ -353,25 +353,25 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
-  ops::check_operand("where", b);
+  const ops::CheckedOperands checked("where", b);
   return where(
       cond, scalar_tensor(a, scalar_result_type(b.dtype(), a), b.device()), b);
 }
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
-  ops::check_operand("where", a);
+  const ops::CheckedOperands checked("where", a);
   return where(cond, a,
                scalar_tensor(b, scalar_result_type(a.dtype(), b), a.device()));
 }
 Tensor where(const Tensor& cond, Scalar a, Scalar b) {
   const DType dtype =
       promote_types(a.default_dtype(), b.default_dtype(), "where");
-  ops::check_operand("where", cond);
+  const ops::CheckedOperands checked("where", cond);
   return where(cond, scalar_tensor(a, dtype, cond.device()),
                scalar_tensor(b, dtype, cond.device()));
 }
 
 Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
-  ops::check_operands("fma", {&a, &b, &c});
+  const ops::CheckedOperands checked("fma", {&a, &b, &c});
   const DType dtype = promote_types(promote_types(a.dtype(), b.dtype(), "fma"),
                                     c.dtype(), "fma");
   const Shape shapes[] = {a.shape(), b.shape(), c.shape()};

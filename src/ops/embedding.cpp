@@ -54,7 +54,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   const char* op = "embedding";
   ops::check_defined(op, weight, "weight");
   ops::check_defined(op, ids, "ids");
-  ops::check_operands(op, {&weight, &ids});
+  const ops::CheckedOperands checked(op, {&weight, &ids});
   rules::embedding(weight.shape(), ids.shape(), op);
   const Tensor flat = checked_ids(ids, weight.shape(), "weight", op);
   if (is_block_quantized(weight.dtype())) {
@@ -78,7 +78,7 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& ids,
   const char* op = "embedding_backward";
   ops::check_defined(op, grad_out, "grad_out");
   ops::check_defined(op, ids, "ids");
-  ops::check_operands(op, {&grad_out, &ids});
+  const ops::CheckedOperands checked(op, {&grad_out, &ids});
   TESSEL_CHECK(num_embeddings >= 0, BadShape, op,
                "num_embeddings must be non-negative, got {}", num_embeddings);
   const bool fits = grad_out.rank() == ids.rank() + 1 &&
@@ -105,7 +105,7 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& ids,
 RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
                        double theta, DType dtype) {
   const char* op = "rope_tables";
-  ops::check_operand(op, positions, "positions");
+  const ops::CheckedOperands checked(op, positions, "positions");
   TESSEL_CHECK(rotary_dim > 0 && rotary_dim % 2 == 0, BadShape, op,
                "rotary_dim must be positive and even, got {}", rotary_dim);
   TESSEL_CHECK(theta > 0 && std::isfinite(theta), BadShape, op,
@@ -125,7 +125,7 @@ RopeTables rope_tables(const Tensor& positions, std::int64_t rotary_dim,
 }
 
 Tensor rope(const Tensor& x, const Tensor& positions, const RopeOptions& o) {
-  ops::check_operand("rope", x, "x");
+  const ops::CheckedOperands checked("rope", x, "x");
   TESSEL_CHECK(x.rank() >= 1, BadShape, "rope",
                "x must have a head dimension, got {}", shape_string(x.shape()));
   const std::int64_t rotary =
@@ -141,7 +141,7 @@ Tensor rope_with_tables(const Tensor& x, const Tensor& cos_table,
   ops::check_defined(op, x, "x");
   ops::check_defined(op, cos_table, "cos");
   ops::check_defined(op, sin_table, "sin");
-  ops::check_operands(op, {&x, &cos_table, &sin_table});
+  const ops::CheckedOperands checked(op, {&x, &cos_table, &sin_table});
   TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
                "x must be float, got {}", dtype_name(x.dtype()));
   TESSEL_CHECK(x.rank() >= 1, BadShape, op,

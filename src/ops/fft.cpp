@@ -134,7 +134,7 @@ Tensor r2c_even_rows(const Tensor& rows, std::int64_t n) {
 }
 
 std::int64_t checked_axis(const Tensor& x, std::int64_t axis, const char* op) {
-  ops::check_operand(op, x);
+  const ops::CheckedOperands checked(op, x);
   TESSEL_CHECK(x.rank() >= 1, BadShape, op,
                "needs at least one axis, got a rank-0 tensor");
   return normalize_axis(axis, x.rank(), op);
@@ -191,7 +191,7 @@ struct AxisPlan {
 
 AxisPlan plan_axes(const Tensor& x, std::span<const std::int64_t> s,
                    std::span<const std::int64_t> axes, const char* op) {
-  ops::check_operand(op, x);
+  const ops::CheckedOperands checked(op, x);
   const std::int64_t rank = x.rank();
   AxisPlan p;
   if (axes.empty()) {

@@ -26,7 +26,7 @@ Tensor addressable(const Tensor& t) {
 // checked against [-extent, extent) before anything is written.
 Tensor normalized_index(const Tensor& index, std::int64_t extent,
                         const char* op) {
-  ops::check_operand(op, index);
+  const ops::CheckedOperands checked(op, index);
   TESSEL_CHECK(is_integral(index.dtype()), BadDType, op,
                "indices must be integers, got {}", dtype_name(index.dtype()));
   Tensor idx = index.to(DType::I64).contiguous();
@@ -66,7 +66,7 @@ ReduceShape around_axis(const Shape& shape, std::int64_t axis) {
 Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "concat",
                "no tensors to concatenate");
-  ops::check_operands("concat", tensors);
+  const ops::CheckedOperands checked("concat", tensors);
   std::vector<Shape> shapes;
   DType dtype = tensors.front().dtype();
   for (const auto& t : tensors) {
@@ -87,7 +87,7 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis) {
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis) {
   TESSEL_CHECK(!tensors.empty(), BadShape, "stack", "no tensors to stack");
-  ops::check_operands("stack", tensors);
+  const ops::CheckedOperands checked("stack", tensors);
   const Shape& shape = tensors.front().shape();
   std::vector<Tensor> expanded;
   for (const auto& t : tensors) {
@@ -103,7 +103,7 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis) {
 std::vector<Tensor> split(const Tensor& x,
                           const std::vector<std::int64_t>& sizes,
                           std::int64_t axis) {
-  ops::check_operand("split", x);
+  const ops::CheckedOperands checked("split", x);
   const auto a = normalize_axis(axis, x.rank(), "split");
   std::int64_t total = 0;
   for (auto s : sizes) {
@@ -124,7 +124,7 @@ std::vector<Tensor> split(const Tensor& x,
 
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
                           std::int64_t axis) {
-  ops::check_operand("chunk", x);
+  const ops::CheckedOperands checked("chunk", x);
   TESSEL_CHECK(chunks > 0, BadShape, "chunk", "chunks must be positive, got {}",
                chunks);
   const auto a = normalize_axis(axis, x.rank(), "chunk");
@@ -143,7 +143,7 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks,
 
 Tensor gather(const Tensor& x_in, const Tensor& index, std::int64_t axis) {
   ops::check_defined("gather", index, "the index");
-  ops::check_operands("gather", {&x_in, &index});
+  const ops::CheckedOperands checked("gather", {&x_in, &index});
   const Tensor x = addressable(x_in);
   const Shape shape = rules::gather(x.shape(), index.shape(), axis, "gather");
   const auto a = normalize_axis(axis, x.rank(), "gather");
@@ -165,7 +165,7 @@ Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index) {
 
 Tensor gather_elements(const Tensor& x_in, const Tensor& index,
                        std::int64_t axis) {
-  ops::check_operands("gather_elements", {&x_in, &index});
+  const ops::CheckedOperands checked("gather_elements", {&x_in, &index});
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "gather_elements");
   check_element_index(x, index, a, "gather_elements");
@@ -182,7 +182,7 @@ Tensor take_along_axis(const Tensor& x, const Tensor& index,
 
 Tensor gather_nd(const Tensor& x_in, const Tensor& index,
                  std::int64_t batch_dims) {
-  ops::check_operands("gather_nd", {&x_in, &index});
+  const ops::CheckedOperands checked("gather_nd", {&x_in, &index});
   const Tensor x = addressable(x_in);
   const std::int64_t q = index.rank();
   TESSEL_CHECK(
@@ -215,7 +215,7 @@ Tensor gather_nd(const Tensor& x_in, const Tensor& index,
 
 Tensor scatter(const Tensor& x_in, std::int64_t axis, const Tensor& index,
                const Tensor& updates, ScatterReduce reduce) {
-  ops::check_operands("scatter", {&x_in, &index, &updates});
+  const ops::CheckedOperands checked("scatter", {&x_in, &index, &updates});
   const Tensor x = addressable(x_in);
   const auto a = normalize_axis(axis, x.rank(), "scatter");
   check_element_index(x, index, a, "scatter");
@@ -251,7 +251,7 @@ Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index,
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-  ops::check_operands("masked_fill", {&x, &mask});
+  const ops::CheckedOperands checked("masked_fill", {&x, &mask});
   TESSEL_CHECK(broadcast_shapes(x.shape(), mask.shape()) == x.shape(),
                BroadcastMismatch, "masked_fill",
                "mask {} does not broadcast to the shape {} of x",
@@ -261,7 +261,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
 
 Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
                Scalar on_value, Scalar off_value, DType dtype) {
-  ops::check_operand("one_hot", indices);
+  const ops::CheckedOperands checked("one_hot", indices);
   TESSEL_CHECK(depth > 0, BadShape, "one_hot", "depth must be positive, got {}",
                depth);
   const Tensor idx = normalized_index(indices, depth, "one_hot");
@@ -282,7 +282,7 @@ Tensor one_hot(const Tensor& indices, std::int64_t depth, std::int64_t axis,
 namespace {
 
 Tensor triangle(const Tensor& x, std::int64_t k, bool lower, const char* op) {
-  ops::check_operand(op, x);
+  const ops::CheckedOperands checked(op, x);
   TESSEL_CHECK(x.rank() >= 2, BadShape, op,
                "needs at least 2 axes, got shape {}", shape_string(x.shape()));
   const std::int64_t rows = x.shape()[x.rank() - 2];
@@ -333,7 +333,7 @@ Tensor triu(const Tensor& x, std::int64_t k) {
 Tensor pad(const Tensor& x_in,
            const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
            PadMode mode, Scalar value) {
-  ops::check_operand("pad", x_in);
+  const ops::CheckedOperands checked("pad", x_in);
   const Tensor x = addressable(x_in);
   TESSEL_CHECK(static_cast<std::int64_t>(pads.size()) <= x.rank(), BadShape,
                "pad", "{} pad pairs for a tensor of rank {}", pads.size(),
@@ -382,7 +382,7 @@ Tensor pad(const Tensor& x_in,
 }
 
 Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps_in) {
-  ops::check_operand("tile", x);
+  const ops::CheckedOperands checked("tile", x);
   const auto rank = std::max<std::int64_t>(
       x.rank(), static_cast<std::int64_t>(reps_in.size()));
   std::vector<std::int64_t> reps(
@@ -406,7 +406,7 @@ Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps_in) {
 
 Tensor repeat(const Tensor& x, std::int64_t repeats,
               std::optional<std::int64_t> axis) {
-  ops::check_operand("repeat", x);
+  const ops::CheckedOperands checked("repeat", x);
   TESSEL_CHECK(repeats >= 0, BadShape, "repeat", "negative repeats {}",
                repeats);
   const Tensor src = axis ? x : x.reshape({-1});
@@ -419,7 +419,7 @@ Tensor repeat(const Tensor& x, std::int64_t repeats,
 }
 
 Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
-  ops::check_operands("repeat", {&x, &repeats});
+  const ops::CheckedOperands checked("repeat", {&x, &repeats});
   const auto a = normalize_axis(axis, x.rank(), "repeat");
   TESSEL_CHECK(
       repeats.rank() == 1 && repeats.numel() == x.shape()[a], BadShape,
@@ -437,7 +437,7 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::int64_t axis) {
 }
 
 Tensor flip(const Tensor& x, Axes axes) {
-  ops::check_operand("flip", x);
+  const ops::CheckedOperands checked("flip", x);
   Tensor out = x;
   const auto mask_size = static_cast<std::size_t>(x.rank());
   SmallVector<bool, 8> flipped(mask_size, axes.empty());
@@ -455,7 +455,7 @@ Tensor flip(const Tensor& x, Axes axes) {
 
 Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
             Axes axes) {
-  ops::check_operand("roll", x);
+  const ops::CheckedOperands checked("roll", x);
   if (axes.empty()) {
     TESSEL_CHECK(shifts.size() == 1, BadShape, "roll",
                  "without axes, roll takes one shift, got {}", shifts.size());
@@ -477,14 +477,14 @@ Tensor roll(const Tensor& x, const std::vector<std::int64_t>& shifts,
 }
 
 Tensor nchw_to_nhwc(const Tensor& x) {
-  ops::check_operand("nchw_to_nhwc", x);
+  const ops::CheckedOperands checked("nchw_to_nhwc", x);
   TESSEL_CHECK(x.rank() == 4, BadShape, "nchw_to_nhwc",
                "needs a 4-D tensor, got {}", shape_string(x.shape()));
   return x.permute({0, 2, 3, 1}).clone();
 }
 
 Tensor nhwc_to_nchw(const Tensor& x) {
-  ops::check_operand("nhwc_to_nchw", x);
+  const ops::CheckedOperands checked("nhwc_to_nchw", x);
   TESSEL_CHECK(x.rank() == 4, BadShape, "nhwc_to_nchw",
                "needs a 4-D tensor, got {}", shape_string(x.shape()));
   return x.permute({0, 3, 1, 2}).clone();
@@ -496,7 +496,7 @@ namespace {
 
 void sort_impl(const Tensor& x_in, std::int64_t axis, bool descending,
                Tensor* values, Tensor* indices, const char* op) {
-  ops::check_operand(op, x_in);
+  const ops::CheckedOperands checked(op, x_in);
   const Tensor x = addressable(x_in);
   const Tensor src = x.rank() == 0 ? x.reshape({1}) : x;
   const auto a = normalize_axis(axis, src.rank(), op);
@@ -530,7 +530,7 @@ Tensor argsort(const Tensor& x, std::int64_t axis, bool descending) {
 
 TopK topk(const Tensor& x, std::int64_t k, std::int64_t axis, bool largest,
           bool sorted) {
-  ops::check_operand("topk", x);
+  const ops::CheckedOperands checked("topk", x);
   const auto a =
       normalize_axis(axis, std::max<std::int64_t>(x.rank(), 1), "topk");
   const std::int64_t extent = x.rank() == 0 ? 1 : x.shape()[a];
@@ -549,7 +549,7 @@ TopK topk(const Tensor& x, std::int64_t k, std::int64_t axis, bool largest,
 // ---- data-dependent ----
 
 Tensor nonzero(const Tensor& x) {
-  ops::check_operand("nonzero", x);
+  const ops::CheckedOperands checked("nonzero", x);
   const Backend& backend = ops::backend_of(x);
   TESSEL_CHECK(backend.has_data(), DeviceMismatch, "nonzero",
                "the result's shape depends on the values, and the {} device "
@@ -566,7 +566,7 @@ Tensor nonzero(const Tensor& x) {
 
 Tensor searchsorted(const Tensor& sorted, const Tensor& values,
                     SearchSide side) {
-  ops::check_operands("searchsorted", {&sorted, &values});
+  const ops::CheckedOperands checked("searchsorted", {&sorted, &values});
   TESSEL_CHECK(sorted.rank() == 1, BadShape, "searchsorted",
                "the sorted tensor must be 1-D, got shape {}",
                shape_string(sorted.shape()));

@@ -50,7 +50,8 @@ void complex_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  const Device device = ops::check_operands("matmul", {&a_in, &b_in});
+  const ops::CheckedOperands checked("matmul", {&a_in, &b_in});
+  const Device device = checked.device();
   TESSEL_CHECK(a_in.rank() >= 1 && b_in.rank() >= 1, BadShape, "matmul",
                "operands need at least one axis, got shapes {} and {}",
                shape_string(a_in.shape()), shape_string(b_in.shape()));
@@ -83,13 +84,13 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
-  ops::check_operands("dot", {&a, &b});
+  const ops::CheckedOperands checked("dot", {&a, &b});
   (void)rules::dot(a.shape(), b.shape(), "dot");
   return matmul(a, b);
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  ops::check_operands("outer", {&a, &b});
+  const ops::CheckedOperands checked("outer", {&a, &b});
   TESSEL_CHECK(a.rank() == 1 && b.rank() == 1, BadShape, "outer",
                "needs two 1-D tensors, got shapes {} and {}",
                shape_string(a.shape()), shape_string(b.shape()));
@@ -97,7 +98,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  ops::check_operands("linear", {&x, &weight});
+  const ops::CheckedOperands checked("linear", {&x, &weight});
   const Shape shape = rules::linear<Shape>(x.shape(), weight.shape(), "linear");
   const std::int64_t k = weight.shape()[1], n = weight.shape()[0];
   if (bias.defined()) {
@@ -223,7 +224,7 @@ Tensor einsum(std::string_view equation_in,
   }
   TESSEL_CHECK(operands.size() == 1 || operands.size() == 2, BadShape, "einsum",
                "supports one or two operands, got {}", operands.size());
-  ops::check_operands("einsum", operands);
+  const ops::CheckedOperands checked("einsum", operands);
   const auto arrow = equation.find("->");
   const std::string lhs = equation.substr(0, arrow);
   std::vector<std::string> terms;

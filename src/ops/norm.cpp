@@ -16,7 +16,7 @@ namespace {
 
 // The dtype the kernels run in: f64, f32, bf16 and f16 natively, f8 via f32.
 DType kernel_dtype(const Tensor& x, const char* op) {
-  ops::check_operand(op, x, "the input");
+  const ops::CheckedOperands checked(op, x, "the input");
   TESSEL_CHECK(is_floating_point(x.dtype()), BadDType, op,
                "needs a float input, got {}", dtype_name(x.dtype()));
   return x.dtype() == DType::F8E4M3FN || x.dtype() == DType::F8E5M2 ? DType::F32
@@ -102,7 +102,7 @@ NormGradients trailing_norm_backward(NormKind kind, const Tensor& grad_out,
                                      const Tensor& weight, const Tensor& bias,
                                      std::int64_t axis, const char* op) {
   const bool centred = kind == NormKind::Layer;
-  ops::check_operands(op, {&grad_out, &x, &stats.rstd});
+  const ops::CheckedOperands checked(op, {&grad_out, &x, &stats.rstd});
   TESSEL_CHECK(grad_out.shape() == x.shape(), BadShape, op,
                "grad_out {} must have the input's shape {}",
                shape_string(grad_out.shape()), shape_string(x.shape()));

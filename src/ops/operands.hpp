@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "core/check.hpp"
+#include "core/operand_scope.hpp"
 #include "tessel/core/tensor.hpp"
 
 namespace tessel::ops {
@@ -65,5 +66,25 @@ inline Device check_operand(const char* op, const Tensor& t,
   check_defined(op, t, what);
   return check_operands(op, {&t});
 }
+
+// check_operands as an object that lives as long as the op runs: while it
+// does, the op's contract errors end with its operands' dtypes, shapes and
+// devices (core/operand_scope.hpp). Ops open one on entry:
+//   const ops::CheckedOperands checked("matmul", {&a, &b});
+class CheckedOperands : ::tessel::detail::OperandScope {
+ public:
+  CheckedOperands(const char* op, std::initializer_list<const Tensor*> operands)
+      : OperandScope(operands), device_(check_operands(op, operands)) {}
+  CheckedOperands(const char* op, std::span<const Tensor> operands)
+      : OperandScope(operands), device_(check_operands(op, operands)) {}
+  CheckedOperands(const char* op, const Tensor& t,
+                  const char* what = "an operand")
+      : OperandScope({&t}), device_(check_operand(op, t, what)) {}
+  // Where the op's outputs belong.
+  Device device() const { return device_; }
+
+ private:
+  Device device_;
+};
 
 }  // namespace tessel::ops

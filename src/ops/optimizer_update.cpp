@@ -16,7 +16,8 @@ void adam_update_(const Tensor& param, const Tensor& grad,
                   const AdamUpdate& update) {
   constexpr const char* kOp = "adam_update_";
   const AdamOptions& u = update.options;
-  ops::check_operands(kOp, {&param, &grad, &exp_avg, &exp_avg_sq});
+  const ops::CheckedOperands checked(kOp,
+                                     {&param, &grad, &exp_avg, &exp_avg_sq});
   TESSEL_CHECK(grad.shape() == param.shape() &&
                    exp_avg.shape() == param.shape() &&
                    exp_avg_sq.shape() == param.shape(),

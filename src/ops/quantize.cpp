@@ -162,7 +162,7 @@ std::int64_t check_affine_quantization(const Shape& x,
 Tensor quantize_affine(const Tensor& x, DType dtype,
                        const AffineQuantization& p) {
   constexpr const char* op = "quantize_affine";
-  ops::check_operand(op, x, "x");
+  const ops::CheckedOperands checked(op, x, "x");
   const IntRange r = range_of(dtype, op);
   const std::int64_t axis = check_affine_quantization(x.shape(), p, op);
   ops::check_operands(op, {&x, &p.scale});
@@ -185,7 +185,7 @@ Tensor quantize_affine(const Tensor& x, DType dtype,
 Tensor dequantize_affine(const Tensor& q, const AffineQuantization& p,
                          DType dtype) {
   constexpr const char* op = "dequantize_affine";
-  ops::check_operand(op, q, "q");
+  const ops::CheckedOperands checked(op, q, "q");
   TESSEL_CHECK(is_integral(q.dtype()), BadDType, op,
                "q must be an integer tensor, not {}", dtype_name(q.dtype()));
   TESSEL_CHECK(is_floating_point(dtype), BadDType, op,
@@ -202,7 +202,7 @@ Tensor dequantize_affine(const Tensor& q, const AffineQuantization& p,
 AffineQuantization choose_affine_quantization(const Tensor& x, DType dtype,
                                               const AffineChoice& c) {
   constexpr const char* op = "choose_affine_quantization";
-  ops::check_operand(op, x, "x");
+  const ops::CheckedOperands checked(op, x, "x");
   const IntRange r = range_of(dtype, op);
   AffineQuantization p;
   p.group_size = c.group_size;

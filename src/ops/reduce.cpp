@@ -41,7 +41,7 @@ const char* op_name(ReduceOp op) {
 
 // The input after DESIGN §1 rule 4 (packed and block types count as f32).
 Tensor operand(const Tensor& x, const char* op) {
-  ops::check_operand(op, x, "the tensor");
+  const ops::CheckedOperands checked(op, x, "the tensor");
   return is_byte_addressable(x.dtype()) ? x : x.to(DType::F32);
 }
 

@@ -107,7 +107,7 @@ CooTensor CooTensor::from_parts(const Tensor& indices, const Tensor& values,
   const char* op = "sparse_coo";
   ops::check_defined(op, indices, "indices");
   ops::check_defined(op, values, "values");
-  ops::check_operands(op, {&indices, &values});
+  const ops::CheckedOperands checked(op, {&indices, &values});
   require_index_dtype(indices.dtype(), "indices", op);
   require_value_dtype(values.dtype(), op);
   require_extents(shape, op);
@@ -219,7 +219,7 @@ CsrTensor CooTensor::to_csr() const {
 
 CooTensor to_sparse_coo(const Tensor& dense, DType index_dtype) {
   const char* op = "to_sparse_coo";
-  ops::check_operand(op, dense, "dense");
+  const ops::CheckedOperands checked(op, dense, "dense");
   require_index_dtype(index_dtype, "index dtype", op);
   require_value_dtype(dense.dtype(), op);
   TESSEL_CHECK(dense.rank() >= 1, BadShape, op,
@@ -258,7 +258,7 @@ CsrTensor CsrTensor::from_parts(const Tensor& crow, const Tensor& col,
   ops::check_defined(op, crow, "crow_indices");
   ops::check_defined(op, col, "col_indices");
   ops::check_defined(op, values, "values");
-  ops::check_operands(op, {&crow, &col, &values});
+  const ops::CheckedOperands checked(op, {&crow, &col, &values});
   require_index_dtype(crow.dtype(), "crow_indices", op);
   require_index_dtype(col.dtype(), "col_indices", op);
   TESSEL_CHECK(crow.dtype() == col.dtype(), BadDType, op,
@@ -335,7 +335,7 @@ Tensor CsrTensor::to_dense() const {
 
 CsrTensor to_sparse_csr(const Tensor& dense, DType index_dtype) {
   const char* op = "to_sparse_csr";
-  ops::check_operand(op, dense, "dense");
+  const ops::CheckedOperands checked(op, dense, "dense");
   TESSEL_CHECK(dense.rank() == 2, BadShape, op,
                "CSR tensors are 2-D, got shape {}",
                shape_string(dense.shape()));
@@ -347,7 +347,7 @@ CsrTensor to_sparse_csr(const Tensor& dense, DType index_dtype) {
 Tensor matmul(const CsrTensor& a, const Tensor& b) {
   const char* op = "sparse_matmul";
   require_defined(a.values(), op);
-  ops::check_operand(op, b, "b");
+  const ops::CheckedOperands checked(op, b, "b");
   TESSEL_CHECK(b.rank() == 2, BadShape, op,
                "b must be a matrix, got shape {} for sparse {}",
                shape_string(b.shape()), shape_string(a.shape()));

@@ -4,6 +4,8 @@
 #include <typeinfo>
 
 #include "tessel/core/error.hpp"
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
 
 namespace tessel {
 namespace {
@@ -69,6 +71,39 @@ TEST(Error, FormatErrorCarriesByteOffset) {
   EXPECT_EQ(e.byte_offset(), 0);
   EXPECT_STREQ(e.code(), "E3001");
   EXPECT_EQ(FormatError(ErrorCode::MalformedFile, "x").byte_offset(), -1);
+}
+
+// DESIGN §2: an op's message names its operands' shapes, dtypes and
+// devices, whichever check fails.
+TEST(Error, MessagesNameTheOperandsDTypesAndDevices) {
+  EXPECT_TESSEL_ERROR(matmul(zeros({2, 3}), zeros({4, 5}, DType::F64)), "E2103",
+                      "[matmul]",
+                      "; operands: f32 (2, 3) on cpu, f64 (4, 5) on cpu");
+  EXPECT_TESSEL_ERROR(add(zeros({2, 3}, DType::I32), zeros({4})), "E2101",
+                      "operands: i32 (2, 3) on cpu, f32 (4,) on cpu");
+  EXPECT_TESSEL_ERROR(bitwise_and(zeros({2}), zeros({2})), "E2201",
+                      "operands: f32 (2,) on cpu, f32 (2,) on cpu");
+  // Views name the tensor they view.
+  EXPECT_TESSEL_ERROR(zeros({2, 3}, DType::BF16).reshape({7}), "E2102",
+                      "operands: bf16 (2, 3) on cpu");
+  EXPECT_TESSEL_ERROR(zeros({2, 3}).select(0, 5), "E2302",
+                      "operands: f32 (2, 3) on cpu");
+  // Mixed devices, with the meta device as the second one.
+  EXPECT_TESSEL_ERROR(mul(zeros({2}), zeros({2}, DType::F32, Device::meta())),
+                      "E2501", "operands: f32 (2,) on cpu, f32 (2,) on meta");
+  // While an op runs another, the inner op's operands are the ones named:
+  // linear's weight is transposed before its matmul.
+  EXPECT_TESSEL_ERROR(linear(zeros({2, 3}), zeros({5, 4})), "E2103", "(2, 3)",
+                      "(5, 4)");
+  // Only after the op returns does its scope close: a later error of an
+  // op without operands names none.
+  try {
+    Storage::allocate(-1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("operands"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <utility>
 
 #include "tessel/tessel.hpp"
@@ -39,6 +40,47 @@ TEST(Storage, OwnedIs64ByteAlignedAndRefCounted) {
     EXPECT_TRUE(copy.is_same(s));
   }
   EXPECT_FALSE(Storage::allocate(8).is_same(Storage::allocate(8)));
+}
+
+// The capability query and what answers it: stricter alignment on
+// request, for buffers and for tensors.
+TEST(Storage, StricterAlignmentOnRequest) {
+  EXPECT_EQ(device_alignment(Device::cpu()), kAllocAlignment);
+  EXPECT_EQ(device_alignment(Device::meta()), kAllocAlignment);
+  EXPECT_TESSEL_ERROR(device_alignment(Device::cuda()), "E2501");
+  for (const std::size_t alignment :
+       {std::size_t{1}, std::size_t{64}, std::size_t{128}, std::size_t{256},
+        std::size_t{4096}, kMaxAllocAlignment}) {
+    for (const std::int64_t n : {0, 1, 1000, 1 << 20}) {
+      Storage s = Storage::allocate(n, Device::cpu(), alignment);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.data()) % alignment, 0u)
+          << alignment << " " << n;
+      EXPECT_EQ(s.nbytes(), n);
+      if (n > 0) {
+        // Every byte is ours (ASan checks the slack arithmetic).
+        std::memset(s.data(), 7, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  EXPECT_TESSEL_ERROR(Storage::allocate(8, Device::cpu(), 96), "E2102",
+                      "power of two");
+  EXPECT_TESSEL_ERROR(
+      Storage::allocate(8, Device::cpu(), kMaxAllocAlignment * 2), "E2102");
+  EXPECT_TESSEL_ERROR(Storage::allocate(8, Device::cpu(), 0), "E2102");
+
+  // Tensors: a view one element in is 4-aligned; aligned() copies it into
+  // a buffer that keeps the promise, and returns an aligned tensor itself.
+  const Tensor x = arange(0, 16, 1, DType::F32);
+  const Tensor view = x.slice(0, 1, 16);
+  EXPECT_TRUE(x.is_aligned(64));
+  EXPECT_FALSE(view.is_aligned(8));
+  const Tensor copy = view.aligned(256);
+  EXPECT_TRUE(copy.is_aligned(256));
+  EXPECT_FALSE(copy.shares_storage_with(x));
+  EXPECT_TRUE(equal(copy, view));
+  EXPECT_TRUE(x.aligned(64).shares_storage_with(x));
+  EXPECT_TESSEL_ERROR(x.is_aligned(3), "E2102", "power of two");
+  EXPECT_TRUE(empty({4}, DType::F32, Device::meta()).is_aligned(4096));
 }
 
 TEST(Storage, NegativeSizeIsE2102) {
@@ -164,14 +206,63 @@ TEST(Storage, AFileCutUnderItsMappingIsReportedNotASignal) {
   std::filesystem::remove(path);
 }
 
-TEST(Storage, PinnedMemoryIsPageLocked) {
-  Storage s = Storage::allocate_pinned(1 << 16, /*fall_back_to_pageable=*/true);
-  EXPECT_NE(s.data(), nullptr);
-  EXPECT_EQ(s.nbytes(), 1 << 16);
-  if (s.origin() == StorageOrigin::Pinned) {
-    EXPECT_EQ(s.alignment(), 4096u);  // whole pages
+// The kernel's count of this process's locked memory (VmLck), in bytes.
+std::int64_t locked_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmLck:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
   }
-  std::memset(s.data(), 1, 1 << 16);
+  return -1;
+}
+
+// Whether this process may lock `bytes` more: CAP_IPC_LOCK ignores the
+// limit, else RLIMIT_MEMLOCK must leave room beyond what is locked now.
+bool may_lock(std::int64_t bytes) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) == 0 &&
+      (data[0].effective & (1u << CAP_IPC_LOCK)) != 0) {
+    return true;
+  }
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0) return false;
+  return limit.rlim_cur == RLIM_INFINITY ||
+         static_cast<std::int64_t>(limit.rlim_cur) >= locked_bytes() + bytes;
+}
+
+// Proof, not hope: where the process may lock memory, pinned storage must
+// be pinned and the kernel must count its pages as locked (VmLck grows by
+// its size and shrinks back when it goes); where it may not, pinning must
+// refuse (E3002) and the fallback must say so through origin().
+TEST(Storage, PinnedMemoryIsPageLocked) {
+  constexpr std::int64_t kBytes = 1 << 16;
+  const std::int64_t before = locked_bytes();
+  ASSERT_GE(before, 0) << "no VmLck in /proc/self/status";
+  if (may_lock(kBytes)) {
+    {
+      Storage s = Storage::allocate_pinned(kBytes);
+      EXPECT_EQ(s.origin(), StorageOrigin::Pinned);
+      EXPECT_EQ(s.nbytes(), kBytes);
+      EXPECT_EQ(s.alignment(), 4096u);  // whole pages
+      EXPECT_GE(locked_bytes() - before, kBytes);
+      std::memset(s.data(), 1, kBytes);
+      // empty_pinned tensors lie on the same kind of storage.
+      const Tensor t = empty_pinned({kBytes / 4}, DType::F32);
+      EXPECT_EQ(t.storage().origin(), StorageOrigin::Pinned);
+      EXPECT_GE(locked_bytes() - before, 2 * kBytes);
+    }
+    EXPECT_EQ(locked_bytes(), before);  // unlocked when released
+  } else {
+    std::cout << "[ note ] this process may not lock " << kBytes
+              << " bytes (RLIMIT_MEMLOCK, no CAP_IPC_LOCK): checking the "
+                 "refusal instead\n";
+    EXPECT_TESSEL_ERROR(Storage::allocate_pinned(kBytes), "E3002",
+                        "RLIMIT_MEMLOCK");
+    Storage s = Storage::allocate_pinned(kBytes, true);
+    EXPECT_EQ(s.origin(), StorageOrigin::Owned);
+    EXPECT_EQ(locked_bytes(), before);
+  }
 }
 
 // Drops CAP_IPC_LOCK (root ignores RLIMIT_MEMLOCK otherwise), sets the

@@ -299,6 +299,36 @@ TEST(Descriptor, BigEndianDataIsSwapped) {
   EXPECT_EQ(t.at<float>({1}), 2.0f);
 }
 
+// memory.alignment is a promise: a buffer that breaks it is refused, and
+// Tensor::aligned() gives one that keeps a consumer's stricter need.
+TEST(Descriptor, AlignmentIsAPromiseAboutTheBuffer) {
+  const Storage buffer = Storage::allocate(512, Device::cpu(), 256);
+  TensorDescriptor d =
+      describe(Tensor::contiguous_over(buffer, {16}, DType::F32));
+  EXPECT_GE(d.alignment, 256);
+  d.alignment = 256;
+  d.total_bytes = 64;
+  const TensorDescriptor back = descriptor_from_json(to_json(d));
+  EXPECT_EQ(back.alignment, 256);
+  EXPECT_NO_THROW(tensor_from_descriptor(back, buffer));
+  // The same bytes seen 64 bytes further on are only 64-aligned.
+  const Storage shifted =
+      Storage::borrow(static_cast<std::byte*>(buffer.data()) + 64, 256,
+                      Device::cpu(), [keep = buffer](void*) {});
+  EXPECT_TESSEL_ERROR(tensor_from_descriptor(back, shifted), "E3001",
+                      "memory.alignment", "256-byte");
+  // A consumer that needs 256 bytes from a view one float into its buffer:
+  // aligned() copies it into a buffer that starts 256-aligned, which the
+  // descriptor then promises.
+  const Tensor view = arange(0, 32, 1, DType::F32).slice(0, 1, 17);
+  ASSERT_FALSE(view.is_aligned(256));
+  const Tensor kept = view.aligned(256);
+  const TensorDescriptor promised = describe(kept);
+  EXPECT_GE(promised.alignment, 256);
+  EXPECT_EQ(promised.offset_bytes, 0);
+  EXPECT_TRUE(equal(tensor_from_descriptor(promised, kept.storage()), view));
+}
+
 TEST(Descriptor, TensorIdIsReadAndWritten) {
   const TensorDescriptor d = descriptor_from_json(
       R"({"tensor_id": "9b2f4c1e-0d3a-4e57-8a61-2f0c9d7b5e13",

@@ -15,6 +15,15 @@ using S = SymbolicShape;
 
 std::string str(const S& s) { return shape_string(s); }
 
+// An eager error's message without the operands it ends with (DESIGN §2;
+// the symbolic checker has shapes, not tensors): the rest is the rule's.
+std::string rule_message(const Error& e) {
+  std::string what = e.what();
+  const std::size_t from = what.find("; operands: ");
+  if (from != std::string::npos) what.erase(from, what.rfind(" [E") - from);
+  return what;
+}
+
 TEST(Symbolic, LinearLayerShapesWithoutData) {
   const S x = {"batch", "seq", 768};
   const S w = {3072, 768};
@@ -185,7 +194,7 @@ TEST(Symbolic, Conv2dWithStrideAndPadding) {
           try {
             eager = conv2d(zeros(xs), zeros(ws), Tensor(), o).shape();
           } catch (const Error& e) {
-            eager_error = e.what();
+            eager_error = rule_message(e);
           }
           try {
             symbolic = bind(
@@ -282,7 +291,7 @@ TEST(Symbolic, SharedRulesGiveTheSameErrorsAsTheEagerOps) {
     try {
       f();
     } catch (const Error& e) {
-      return e.what();
+      return rule_message(e);
     }
     return "";
   };

@@ -27,10 +27,20 @@ enum class MapMode : std::uint8_t {
   CopyOnWrite,  // writes stay private to this process; the file is untouched
 };
 
-// Alignment of every buffer tessel allocates.
+// Alignment of every buffer tessel allocates: the format standard's
+// minimum, and an AVX-512 register / cache line.
 inline constexpr std::size_t kAllocAlignment = 64;
+// The most Storage::allocate aligns to (a 2 MiB huge page).
+inline constexpr std::size_t kMaxAllocAlignment = std::size_t{2} << 20;
 
 const char* origin_name(StorageOrigin origin);
+
+// The format standard's capability query: the alignment `device`'s kernels
+// want for a buffer (64 on the CPU: a cache line, an AVX-512 register).
+// Memory tessel allocates there has at least this; a consumer that needs
+// more (a GPU's 256) allocates with Storage::allocate(n, device, 256) or
+// takes Tensor::aligned(256). E2501 when the build has no such backend.
+std::size_t device_alignment(Device device);
 
 // The cache of large host buffers (Note [caching allocator]).
 struct AllocatorStats {
@@ -60,10 +70,13 @@ class Storage {
  public:
   Storage() = default;
 
-  // Owned, uninitialised, 64-byte aligned (large buffers come from a cache
-  // of freed ones). E2501 for an unavailable device. On meta, a size and no
+  // Owned, uninitialised, aligned to `alignment` bytes: 64 by default, more
+  // for a consumer that needs it (a GPU's 256, a page) — a power of two up
+  // to kMaxAllocAlignment, else E2102. Large buffers come from a cache of
+  // freed ones. E2501 for an unavailable device. On meta, a size and no
   // memory: data() is null.
-  static Storage allocate(std::int64_t nbytes, Device device = Device::cpu());
+  static Storage allocate(std::int64_t nbytes, Device device = Device::cpu(),
+                          std::size_t alignment = kAllocAlignment);
 
   // Page-locked host memory. When the OS refuses to lock (RLIMIT_MEMLOCK),
   // throws E3002 naming the limit, or, with `fall_back_to_pageable`, returns

@@ -177,6 +177,13 @@ class Tensor {
   // ---- copies (src/ops) ---------------------------------------------------
   // Itself when already contiguous, else a row-major copy.
   Tensor contiguous() const;
+  // Whether the first element's address is a multiple of `alignment`
+  // bytes (a power of two; E2102 otherwise). Meta tensors always are.
+  bool is_aligned(std::size_t alignment) const;
+  // Itself when is_aligned(alignment), else a contiguous copy in a buffer
+  // aligned so (Storage::allocate's limits) — for a consumer that needs
+  // more than the 64 bytes tessel always gives (device_alignment()).
+  Tensor aligned(std::size_t alignment) const;
   // Always a new contiguous tensor with its own storage.
   Tensor clone() const;
   // Element-wise cast to `dtype` (docs/dtypes.md); itself if already it.
