@@ -705,6 +705,20 @@ std::string to_json(const TensorDescriptor& d, int indent) {
       j["max_physical_shape"] = d.max_physical_shape;
   }
   if (!d.bit_order.empty()) j["dtype"]["bit_order"] = d.bit_order;
+  if (d.buffer_handle) {
+    j["buffer_handle"] = {{"type", d.buffer_handle->type},
+                          {"fd", d.buffer_handle->fd},
+                          {"size_bytes", d.buffer_handle->size_bytes},
+                          {"permissions", d.buffer_handle->permissions}};
+  }
+  if (d.mapping) {
+    const auto address = [](const std::optional<std::string>& a) {
+      return a ? json(*a) : json(nullptr);
+    };
+    j["mapping"] = {{"device_address", address(d.mapping->device_address)},
+                    {"cpu_address", address(d.mapping->cpu_address)},
+                    {"access_mode", d.mapping->access_mode}};
+  }
   return j.dump(indent);
 }
 
@@ -740,6 +754,80 @@ void parse_padding_record(const json& padding, TensorDescriptor& d) {
                   fmt::format("axis {} disagrees with padding.values", i));
       }
     }
+  }
+}
+
+// The zero-copy record: a handle of a named type, an fd of -1 or more, a
+// size that holds the buffer, known permissions; a mapping whose addresses
+// are hex strings or null.
+void parse_sharing(const json& j, TensorDescriptor& d) {
+  if (j.contains("buffer_handle") && !j["buffer_handle"].is_null()) {
+    const json& h = j["buffer_handle"];
+    if (!h.is_object()) bad_field("buffer_handle", "expected an object");
+    BufferHandle out;
+    if (!h.contains("type") || !h["type"].is_string()) {
+      bad_field("buffer_handle.type", "expected a string");
+    }
+    out.type = h["type"].get<std::string>();
+    if (h.contains("fd")) {
+      if (!h["fd"].is_number_integer() || h["fd"].get<std::int64_t>() < -1 ||
+          h["fd"].get<std::int64_t>() > INT_MAX) {
+        bad_field("buffer_handle.fd", "expected a descriptor number or -1");
+      }
+      out.fd = h["fd"].get<std::int64_t>();
+    }
+    out.size_bytes =
+        h.contains("size_bytes")
+            ? get_int(h["size_bytes"], "buffer_handle.size_bytes", true)
+            : d.total_bytes;
+    if (out.size_bytes < d.total_bytes) {
+      bad_field("buffer_handle.size_bytes",
+                fmt::format("{} bytes cannot hold memory.total_bytes {}",
+                            out.size_bytes, d.total_bytes));
+    }
+    out.permissions = "read_write";
+    if (h.contains("permissions")) {
+      if (!h["permissions"].is_string()) {
+        bad_field("buffer_handle.permissions", "expected a string");
+      }
+      out.permissions = h["permissions"].get<std::string>();
+      if (out.permissions != "read_only" && out.permissions != "read_write" &&
+          out.permissions != "write_only") {
+        bad_field("buffer_handle.permissions",
+                  fmt::format("'{}' is not read_only, read_write or "
+                              "write_only",
+                              out.permissions));
+      }
+    }
+    d.buffer_handle = std::move(out);
+  }
+  if (j.contains("mapping") && !j["mapping"].is_null()) {
+    const json& m = j["mapping"];
+    if (!m.is_object()) bad_field("mapping", "expected an object");
+    BufferMapping out;
+    for (const auto& [key, slot] :
+         {std::pair{"device_address", &out.device_address},
+          std::pair{"cpu_address", &out.cpu_address}}) {
+      if (!m.contains(key) || m[key].is_null()) continue;
+      const std::string field = std::string("mapping.") + key;
+      if (!m[key].is_string())
+        bad_field(field, "expected a hex string or null");
+      const std::string a = m[key].get<std::string>();
+      const bool hex = a.size() > 2 && a.size() <= 18 && a[0] == '0' &&
+                       (a[1] == 'x' || a[1] == 'X') &&
+                       std::all_of(a.begin() + 2, a.end(), [](char c) {
+                         return std::isxdigit(static_cast<unsigned char>(c));
+                       });
+      if (!hex) bad_field(field, fmt::format("'{}' is not a hex address", a));
+      *slot = a;
+    }
+    if (m.contains("access_mode")) {
+      if (!m["access_mode"].is_string()) {
+        bad_field("mapping.access_mode", "expected a string");
+      }
+      out.access_mode = m["access_mode"].get<std::string>();
+    }
+    d.mapping = std::move(out);
   }
 }
 
@@ -1059,6 +1147,7 @@ TensorDescriptor descriptor_from_json(const std::string& text) {
       d.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
   }
+  parse_sharing(j, d);
   return d;
 }
 
@@ -1068,6 +1157,10 @@ Tensor tensor_from_descriptor(const TensorDescriptor& d,
                "the descriptor's memory is on {} {} ({} memory), a device "
                "tessel has no backend for",
                d.device_type, d.device_id, d.memory_space);
+  TESSEL_CHECK(!d.mapping || d.mapping->access_mode != "device_only",
+               DeviceMismatch, "tensor_from_descriptor",
+               "the buffer is mapped for the device only "
+               "(mapping.access_mode device_only); the CPU cannot read it");
   const Shape shape = d.shape();
   if (storage.nbytes() < d.total_bytes) {
     bad_field("memory.total_bytes",

@@ -186,6 +186,24 @@ void validate_fd(int fd, ShareMode mode, const TensorDescriptor& d) {
     refuse(fmt::format("the descriptor needs {} bytes but the memfd holds {}",
                        d.total_bytes, static_cast<std::int64_t>(st.st_size)));
   }
+  // The zero-copy record, when the sender wrote one, must describe this fd.
+  if (const auto& h = d.buffer_handle) {
+    if (h->type != "memfd") {
+      refuse(fmt::format("buffer_handle.type is '{}'; tessel shares memfds",
+                         h->type));
+    }
+    if (h->size_bytes != static_cast<std::int64_t>(st.st_size)) {
+      refuse(
+          fmt::format("buffer_handle.size_bytes is {} but the memfd holds "
+                      "{} bytes",
+                      h->size_bytes, static_cast<std::int64_t>(st.st_size)));
+    }
+    const char* want = mode == ShareMode::ReadOnly ? "read_only" : "read_write";
+    if (h->permissions != want) {
+      refuse(fmt::format("buffer_handle.permissions is {} for a {} share",
+                         h->permissions, want));
+    }
+  }
 }
 
 }  // namespace
@@ -217,7 +235,15 @@ SharedTensor share_memfd(const Tensor& t, ShareMode mode) {
   SharedTensor share;
   share.tensor = Tensor(std::move(mapping), t.shape(), {}, 0, t.dtype());
   share.tensor.set_name(t.name());
-  share.descriptor_json = to_json(describe(share.tensor), -1);
+  TensorDescriptor d = describe(share.tensor);
+  // The standard's zero-copy record. No address is written: the peer maps
+  // the memfd where it likes, and this process's layout is none of its
+  // business.
+  d.buffer_handle =
+      BufferHandle{"memfd", fd.get(), nbytes,
+                   mode == ShareMode::ReadOnly ? "read_only" : "read_write"};
+  d.mapping = BufferMapping{std::nullopt, std::nullopt, "host"};
+  share.descriptor_json = to_json(d, -1);
   share.mode = mode;
   share.fd = std::move(fd);
   return share;
@@ -302,7 +328,10 @@ SharedTensor receive_shared(int unix_socket, std::optional<ShareMode> expect) {
           ? Storage::map_shared_fd(fds[0].get(), d.total_bytes, true)
           : map_read_only(fds[0].get(), d.total_bytes);
   share.tensor = tensor_from_descriptor(d, storage);
-  share.descriptor_json = std::move(json);
+  // The descriptor as true here: the fd's number in this process.
+  TensorDescriptor local = d;
+  if (local.buffer_handle) local.buffer_handle->fd = fds[0].get();
+  share.descriptor_json = to_json(local, -1);
   share.mode = mode;
   share.fd = std::move(fds[0]);
   return share;

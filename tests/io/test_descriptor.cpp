@@ -329,6 +329,48 @@ TEST(Descriptor, AlignmentIsAPromiseAboutTheBuffer) {
   EXPECT_TRUE(equal(tensor_from_descriptor(promised, kept.storage()), view));
 }
 
+// The standard's zero-copy sharing example (§2.6.1) beside a descriptor:
+// kept and written back; a device-only mapping is not laid over host
+// memory; malformed records are E3001.
+TEST(Descriptor, ZeroCopyHandleAndMappingAreKept) {
+  json j = json::parse(to_json(describe(zeros({4}, DType::F32))));
+  j["buffer_handle"] = json::parse(
+      R"({"type": "dma_buf_fd", "fd": 42, "size_bytes": 9633792,
+          "permissions": "read_write"})");
+  j["mapping"] = json::parse(
+      R"({"device_address": "0x7f4a2000", "cpu_address": null,
+          "access_mode": "device_only"})");
+  const TensorDescriptor d = descriptor_from_json(j.dump());
+  ASSERT_TRUE(d.buffer_handle && d.mapping);
+  EXPECT_EQ(d.buffer_handle->type, "dma_buf_fd");
+  EXPECT_EQ(d.buffer_handle->fd, 42);
+  EXPECT_EQ(d.buffer_handle->size_bytes, 9633792);
+  EXPECT_EQ(d.mapping->device_address, "0x7f4a2000");
+  EXPECT_FALSE(d.mapping->cpu_address.has_value());
+  const json back = json::parse(to_json(d));
+  EXPECT_EQ(back["buffer_handle"], j["buffer_handle"]);
+  EXPECT_EQ(back["mapping"], j["mapping"]);
+  EXPECT_TESSEL_ERROR(tensor_from_descriptor(d, Storage::allocate(16)), "E2501",
+                      "device_only");
+  const auto refused = [&](const char* key, json value, const char* field) {
+    json bad = j;
+    bad[key] = std::move(value);
+    EXPECT_TESSEL_ERROR(descriptor_from_json(bad.dump()), "E3001", field);
+  };
+  refused("buffer_handle", json::parse(R"({"fd": 3})"), "buffer_handle.type");
+  refused("buffer_handle", json::parse(R"({"type": "memfd", "fd": -7})"),
+          "buffer_handle.fd");
+  refused("buffer_handle", json::parse(R"({"type": "memfd", "size_bytes": 8})"),
+          "buffer_handle.size_bytes");  // less than total_bytes (16)
+  refused("buffer_handle",
+          json::parse(R"({"type": "memfd", "permissions": "all"})"),
+          "buffer_handle.permissions");
+  refused("mapping", json::parse(R"({"device_address": "7f4a"})"),
+          "mapping.device_address");
+  refused("mapping", json::parse(R"({"cpu_address": 12})"),
+          "mapping.cpu_address");
+}
+
 TEST(Descriptor, TensorIdIsReadAndWritten) {
   const TensorDescriptor d = descriptor_from_json(
       R"({"tensor_id": "9b2f4c1e-0d3a-4e57-8a61-2f0c9d7b5e13",

@@ -99,6 +99,15 @@ TEST(SharedMemory, SharesAViewAsARowMajorSealedMemfd) {
   EXPECT_EQ(d.shape(), (Shape{3, 2}));
   EXPECT_EQ(d.total_bytes, 24);
   EXPECT_EQ(d.offset_bytes, 0);
+  // The format standard's zero-copy record for this memfd.
+  ASSERT_TRUE(d.buffer_handle.has_value());
+  EXPECT_EQ(d.buffer_handle->type, "memfd");
+  EXPECT_EQ(d.buffer_handle->fd, s.fd.get());
+  EXPECT_EQ(d.buffer_handle->size_bytes, 24);
+  EXPECT_EQ(d.buffer_handle->permissions, "read_write");
+  ASSERT_TRUE(d.mapping.has_value());
+  EXPECT_EQ(d.mapping->access_mode, "host");
+  EXPECT_FALSE(d.mapping->cpu_address.has_value());  // no address leaks
 }
 
 TEST(SharedMemory, ReadOnlyShareIsWriteSealed) {
@@ -130,6 +139,18 @@ TEST(SharedMemory, ReceiveMapsTheSameMemoryWithoutACopy) {
   EXPECT_EQ(producer.const_data<double>()[2], 42.0);
   producer.data<double>()[4] = -1;
   EXPECT_EQ(consumer.const_data<double>()[4], -1.0);
+}
+
+// The receiver's descriptor is true in the receiver: its own fd number.
+TEST(SharedMemory, ReceivedHandleNamesTheReceiversFd) {
+  SocketPair p;
+  send_tensor(p.a.get(), arange(3, DType::I64), ShareMode::ReadOnly);
+  const SharedTensor got = receive_shared(p.b.get(), ShareMode::ReadOnly);
+  const TensorDescriptor d = descriptor_from_json(got.descriptor_json);
+  ASSERT_TRUE(d.buffer_handle.has_value());
+  EXPECT_EQ(d.buffer_handle->fd, got.fd.get());
+  EXPECT_EQ(d.buffer_handle->permissions, "read_only");
+  EXPECT_EQ(d.buffer_handle->size_bytes, 24);
 }
 
 TEST(SharedMemory, ReadOnlyReceiveGivesANonWritableStorage) {
@@ -176,6 +197,29 @@ TEST(SharedMemory, RefusesADescriptorLargerThanTheMemfd) {
         send_shared(sock, s);
       },
       "memfd holds 16");
+}
+
+// A zero-copy record that does not describe the fd it came with.
+TEST(SharedMemory, RefusesAHandleThatDisagreesWithTheFd) {
+  const auto forged = [](auto edit) {
+    return [edit](int sock) {
+      SharedTensor s = share_memfd(arange(4, DType::F32));
+      TensorDescriptor d = descriptor_from_json(s.descriptor_json);
+      edit(d);
+      s.descriptor_json = to_json(d);
+      send_shared(sock, s);
+    };
+  };
+  expect_refused(
+      forged([](TensorDescriptor& d) { d.buffer_handle->type = "dma_buf_fd"; }),
+      "tessel shares memfds");
+  expect_refused(
+      forged([](TensorDescriptor& d) { d.buffer_handle->size_bytes = 64; }),
+      "memfd holds 16 bytes");
+  expect_refused(forged([](TensorDescriptor& d) {
+                   d.buffer_handle->permissions = "read_only";
+                 }),
+                 "read_only for a read_write share");
 }
 
 TEST(SharedMemory, RefusesModesThatDisagreeWithTheSeals) {

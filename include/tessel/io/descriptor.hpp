@@ -56,6 +56,26 @@ struct Quantization {
   std::string scheme() const;
 };
 
+// The format standard's zero-copy sharing record (§2.6.1): the OS handle
+// of the buffer and how it is mapped, kept as the document gives it and
+// written back. share_memfd() writes them for its memfd (type "memfd");
+// receive_shared() checks them against the fd it got and rewrites `fd` to
+// its own number.
+struct BufferHandle {
+  std::string type;             // "memfd", "dma_buf_fd", "win32_handle", ...
+  std::int64_t fd = -1;         // the number in the process that wrote it
+  std::int64_t size_bytes = 0;  // at least memory.total_bytes
+  std::string permissions;      // "read_only", "read_write" or "write_only"
+};
+struct BufferMapping {
+  // Hex addresses ("0x7f4a2000") in the writer's address space, or none.
+  std::optional<std::string> device_address;
+  std::optional<std::string> cpu_address;
+  // "host", "shared", "device_only", ...: a device-only mapping cannot be
+  // read by the CPU, so laying a tensor over it is refused (E2501).
+  std::string access_mode;
+};
+
 struct TensorDescriptor {
   int version_major = 1;
   int version_minor = 0;
@@ -102,6 +122,8 @@ struct TensorDescriptor {
   // GGUF's packing: element 2i in the low nibble) or "msb_first"; empty
   // when the document does not say.
   std::string bit_order;
+  std::optional<BufferHandle> buffer_handle;
+  std::optional<BufferMapping> mapping;
   std::map<std::string, bool> properties;
   std::map<std::string, std::string> metadata;
 
