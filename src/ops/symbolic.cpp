@@ -39,8 +39,7 @@ SymbolicShape transpose(const SymbolicShape& s, std::int64_t dim0,
 }
 
 SymbolicShape transpose(const SymbolicShape& s) {
-  const auto axes = rules::reversed_axes(rank_of(s));
-  return permute(s, std::vector<std::int64_t>(axes.begin(), axes.end()));
+  return SymbolicShape(s.rbegin(), s.rend());
 }
 
 SymbolicShape permute(const SymbolicShape& s,

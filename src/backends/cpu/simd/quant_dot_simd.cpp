@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_layout.hpp"
 #include "quant/block_codecs.hpp"
@@ -665,7 +666,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
   switch (static_cast<DType>(w_dtype)) {
     case DType::Q4_0:
 #if HWY_TARGET == HWY_AVX3
-      if (gemm::cpu_has_avx512_vnni()) {
+      if (cpu_has_avx512_vnni()) {
         return all_rows<dot_q4_0_vnni>(w, ldw, rows, act, act_bytes, m_rows, nb,
                                        y, ldy);
       }
@@ -686,7 +687,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
                                 ldy);
     case DType::IQ4_XS:
 #if HWY_TARGET == HWY_AVX3
-      if (gemm::cpu_has_avx512_vnni()) {
+      if (cpu_has_avx512_vnni()) {
         return all_rows<dot_iq4_xs_vnni>(w, ldw, rows, act, act_bytes, m_rows,
                                          nb, y, ldy);
       }

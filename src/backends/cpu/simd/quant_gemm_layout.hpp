@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "quant/iq4_codebook.hpp"
 #include "quant/scalars.hpp"
 #include "tessel/core/dtype.hpp"
@@ -174,14 +175,6 @@ inline void store_row_scales(DType w, const Layout& l, int tile_rows,
 // Rows per tile: 16 where the 512-bit VNNI kernel runs (Highway's AVX3
 // target on a CPU with AVX512-VNNI, which that target does not assume),
 // else 8. The packer and the kernels ask the same question, so they agree.
-inline bool cpu_has_avx512_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool vnni = __builtin_cpu_supports("avx512vnni");
-  return vnni;
-#else
-  return false;
-#endif
-}
 inline int tile_rows_for(bool avx3_target) {
   return avx3_target && cpu_has_avx512_vnni() ? 16 : 8;
 }

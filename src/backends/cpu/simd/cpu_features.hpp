@@ -1,0 +1,17 @@
+// CPU features Highway's targets do not imply but kernels branch on at run
+// time. AVX512-VNNI (vpdpbusd) is not part of Highway's AVX3 target, so
+// the 512-bit quantised dot and tile kernels ask here, once per process.
+#pragma once
+
+namespace tessel::cpu::simd {
+
+inline bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni;
+#else
+  return false;
+#endif
+}
+
+}  // namespace tessel::cpu::simd
