@@ -26,11 +26,12 @@ std::string format_rate(double per_second) {
 bool Progress::stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 Progress::Progress(std::int64_t total, std::string unit,
-                   std::int64_t plain_every)
+                   std::int64_t plain_every, bool shown)
     : total_(total),
       unit_(std::move(unit)),
       plain_every_(plain_every > 0 ? plain_every : 1),
       terminal_(stderr_is_terminal()),
+      shown_(shown),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -38,6 +39,7 @@ Progress::~Progress() { finish(); }
 
 void Progress::update(std::int64_t done, double amount,
                       const std::string& status) {
+  if (!shown_) return;
   if (first_done_ < 0) {
     // The rate counts from the first update, so that start-up work (and
     // the steps of a resumed run) do not distort it.

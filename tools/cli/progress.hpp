@@ -11,8 +11,10 @@ namespace tessel::cli {
 
 class Progress {
  public:
-  // `unit` names what the rate counts ("tok", "MB").
-  Progress(std::int64_t total, std::string unit, std::int64_t plain_every);
+  // `unit` names what the rate counts ("tok", "MB"). A progress that is not
+  // `shown` draws nothing (the ranks of a distributed run but the first).
+  Progress(std::int64_t total, std::string unit, std::int64_t plain_every,
+           bool shown = true);
   ~Progress();
 
   // `done` steps of total are finished, `amount` units processed in all;
@@ -31,6 +33,7 @@ class Progress {
   std::string unit_;
   std::int64_t plain_every_;
   bool terminal_;
+  bool shown_;
   bool finished_ = false;
   std::int64_t first_done_ = -1;
   double first_amount_ = 0;

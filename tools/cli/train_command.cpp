@@ -10,6 +10,7 @@
 #include "cli/progress.hpp"
 #include "cli/train/checkpoint.hpp"
 #include "cli/train/task.hpp"
+#include "tessel/dist/data_parallel.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -58,6 +59,31 @@ std::string describe(const DecoderConfig& c, std::int64_t parameters) {
       c.model_type, c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
       c.num_key_value_heads, c.intermediate_size,
       static_cast<double>(parameters) / 1e6);
+}
+
+// Rows [rank * B / n, (rank + 1) * B / n) of a global batch: this rank's
+// share under data parallelism (B divisible by n, checked at start).
+Batch shard(const Batch& global, int rank, int ranks) {
+  const std::int64_t rows = global.inputs.size(0) / ranks;
+  return {global.inputs.slice(0, rank * rows, (rank + 1) * rows),
+          global.targets.slice(0, rank * rows, (rank + 1) * rows)};
+}
+
+// Everything that must be equal on every rank of a data-parallel run for
+// the replicas to stay equal: the model, the task and its data, the
+// hyper-parameters, the step resumed from.
+std::string run_identity(const TrainState& s, const CausalLM& lm) {
+  std::string data_size;
+  if (!s.data.empty()) {
+    std::error_code ec;
+    data_size = std::to_string(std::filesystem::file_size(s.data, ec));
+  }
+  return fmt::format(
+      "{} | task {} data '{}' ({} bytes) seq {} | seed {} step {} of {} | "
+      "batch {} lr {} min {} warmup {} decay {} betas {} {} clip {}",
+      describe(lm.config(), lm.num_parameters()), s.task, s.data, data_size,
+      s.seq_len, s.seed, s.step, s.total_steps, s.batch_size, s.lr, s.min_lr,
+      s.warmup_steps, s.weight_decay, s.beta1, s.beta2, s.clip);
 }
 
 int run_train(const TrainOptions& o, const CLI::App& cmd) {
@@ -137,13 +163,36 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
   const CosineSchedule schedule{state.lr, state.min_lr, state.warmup_steps,
                                 state.total_steps};
 
-  if (!o.json) {
+  // Data parallelism (docs/distributed.md): under mpirun every rank holds a
+  // replica, takes its rows of each global batch, and averages gradients;
+  // rank 0 alone prints, evaluates and writes checkpoints.
+  dist::ProcessGroup& group = dist::world();
+  const int ranks = group.world_size();
+  const bool leader = group.rank() == 0;
+  if (ranks > 1) {
+    group.check_agreement("the training run (model, data, hyper-parameters)",
+                          run_identity(state, *lm));
+    if (state.batch_size % ranks != 0) {
+      throw_error(ErrorCode::BadConfig,
+                  fmt::format("[train] --batch-size {} does not split into "
+                              "{} equal shares (one per rank)",
+                              state.batch_size, ranks));
+    }
+    dist::broadcast_parameters(group, lm->parameters());
+  }
+  double allreduce_seconds = 0.0;
+
+  if (!o.json && leader) {
     fmt::print("{}\n", describe(lm->config(), lm->num_parameters()));
     fmt::print(
         "task: {}{}, batch {} x {} tokens, {} threads{}\n", state.task,
         state.data.empty() ? "" : " (" + state.data + ")", state.batch_size,
         task->sequence_length(), get_num_threads(),
         state.step > 0 ? fmt::format(", resuming at step {}", state.step) : "");
+    if (ranks > 1) {
+      fmt::print("data parallel: {} ranks ({}), {} sequences each\n", ranks,
+                 group.backend(), state.batch_size / ranks);
+    }
     std::fflush(stdout);
   }
 
@@ -156,7 +205,8 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t first_step = state.step;
   {
-    Progress progress(state.total_steps, "tok", 50);
+    // Only rank 0 draws progress (the others' would interleave with it).
+    Progress progress(state.total_steps, "tok", 50, leader);
     try {
       const std::int64_t stop_at =
           o.stop_after > 0
@@ -164,17 +214,36 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
               : state.total_steps;
       while (state.step < stop_at) {
         optimizer.set_lr(schedule.lr_at(state.step));
-        const Batch batch =
+        const Batch global =
             task->batch(state.seed, state.step, state.batch_size);
-        const Variable loss =
-            cross_entropy(lm->forward(batch.inputs), batch.targets);
-        const double value = loss.item<double>();
+        const Batch batch =
+            ranks > 1 ? shard(global, group.rank(), ranks) : global;
+        Variable loss = cross_entropy(lm->forward(batch.inputs), batch.targets);
+        double value = 0.0;
+        if (ranks > 1) {
+          // The loss is the mean over the scored tokens of the whole
+          // batch: this rank's mean weighted by its share of them, so that
+          // the averaged gradients are the global batch's gradient.
+          Tensor scored = sum(ne(batch.targets, -100)).to(DType::F64);
+          const double local = scored.item<double>();
+          group.all_reduce(scored, dist::ReduceOp::Sum);
+          loss = mul(loss, local * ranks / scored.item<double>());
+          Tensor mean = full({1}, loss.item<double>(), DType::F64);
+          group.all_reduce(mean, dist::ReduceOp::Mean);
+          value = mean.item<double>();
+        } else {
+          value = loss.item<double>();
+        }
         if (!std::isfinite(value)) {
           throw_error(ErrorCode::NonFinite,
                       fmt::format("[train] the loss is {} at step {}", value,
                                   state.step + 1));
         }
         loss.backward();
+        if (ranks > 1) {
+          allreduce_seconds +=
+              dist::all_reduce_gradients(group, optimizer.parameters());
+        }
         if (state.clip > 0) {
           clip_grad_norm(optimizer.parameters(), state.clip);
         }
@@ -186,7 +255,7 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
             state.step,
             static_cast<double>(state.step - first_step) * tokens_per_step,
             fmt::format("loss {:.4f}", value));
-        if (o.save_every > 0 && state.step % o.save_every == 0 &&
+        if (leader && o.save_every > 0 && state.step % o.save_every == 0 &&
             state.step < state.total_steps) {
           save_checkpoint(out, *lm, optimizer, state);
           saved_step = state.step;
@@ -209,6 +278,8 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  // The other ranks' replicas equal rank 0's: their work is done.
+  if (!leader) return 0;
   if (state.step < state.total_steps) {
     // Stopped early by --stop-after: save for --resume; evaluation waits
     // for the end of the run.
@@ -231,9 +302,13 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
     fmt::print(
         "{{\"task\": \"{}\", \"steps\": {}, \"final_loss\": {:.6f}, "
         "\"evaluation\": \"{}\", \"metric\": {:.6f}, \"train_seconds\": "
-        "{:.2f}, \"tokens_per_second\": {:.1f}, \"checkpoint\": \"{}\"}}\n",
+        "{:.2f}, \"tokens_per_second\": {:.1f}, \"checkpoint\": \"{}\", "
+        "\"ranks\": {}, \"allreduce_seconds_per_step\": {:.6f}}}\n",
         state.task, state.step, final_loss, evaluation.line, evaluation.value,
-        seconds, tokens_per_second, out.string());
+        seconds, tokens_per_second, out.string(), ranks,
+        state.step > first_step
+            ? allreduce_seconds / static_cast<double>(state.step - first_step)
+            : 0.0);
   } else {
     fmt::print("{}", task->samples(*lm));
     fmt::print("trained {} steps in {:.1f} s ({} tok/s), final loss {:.4f}\n",
