@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/io/dlpack.hpp"
 #include "tessel/tessel.hpp"
 
 namespace {
@@ -213,6 +214,30 @@ void load_header(benchmark::State& state, const fs::path& path, Load load) {
   state.counters["file_bytes"] = static_cast<double>(fs::file_size(path));
   state.counters["tensors"] = static_cast<double>(tensors);
 }
+
+// Handing a tensor to another consumer without a copy: the format
+// standard's JSON descriptor (describe, to_json, parse, lay over the same
+// storage) against DLPack, the exchange PyTorch, TensorFlow and NumPy use
+// natively. Both are O(1) in the tensor's size; the ratio is the
+// descriptor's per-exchange cost (BENCHMARKS.md).
+void BM_ExchangeDescriptor(benchmark::State& state) {
+  const Tensor t = empty({state.range(0)}, DType::F32);
+  for (auto _ : state) {
+    const TensorDescriptor d = descriptor_from_json(to_json(describe(t), -1));
+    const Tensor back = tensor_from_descriptor(d, t.storage());
+    benchmark::DoNotOptimize(back.raw_data());
+  }
+}
+BENCHMARK(BM_ExchangeDescriptor)->Arg(1 << 10)->Arg(1 << 26);
+
+void BM_ExchangeDLPack(benchmark::State& state) {
+  const Tensor t = empty({state.range(0)}, DType::F32);
+  for (auto _ : state) {
+    const Tensor back = from_dlpack(to_dlpack(t));
+    benchmark::DoNotOptimize(back.raw_data());
+  }
+}
+BENCHMARK(BM_ExchangeDLPack)->Arg(1 << 10)->Arg(1 << 26);
 
 void BM_LoadHeader(benchmark::State& state) {
   load_header(state, sparse_safetensors(state.range(0)),

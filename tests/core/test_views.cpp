@@ -232,6 +232,22 @@ TEST(Views, QuantisedViewsKeepWholeBlocks) {
   EXPECT_TESSEL_ERROR(zeros({33}, DType::Q8_0), "E2102", "33");
 }
 
+// A move hands the handle over: the same storage, nothing copied, and the
+// moved-from tensor is undefined (E2102 on use) rather than a silent alias.
+TEST(Views, MoveHandsTheTensorOverWithoutACopy) {
+  Tensor a = arange(0, 6, 1, DType::F32).reshape({2, 3});
+  const void* data = a.raw_data();
+  const Storage storage = a.storage();
+  Tensor b = std::move(a);
+  EXPECT_EQ(b.raw_data(), data);
+  EXPECT_TRUE(b.storage().is_same(storage));
+  EXPECT_FALSE(a.defined());  // NOLINT(bugprone-use-after-move): the point
+  EXPECT_TESSEL_ERROR(a.shape(), "E2102");  // NOLINT(bugprone-use-after-move)
+  Tensor c;
+  c = std::move(b);
+  EXPECT_EQ(c.raw_data(), data);
+}
+
 TEST(Views, NamesStayWithTheHandle) {
   Tensor t = zeros({2});
   t.set_name("model.norm.weight");
