@@ -10,6 +10,9 @@ import shutil
 import subprocess
 import tempfile
 
+# tessel train's default global batch: 128 sequences of 12 tokens.
+BATCH = 128
+
 MODELS = {
     "default (hidden 128, 3 layers)": [],
     "wide (hidden 512, 6 layers)": ["--hidden", "512", "--layers", "6",
@@ -21,7 +24,7 @@ MODELS = {
 def run(tessel, ranks, threads, steps, model, out):
     env = dict(os.environ, TESSEL_NUM_THREADS=str(threads),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = [tessel, "train", "--steps", str(steps), "--batch-size", "64",
+    cmd = [tessel, "train", "--steps", str(steps), "--batch-size", str(BATCH),
            "--save-every", "0", "--json", "--out", out, *model]
     if ranks > 1:
         cmd = [shutil.which("mpirun"), "-np", str(ranks), "--oversubscribe",

@@ -147,6 +147,15 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
 // then high), lanes 8-15 block b + 1: the activation row's precomputed
 // offsets for the two blocks are then one contiguous load. Highway's AVX3
 // target does not assume VNNI, so the caller checks for it at run time.
+// The attribute names every feature these functions use, not only VNNI:
+// clang lets a function's own target attribute replace the one Highway's
+// target pragma would have applied (GCC adds them up), so "avx512vnni"
+// alone would compile them without AVX-512 BW/DQ under clang.
+#ifndef TESSEL_AVX512_VNNI_TARGET
+#define TESSEL_AVX512_VNNI_TARGET                                         \
+  __attribute__((target("avx,avx2,bmi,bmi2,fma,f16c,avx512f,avx512cd,"    \
+                        "avx512vl,avx512dq,avx512bw,avx512vnni")))
+#endif
 // GCC 12's 512-bit conversions, shuffles and extracts pass an "undefined"
 // register as their unused merge source, and then warn about it.
 #pragma GCC diagnostic push
@@ -154,7 +163,7 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
 #pragma GCC diagnostic ignored "-Wuninitialized"
 // The i32 sums of blocks b and b + 1 (lanes 0-7 and 8-15), less the
 // activation offsets.
-__attribute__((target("avx512vnni"))) inline __m512i pair_sums_q4_0(
+TESSEL_AVX512_VNNI_TARGET inline __m512i pair_sums_q4_0(
     const std::uint8_t* w0, const std::uint8_t* act,
     const std::uint8_t* offsets) {
   // [b's 16 bytes | b+1's 16 bytes], then [b lo, b hi, b+1 lo, b+1 hi].
@@ -195,7 +204,7 @@ inline __m512 spread_pair(__m128 d) {
       _mm512_castps128_ps512(d));
 }
 
-__attribute__((target("avx512vnni"))) inline float dot_q4_0_vnni(
+TESSEL_AVX512_VNNI_TARGET inline float dot_q4_0_vnni(
     const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
   const std::uint8_t* dy = act + nb * kQ80Bytes;
   const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
@@ -465,7 +474,7 @@ inline __m512i spread_scale_pair(__m512i scales) {
 
 // Sub-blocks 2p and 2p + 1 times their scales, as i32 lanes.
 template <int p>
-__attribute__((target("avx512vnni"))) inline __m512i scaled_pair_iq4_xs(
+TESSEL_AVX512_VNNI_TARGET inline __m512i scaled_pair_iq4_xs(
     const std::uint8_t* wb, const std::uint8_t* q8, __m512i table,
     __m512i scales) {
   // [2p's 16 bytes | 2p+1's], then [2p lo, 2p hi, 2p+1 lo, 2p+1 hi]
@@ -482,7 +491,7 @@ __attribute__((target("avx512vnni"))) inline __m512i scaled_pair_iq4_xs(
   return _mm512_mullo_epi32(sums, spread_scale_pair<p>(scales));
 }
 
-__attribute__((target("avx512vnni"))) inline float dot_iq4_xs_vnni(
+TESSEL_AVX512_VNNI_TARGET inline float dot_iq4_xs_vnni(
     const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
   alignas(16) static constexpr auto kBiased = [] {
     std::array<std::uint8_t, 16> t{};
