@@ -152,9 +152,10 @@ inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
 // target pragma would have applied (GCC adds them up), so "avx512vnni"
 // alone would compile them without AVX-512 BW/DQ under clang.
 #ifndef TESSEL_AVX512_VNNI_TARGET
-#define TESSEL_AVX512_VNNI_TARGET                                         \
-  __attribute__((target("avx,avx2,bmi,bmi2,fma,f16c,avx512f,avx512cd,"    \
-                        "avx512vl,avx512dq,avx512bw,avx512vnni")))
+#define TESSEL_AVX512_VNNI_TARGET                           \
+  __attribute__((                                           \
+      target("avx,avx2,bmi,bmi2,fma,f16c,avx512f,avx512cd," \
+             "avx512vl,avx512dq,avx512bw,avx512vnni")))
 #endif
 // GCC 12's 512-bit conversions, shuffles and extracts pass an "undefined"
 // register as their unused merge source, and then warn about it.
@@ -204,8 +205,9 @@ inline __m512 spread_pair(__m128 d) {
       _mm512_castps128_ps512(d));
 }
 
-TESSEL_AVX512_VNNI_TARGET inline float dot_q4_0_vnni(
-    const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
+TESSEL_AVX512_VNNI_TARGET inline float dot_q4_0_vnni(const std::uint8_t* w,
+                                                     const std::uint8_t* act,
+                                                     std::int64_t nb) {
   const std::uint8_t* dy = act + nb * kQ80Bytes;
   const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
@@ -491,8 +493,9 @@ TESSEL_AVX512_VNNI_TARGET inline __m512i scaled_pair_iq4_xs(
   return _mm512_mullo_epi32(sums, spread_scale_pair<p>(scales));
 }
 
-TESSEL_AVX512_VNNI_TARGET inline float dot_iq4_xs_vnni(
-    const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
+TESSEL_AVX512_VNNI_TARGET inline float dot_iq4_xs_vnni(const std::uint8_t* w,
+                                                       const std::uint8_t* act,
+                                                       std::int64_t nb) {
   alignas(16) static constexpr auto kBiased = [] {
     std::array<std::uint8_t, 16> t{};
     for (int i = 0; i < 16; ++i)
