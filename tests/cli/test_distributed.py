@@ -2,7 +2,8 @@
 one-process run with the same global batch and seed — per-step losses
 within 1e-6 relative for 50 steps, the same held-out evaluation, weights
 within float rounding — plus --resume across world sizes, disagreeing
-ranks (E4001 on every rank, no hang), an indivisible batch, and a rank
+ranks and different data files (E4001 on every rank, no hang), an
+indivisible batch, and a rank
 that dies mid-run (the job ends, no partial checkpoint)."""
 import json
 import os
@@ -16,7 +17,9 @@ from safetensors.numpy import load_file
 FAILURES = []
 TESSEL = sys.argv[1]
 MPIRUN = sys.argv[2]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+# yield_when_idle: ranks waiting in a collective give the core up (this
+# test shares two cores with other tests under ctest -j2).
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_MCA_mpi_yield_when_idle="1",
            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
@@ -96,6 +99,20 @@ with tempfile.TemporaryDirectory() as tmp:
     check(bad.stderr.count("E4001") == 2 and "differs between the ranks"
           in bad.stderr, f"E4001 on both ranks ({bad.stderr[-400:]})")
     check(not os.path.exists(f"{tmp}/bad"), "no checkpoint from them")
+
+    # ... and on the data: two files of one size but different bytes.
+    for r, text in enumerate(("abcdefgh" * 400, "abcdefgX" * 400)):
+        with open(f"{tmp}/text{r}.txt", "w") as f:
+            f.write(text)
+    other = subprocess.run(
+        [MPIRUN, "-np", "2", "--oversubscribe", "sh", "-c",
+         f'exec "{TESSEL}" train --steps 5 --batch-size 8 --save-every 0 '
+         f'--seq-len 16 --out {tmp}/other '
+         f'--data {tmp}/text"$OMPI_COMM_WORLD_RANK".txt'],
+        capture_output=True, text=True, env=ENV, timeout=120)
+    check(other.returncode != 0 and other.stderr.count("E4001") == 2,
+          f"different data files are E4001 on both ranks "
+          f"({other.stderr[-300:]})")
 
     odd = train(2, "--steps", "5", "--batch-size", "7", "--out", f"{tmp}/odd")
     check(odd.returncode != 0 and "does not split into 2" in odd.stderr,

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -69,20 +71,33 @@ Batch shard(const Batch& global, int rank, int ranks) {
           global.targets.slice(0, rank * rows, (rank + 1) * rows)};
 }
 
+// FNV-1a of a file's bytes, streamed: ranks on different machines must
+// train on the same text, not merely on files of the same name and size.
+std::uint64_t file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::uint64_t h = 1469598103934665603ull;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(chunk[static_cast<std::size_t>(i)]);
+      h *= 1099511628211ull;
+    }
+  }
+  return h;
+}
+
 // Everything that must be equal on every rank of a data-parallel run for
 // the replicas to stay equal: the model, the task and its data, the
 // hyper-parameters, the step resumed from.
 std::string run_identity(const TrainState& s, const CausalLM& lm) {
-  std::string data_size;
-  if (!s.data.empty()) {
-    std::error_code ec;
-    data_size = std::to_string(std::filesystem::file_size(s.data, ec));
-  }
+  const std::string data =
+      s.data.empty() ? "" : fmt::format("{:016x}", file_digest(s.data));
   return fmt::format(
-      "{} | task {} data '{}' ({} bytes) seq {} | seed {} step {} of {} | "
+      "{} | task {} data digest {} seq {} | seed {} step {} of {} | "
       "batch {} lr {} min {} warmup {} decay {} betas {} {} clip {}",
-      describe(lm.config(), lm.num_parameters()), s.task, s.data, data_size,
-      s.seq_len, s.seed, s.step, s.total_steps, s.batch_size, s.lr, s.min_lr,
+      describe(lm.config(), lm.num_parameters()), s.task, data, s.seq_len,
+      s.seed, s.step, s.total_steps, s.batch_size, s.lr, s.min_lr,
       s.warmup_steps, s.weight_decay, s.beta1, s.beta2, s.clip);
 }
 
