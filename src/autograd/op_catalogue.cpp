@@ -227,19 +227,19 @@ std::vector<Row> other_rows() {
 #undef TESSEL_ROW
 #undef TESSEL_CALL
 
-// The Core v1 ops that are element-wise rows, under their seed names.
-const char* core_v1_name(std::string_view name) {
-  for (const char* core : {"relu", "add", "sub", "mul", "div"}) {
-    if (name == core) return core;
-  }
-  return nullptr;
-}
-
 // The seed's order of its 17 operators.
 constexpr std::array<const char*, 17> kCoreV1Order = {
     "relu",  "add",     "sub",       "mul",         "div",     "sum",
     "mean",  "reshape", "transpose", "expand_dims", "squeeze", "index",
     "slice", "gather",  "matmul",    "dot",         "conv2d"};
+
+// An element-wise row's Core v1 name (the seed names those as tessel does).
+const char* core_v1_name(std::string_view name) {
+  for (const char* core : kCoreV1Order) {
+    if (name == core) return core;
+  }
+  return nullptr;
+}
 
 // The value dtypes a call admits: it runs on eye(2) of each (identity is
 // invertible and positive definite, so decompositions succeed wherever
@@ -248,17 +248,16 @@ constexpr std::array<const char*, 17> kCoreV1Order = {
 std::vector<DType> admitted_dtypes(
     const std::function<void(const Tensor&)>& run, const char* name) {
   std::vector<DType> admitted;
-  for (const DTypeTraits& t : kDTypeTraits) {
-    if (t.kind == DTypeKind::Quantized || t.bits < 8) continue;
-    const Tensor x = eye(2).to(t.dtype);
+  for (const DType d : catalogue_dtypes()) {
+    const Tensor x = eye(2).to(d);
     try {
       run(x);
-      admitted.push_back(t.dtype);
+      admitted.push_back(d);
     } catch (const DTypeError&) {
     } catch (const Error& e) {
       // A bug in this file, not in the caller's input: no tessel code.
       throw std::logic_error(std::string("op_catalogue: the probe call of ") +
-                             name + " on " + std::string(t.name) +
+                             name + " on " + std::string(dtype_name(d)) +
                              " failed: " + e.what());
     }
   }
@@ -302,6 +301,14 @@ std::vector<OpDescription> build_catalogue() {
 }
 
 }  // namespace
+
+std::vector<DType> catalogue_dtypes() {
+  std::vector<DType> out;
+  for (const DTypeTraits& t : kDTypeTraits) {
+    if (t.kind != DTypeKind::Quantized && t.bits >= 8) out.push_back(t.dtype);
+  }
+  return out;
+}
 
 const std::vector<OpDescription>& op_catalogue() {
   static const std::vector<OpDescription> catalogue = build_catalogue();

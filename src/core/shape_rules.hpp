@@ -598,17 +598,28 @@ struct WindowGeometry {
   Ints stride, dilation, pad_begin, pad_end, out;
 };
 
+// The per-axis strides, dilations and explicit padding of a window over
+// `n` spatial axes (SAME padding is resolved per axis by window_extent);
+// `out` left empty.
+inline WindowGeometry window_parameters(std::size_t n, const Ints& stride,
+                                        const Ints& dilation,
+                                        const Ints& padding, WindowPadding mode,
+                                        const char* op) {
+  WindowGeometry g;
+  g.stride = per_axis(stride, n, 1, "stride", op);
+  g.dilation = per_axis(dilation, n, 1, "dilation", op);
+  std::tie(g.pad_begin, g.pad_end) = explicit_padding(
+      mode == WindowPadding::Explicit ? padding : Ints{}, n, op);
+  return g;
+}
+
 // Output extents and padding of a window over integer extents `in`.
 inline WindowGeometry window_geometry(const Ints& in, const Ints& kernel,
                                       const Ints& stride, const Ints& dilation,
                                       const Ints& padding, WindowPadding mode,
                                       bool ceil_mode, const char* op) {
   const std::size_t n = in.size();
-  WindowGeometry g;
-  g.stride = per_axis(stride, n, 1, "stride", op);
-  g.dilation = per_axis(dilation, n, 1, "dilation", op);
-  std::tie(g.pad_begin, g.pad_end) = explicit_padding(
-      mode == WindowPadding::Explicit ? padding : Ints{}, n, op);
+  WindowGeometry g = window_parameters(n, stride, dilation, padding, mode, op);
   g.out.resize(n);
   for (std::size_t d = 0; d < n; ++d) {
     g.out[d] =
@@ -675,11 +686,8 @@ S convolution(const S& x, const S& w, const ConvolutionWindow& window,
   const std::size_t n = x.size() - 2;
   const std::size_t first = channels_last ? 1 : 2;  // first spatial axis of x
   const std::size_t first_tap = channels_last ? 0 : 2;  // ... of w
-  WindowGeometry g;
-  g.stride = per_axis(window.stride, n, 1, "stride", op);
-  g.dilation = per_axis(window.dilation, n, 1, "dilation", op);
-  std::tie(g.pad_begin, g.pad_end) = explicit_padding(
-      window.mode == WindowPadding::Explicit ? window.padding : Ints{}, n, op);
+  WindowGeometry g = window_parameters(n, window.stride, window.dilation,
+                                       window.padding, window.mode, op);
   S out;
   out.push_back(x[0]);
   if (!channels_last) out.push_back(out_channels);

@@ -58,15 +58,10 @@ class MpiProcessGroup final : public ProcessGroup {
     Tensor work = widen ? t.to(DType::F32) : t;
     const MPI_Datatype type = datatype(work.dtype());
     const MPI_Op mpi_op = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
-    auto* base = static_cast<std::byte*>(work.mutable_raw_data());
-    const std::int64_t n = work.numel();
-    const std::int64_t bytes = element_size(work.dtype());
-    for (std::int64_t at = 0; at < n; at += kMaxCount) {
-      const auto count = static_cast<int>(std::min(kMaxCount, n - at));
-      check(MPI_Allreduce(MPI_IN_PLACE, base + at * bytes, count, type, mpi_op,
-                          MPI_COMM_WORLD),
+    for_each_chunk(work, element_size(work.dtype()), [&](void* p, int count) {
+      check(MPI_Allreduce(MPI_IN_PLACE, p, count, type, mpi_op, MPI_COMM_WORLD),
             "all_reduce");
-    }
+    });
     if (op == ReduceOp::Mean) div_(work, size_);
     if (widen) Tensor(t).copy_(work);  // rounds once
   }
@@ -74,7 +69,7 @@ class MpiProcessGroup final : public ProcessGroup {
   void broadcast(const Tensor& t, int root) override {
     check_operand("broadcast", t);
     check_root(root, size_);
-    for_each_chunk(t, [&](void* p, int count) {
+    for_each_chunk(t, 1, [&](void* p, int count) {
       check(MPI_Bcast(p, count, MPI_BYTE, root, MPI_COMM_WORLD), "broadcast");
     });
   }
@@ -108,14 +103,14 @@ class MpiProcessGroup final : public ProcessGroup {
                          std::string(text, static_cast<std::size_t>(length)));
   }
 
-  // The buffer in pieces MPI's int counts can hold, as bytes.
+  // The (writable) buffer in pieces MPI's int counts can hold, counted in
+  // units of `unit` bytes (an element, or 1 for bytes).
   template <class F>
-  void for_each_chunk(const Tensor& t, F f) const {
-    auto* base = static_cast<std::byte*>(
-        const_cast<void*>(static_cast<const void*>(t.raw_data())));
-    const std::int64_t n = t.nbytes();
+  static void for_each_chunk(const Tensor& t, std::int64_t unit, F f) {
+    auto* base = static_cast<std::byte*>(Tensor(t).mutable_raw_data());
+    const std::int64_t n = t.nbytes() / unit;
     for (std::int64_t at = 0; at < n; at += kMaxCount) {
-      f(base + at, static_cast<int>(std::min(kMaxCount, n - at)));
+      f(base + at * unit, static_cast<int>(std::min(kMaxCount, n - at)));
     }
   }
 

@@ -73,22 +73,14 @@ class SingleProcessGroup final : public ProcessGroup {
   void barrier() override {}
 };
 
-// FNV-1a: a digest that agrees across processes (std::hash need not).
-std::uint64_t digest(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace
 
 void ProcessGroup::check_agreement(std::string_view what,
                                    std::string_view value) {
+  Digest digest;
+  digest.update(value);
   const Tensor mine = from_vector<std::uint64_t>(
-      {digest(value), static_cast<std::uint64_t>(value.size())});
+      {digest.value(), static_cast<std::uint64_t>(value.size())});
   const Tensor all = all_gather(mine);
   // Ranks grouped by what they hold, in rank order: every rank computes
   // the same groups from the same gathered data, so all of them throw.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
 #include <utility>
 
 #include "tessel/core/error.hpp"
@@ -48,6 +49,20 @@ std::string base_type(DType d) {
     if (dtype == d) return std::string(name);
   }
   return upper(dtype_name(d));  // the GGUF block types: Q4_0, Q6_K, ...
+}
+
+std::pair<std::int64_t, std::int64_t> int_range(DType d) {
+  switch (d) {
+    case DType::I4: return {-8, 7};
+    case DType::U4: return {0, 15};
+    case DType::I8: return {-128, 127};
+    case DType::U8: return {0, 255};
+    case DType::I16: return {-32768, 32767};
+    case DType::U16: return {0, 65535};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
 }
 
 DType parse_base_type(const std::string& name, const std::string& field) {

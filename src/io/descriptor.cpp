@@ -237,21 +237,6 @@ std::string qfield(const char* sub) {
   return fmt::format("{}.{}", kQuant, sub);
 }
 
-// The values an integer dtype holds (the affine codes and zero points).
-std::pair<std::int64_t, std::int64_t> int_range(DType d) {
-  switch (d) {
-    case DType::I4: return {-8, 7};
-    case DType::U4: return {0, 15};
-    case DType::I8: return {-128, 127};
-    case DType::U8: return {0, 255};
-    case DType::I16: return {-32768, 32767};
-    case DType::U16: return {0, 65535};
-    case DType::I32: return {INT32_MIN, INT32_MAX};
-    case DType::U32: return {0, UINT32_MAX};
-    default: return {INT64_MIN, INT64_MAX};
-  }
-}
-
 // A scheme name split into its granularity (if it says one) and whether it
 // is symmetric (if it says).
 struct SchemeName {
@@ -441,7 +426,7 @@ Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
 
   const DType zp_dtype =
       read_param_dtype(q, "zero_point_dtype", DType::I32, false);
-  const auto [zp_min, zp_max] = int_range(zp_dtype);
+  const auto [zp_min, zp_max] = io::int_range(zp_dtype);
   std::vector<std::int64_t> zps(static_cast<std::size_t>(count), 0);
   if (q.contains("zero_point") && !q["zero_point"].is_null()) {
     const std::vector<const json*> items =
@@ -464,7 +449,7 @@ Quantization parse_quantization(const json& q, const TensorDescriptor& d) {
 
   Quantization out;
   out.params = std::move(p);
-  std::tie(out.qmin, out.qmax) = int_range(d.dtype);
+  std::tie(out.qmin, out.qmax) = io::int_range(d.dtype);
   if (q.contains("range") && !q["range"].is_null()) {
     const json& r = q["range"];
     if (!r.is_array() || r.size() != 2) {
@@ -640,7 +625,7 @@ TensorDescriptor describe(const Tensor& q, const AffineQuantization& params,
   };
   quant.params.scale = on_cpu(params.scale);
   quant.params.zero_point = on_cpu(params.zero_point);
-  std::tie(quant.qmin, quant.qmax) = int_range(q.dtype());
+  std::tie(quant.qmin, quant.qmax) = io::int_range(q.dtype());
   d.quantization = std::move(quant);
   return d;
 }

@@ -20,8 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kMaxRank = 64;
-
 [[noreturn]] void bad_field(const std::string& field, const std::string& what) {
   throw FormatError(
       ErrorCode::MalformedFile,
@@ -168,17 +166,7 @@ Tensor read_values(const Array& a, std::int64_t nnz, const std::string& field) {
     return from_vector(out, Shape{nnz});
   }
   // Other integers: read as i64 and range-checked, so the cast is exact.
-  const auto [lo, hi] = [d]() -> std::pair<std::int64_t, std::int64_t> {
-    switch (d) {
-      case DType::I8: return {INT8_MIN, INT8_MAX};
-      case DType::U8: return {0, UINT8_MAX};
-      case DType::I16: return {INT16_MIN, INT16_MAX};
-      case DType::U16: return {0, UINT16_MAX};
-      case DType::I32: return {INT32_MIN, INT32_MAX};
-      case DType::U32: return {0, UINT32_MAX};
-      default: return {INT64_MIN, INT64_MAX};
-    }
-  }();
+  const auto [lo, hi] = io::int_range(d);
   std::vector<std::int64_t> out;
   for (const json& v : data) {
     if (!v.is_number_integer() ||

@@ -30,11 +30,9 @@ std::string operand_text(const OpDescription& d) {
 // "all", "all but bool c64 c128" when few are missing, else the names.
 std::string dtype_text(const std::vector<DType>& dtypes) {
   std::vector<std::string> admitted, refused;
-  for (const DTypeTraits& t : kDTypeTraits) {
-    if (t.kind == DTypeKind::Quantized || t.bits < 8) continue;
-    const bool in =
-        std::find(dtypes.begin(), dtypes.end(), t.dtype) != dtypes.end();
-    (in ? admitted : refused).emplace_back(t.name);
+  for (const DType d : catalogue_dtypes()) {
+    const bool in = std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+    (in ? admitted : refused).emplace_back(dtype_name(d));
   }
   if (refused.empty()) return "all";
   if (admitted.empty()) return "none";

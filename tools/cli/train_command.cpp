@@ -75,16 +75,13 @@ Batch shard(const Batch& global, int rank, int ranks) {
 // train on the same text, not merely on files of the same name and size.
 std::uint64_t file_digest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::uint64_t h = 1469598103934665603ull;
+  dist::Digest digest;
   std::vector<char> chunk(1 << 20);
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(chunk[static_cast<std::size_t>(i)]);
-      h *= 1099511628211ull;
-    }
+    digest.update({chunk.data(), static_cast<std::size_t>(in.gcount())});
   }
-  return h;
+  return digest.value();
 }
 
 // Everything that must be equal on every rank of a data-parallel run for
@@ -239,13 +236,15 @@ int run_train(const TrainOptions& o, const CLI::App& cmd) {
           // The loss is the mean over the scored tokens of the whole
           // batch: this rank's mean weighted by its share of them, so that
           // the averaged gradients are the global batch's gradient.
-          Tensor scored = sum(ne(batch.targets, -100)).to(DType::F64);
-          const double local = scored.item<double>();
-          group.all_reduce(scored, dist::ReduceOp::Sum);
-          loss = mul(loss, local * ranks / scored.item<double>());
-          Tensor mean = full({1}, loss.item<double>(), DType::F64);
-          group.all_reduce(mean, dist::ReduceOp::Mean);
-          value = mean.item<double>();
+          // One collective sums the ranks' loss sums and scored counts.
+          const double local =
+              sum(ne(batch.targets, -100)).to(DType::F64).item<double>();
+          Tensor totals =
+              from_vector<double>({loss.item<double>() * local, local});
+          group.all_reduce(totals, dist::ReduceOp::Sum);
+          const double scored = totals.at<double>({1});
+          value = totals.at<double>({0}) / scored;
+          loss = mul(loss, local * ranks / scored);
         } else {
           value = loss.item<double>();
         }

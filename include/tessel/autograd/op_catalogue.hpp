@@ -35,6 +35,10 @@ struct OpDescription {
   std::vector<DType> dtypes;
 };
 
+// The dtypes the catalogue probes, in dtype-table order: every value
+// dtype (not block-quantised, not packed 4-bit).
+std::vector<DType> catalogue_dtypes();
+
 // Every op, element-wise ops first in table order, then by kind. Computed
 // on first use (a few thousand calls on 2x2 operands).
 const std::vector<OpDescription>& op_catalogue();

@@ -13,6 +13,7 @@
 // world size.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,23 @@
 namespace tessel::dist {
 
 enum class ReduceOp { Sum, Mean, Max };
+
+// 64-bit FNV-1a, fed in pieces: a digest every process computes alike
+// (std::hash need not), for check_agreement's values and for data files
+// too large to hold as one string.
+class Digest {
+ public:
+  void update(std::string_view bytes) {
+    for (const char c : bytes) {
+      h_ ^= static_cast<unsigned char>(c);
+      h_ *= 1099511628211ull;
+    }
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ull;
+};
 
 class ProcessGroup {
  public:
