@@ -5,7 +5,10 @@
 //   BM_Quantize/T/{tessel,ggml}/threads: f32 -> blocks;
 //   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (both
 //     cycle through distinct copies spanning twice the last-level cache,
-//     bench::cold_copies), M = 16 and 512 warm.
+//     bench::cold_copies), M = 16 and 512 warm;
+//   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
+//     the last-level cache: how fast the kernels run when DRAM is not what
+//     they wait on, to set against the cold M = 1.
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
@@ -102,11 +105,11 @@ void BM_QuantizeGgml(benchmark::State& state, Type t) {
   report_bytes(state, kN * kK * 4);
 }
 
-void BM_LinearTessel(benchmark::State& state, Type t) {
+void linear_tessel(benchmark::State& state, Type t, bool cold) {
   const std::int64_t m = state.range(0);
   const Tensor first = weights_f32().to(t.dtype);
   const auto bytes = static_cast<std::size_t>(first.nbytes());
-  const int copies = m == 1 ? bench::cold_copies(bytes) : 1;
+  const int copies = cold ? bench::cold_copies(bytes) : 1;
   std::vector<Tensor> w{first};
   for (int c = 1; c < copies; ++c) {
     Tensor copy = empty({kN, kK}, t.dtype);
@@ -126,19 +129,32 @@ void BM_LinearTessel(benchmark::State& state, Type t) {
   report_bytes(state, w[0].nbytes());
 }
 
-void BM_LinearGgml(benchmark::State& state, Type t) {
+void linear_ggml(benchmark::State& state, Type t, bool cold) {
   const std::int64_t m = state.range(0);
   const auto w = bench::GgmlWeights::quantize(
       t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
   Generator gen(1);
   const Tensor x = randn({m, kK}, gen);
   bench::GgmlMatmulOptions options;
-  options.copies = m == 1 ? bench::cold_copies(w.bytes.size()) : 1;
+  options.copies = cold ? bench::cold_copies(w.bytes.size()) : 1;
   // llama.cpp's default path repacks the types it has layouts for.
   options.repack = true;
   bench::GgmlMatmul mm(w, x.const_data<float>(), m, get_num_threads(), options);
   for (auto _ : state) mm.run();
   report_bytes(state, static_cast<std::int64_t>(mm.weight_bytes()));
+}
+
+void BM_LinearTessel(benchmark::State& state, Type t) {
+  linear_tessel(state, t, state.range(0) == 1);
+}
+void BM_LinearGgml(benchmark::State& state, Type t) {
+  linear_ggml(state, t, state.range(0) == 1);
+}
+void BM_LinearInCacheTessel(benchmark::State& state, Type t) {
+  linear_tessel(state, t, false);
+}
+void BM_LinearInCacheGgml(benchmark::State& state, Type t) {
+  linear_ggml(state, t, false);
 }
 
 void register_all() {
@@ -169,6 +185,14 @@ void register_all() {
           ->Arg(1)
           ->Arg(16)
           ->Arg(512)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    for (auto [label, fn] : {std::pair{"tessel", &BM_LinearInCacheTessel},
+                             {"ggml", &BM_LinearInCacheGgml}}) {
+      benchmark::RegisterBenchmark(
+          ("BM_LinearInCache/" + n + "/" + label).c_str(), fn, t)
+          ->Arg(1)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }

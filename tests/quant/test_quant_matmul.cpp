@@ -245,5 +245,63 @@ TEST(QuantMatmul, ExtremeCodesInThePackedGemm) {
   }
 }
 
+// Every code at its largest (all bits set) and the widest scales meet
+// activations of one sign, then of alternating signs: the dot kernels'
+// largest partial sums. The 512-bit K-quant kernels pack sums of four
+// products into i16 lanes (|4 x 63 x 127| < 2^15 for Q6_K's 6-bit codes),
+// which this would overflow if the bound were wrong.
+TEST(QuantMatmul, ExtremeCodesInTheDotKernels) {
+  const std::uint16_t one = 0x3C00, half = 0x3800;  // f16 1.0 and 0.5
+  struct Extreme {
+    const Case* c;
+    std::vector<std::pair<int, std::uint16_t>> f16_fields;  // offset, value
+    std::vector<std::pair<int, std::uint8_t>> bytes;        // offset, value
+  };
+  std::vector<Extreme> extremes;
+  for (const Case& c : kCases) {
+    if (!c.integer_kernel || c.type == DType::Q8_0) continue;
+    Extreme e{&c, {}, {}};
+    switch (c.type) {
+      case DType::Q4_0: e.f16_fields = {{0, one}}; break;
+      case DType::Q4_K:
+      case DType::Q5_K: e.f16_fields = {{0, one}, {2, half}}; break;
+      case DType::Q6_K:
+        e.f16_fields = {{208, one}};
+        for (int i = 0; i < 16; ++i) {
+          e.bytes.emplace_back(192 + i, i % 2 ? 0x80 : 0x7F);  // -128, 127
+        }
+        break;
+      case DType::IQ4_XS: e.f16_fields = {{0, one}}; break;
+      default: continue;
+    }
+    extremes.push_back(e);
+  }
+  ASSERT_EQ(extremes.size(), 5u);
+  for (const Extreme& e : extremes) {
+    const auto& tr = dtype_traits(e.c->type);
+    const std::int64_t blocks = 2 * 256 / tr.block_size, k = 512;
+    std::vector<std::uint8_t> row(
+        static_cast<std::size_t>(blocks * tr.block_bytes), 0xFF);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      std::uint8_t* block = row.data() + b * tr.block_bytes;
+      for (const auto& [offset, value] : e.f16_fields) {
+        std::memcpy(block + offset, &value, 2);
+      }
+      for (const auto& [offset, value] : e.bytes) block[offset] = value;
+    }
+    const Tensor w = testing::from_bytes(row, {1, k}, e.c->type);
+    for (const bool alternate : {false, true}) {
+      std::vector<float> xv(static_cast<std::size_t>(k));
+      for (std::int64_t j = 0; j < k; ++j) {
+        xv[static_cast<std::size_t>(j)] = alternate && j % 2 ? -127.f : 127.f;
+      }
+      const Tensor x = from_vector(xv, {1, k});
+      SCOPED_TRACE(::testing::Message() << dtype_name(e.c->type)
+                                        << (alternate ? " alternating" : ""));
+      expect_within_bound(linear(x, w), x, w, *e.c, true);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessel
