@@ -22,10 +22,16 @@ HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   std::int64_t j = 0;
+  // Every cache line of the step is asked for 2 KiB ahead. Asking for two
+  // lines a step covered all of f16's and AVX2's but half of a 512-bit f32
+  // step's four, and the f32 decode of a 160M-parameter Qwen3 ran at 57
+  // tokens/s against 65 with every line (1.5 and 2.5 KiB: 61-64).
   constexpr std::int64_t kAhead = 2048 / sizeof(T);  // elements
+  constexpr auto kLine = static_cast<std::int64_t>(64 / sizeof(T));
   for (; j + 4 * N <= k; j += 4 * N) {
-    __builtin_prefetch(w + j + kAhead);
-    __builtin_prefetch(w + j + kAhead + 2 * N);
+    for (std::int64_t line = 0; line < 4 * N; line += kLine) {
+      __builtin_prefetch(w + j + kAhead + line);
+    }
     a0 = hn::MulAdd(load(d, w + j), hn::LoadU(d, x + j), a0);
     a1 = hn::MulAdd(load(d, w + j + N), hn::LoadU(d, x + j + N), a1);
     a2 = hn::MulAdd(load(d, w + j + 2 * N), hn::LoadU(d, x + j + 2 * N), a2);
