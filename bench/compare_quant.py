@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3)
     args = ap.parse_args()
     types = args.types.split(",")
-    pattern = "BM_Stream(Copy|Read)|BM_(Dequantize|Quantize|Linear)/(" + "|".join(types) + ")/"
+    pattern = "BM_Stream(Copy|Read)|BM_(Dequantize|Quantize|Linear|LinearInCache)/(" + "|".join(types) + ")/"
     r = best(args.tool, pattern, args.rounds, args.min_time)
     copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
     print(f"ceilings: STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s\n")

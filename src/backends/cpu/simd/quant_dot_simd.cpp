@@ -5,52 +5,18 @@
 // Must come after foreach_target.h.
 #include <hwy/highway.h>
 
-#include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/cpu_features.hpp"
+#include "backends/cpu/simd/quant_dot_layout.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
-#include "backends/cpu/simd/quant_gemm_layout.hpp"
-#include "quant/block_codecs.hpp"
 #include "quant/iq4_codebook.hpp"
 #include "quant/scalars.hpp"
 
 #if HWY_ARCH_X86
 #include <immintrin.h>
-#endif
-
-// Block layouts (docs/quantisation.md): byte offsets inside one block.
-// Guarded: foreach_target.h includes this file once per target.
-#ifndef TESSEL_QUANT_DOT_LAYOUT
-#define TESSEL_QUANT_DOT_LAYOUT
-namespace tessel::cpu::simd::layout {
-inline constexpr int kQ80Bytes = 34;  // d f16 | qs i8[32]
-// A Q8_0 activation row is its nb blocks, then what every weight row would
-// otherwise recompute per block: nb f32 scales, and nb x 8 i32 of
-// 8 x (sums of four consecutive codes), Q4_0's code offset in the lanes of
-// its products.
-inline constexpr int kQ80ExtraBytes = 4 + 32;
-// Then, for each whole group of four blocks, the same codes as the 512-bit
-// Q4_0 kernel with VBMI reads them against four weight blocks at once
-// (dot_q4_0_quads): codes 0-15 of the four blocks, codes 16-31 of the
-// four, then per i32 lane 4i + l (block i, codes 4l..4l+3 and
-// 16+4l..16+4l+3) minus 8 x the sum of its eight codes, then each block's
-// f32 scale repeated over its four lanes.
-inline constexpr int kQ80QuadBytes = 64 + 64 + 64 + 64;
-inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64, kQ80QuadOffsets = 128,
-                     kQ80QuadScales = 192;
-inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
-inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
-inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
-inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
-inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
-inline constexpr int kQ6KBytes = 210;    // ql[128] | qh[64] | scales i8[16] | d
-inline constexpr int kIq4XsBytes = 136;  // d | scales_h u16 | scales_l[4] | qs
-}  // namespace tessel::cpu::simd::layout
 #endif
 
 HWY_BEFORE_NAMESPACE();
@@ -1047,114 +1013,6 @@ bool has_quant_dot(DType w) {
     case DType::Q6_K:
     case DType::IQ4_XS: return true;
     default: return false;
-  }
-}
-
-ActivationBlocks activation_blocks(DType w) {
-  return w == DType::Q4_0 || w == DType::Q8_0 ? ActivationBlocks::Q8_0
-                                              : ActivationBlocks::Q8_K;
-}
-
-std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
-  const auto n = static_cast<std::size_t>(k);
-  return kind == ActivationBlocks::Q8_0
-             ? n / 32 * (layout::kQ80Bytes + layout::kQ80ExtraBytes) +
-                   n / 128 * layout::kQ80QuadBytes
-             : n / 256 * layout::kQ8KBytes;
-}
-
-namespace {
-
-bool all_finite(const float* x, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i])) return false;
-  }
-  return true;
-}
-
-// ggml's x86 quantize_dot_q8_0: the reciprocal is 127 / amax (not 1 / d)
-// and codes round ties to even (the vector round instruction).
-void q8_0_block(const float* x, std::uint8_t* out) {
-  auto* q = reinterpret_cast<std::int8_t*>(out + 2);
-  if (!all_finite(x, 32)) {
-    const std::uint16_t nan = 0x7E00;
-    std::memcpy(out, &nan, 2);
-    std::fill(q, q + 32, std::int8_t{0});
-    return;
-  }
-  float amax = 0;
-  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
-  const std::uint16_t d = quant::f16_from_f32(amax / 127.f);
-  std::memcpy(out, &d, 2);
-  const float inv = amax != 0 ? 127.f / amax : 0.f;
-  for (int i = 0; i < 32; ++i) {
-    q[i] = static_cast<std::int8_t>(std::nearbyint(x[i] * inv));
-  }
-}
-
-// The kQ80Quad* groups of a Q8_0 activation row whose nb blocks and f32
-// scales are written.
-void write_q4_0_quads(std::uint8_t* row, std::int64_t nb) {
-  using namespace layout;
-  const std::uint8_t* scales = row + nb * kQ80Bytes;
-  std::uint8_t* quads = row + nb * (kQ80Bytes + kQ80ExtraBytes);
-  for (std::int64_t g = 0; g < nb / 4; ++g) {
-    std::uint8_t* quad = quads + g * kQ80QuadBytes;
-    for (int i = 0; i < 4; ++i) {
-      const std::int64_t b = 4 * g + i;
-      const std::uint8_t* codes = row + b * kQ80Bytes + 2;
-      std::memcpy(quad + kQ80QuadLow + 16 * i, codes, 16);
-      std::memcpy(quad + kQ80QuadHigh + 16 * i, codes + 16, 16);
-      const auto* q = reinterpret_cast<const std::int8_t*>(codes);
-      for (int l = 0; l < 4; ++l) {
-        std::int32_t sum = 0;
-        for (int j = 0; j < 4; ++j) sum += q[4 * l + j] + q[16 + 4 * l + j];
-        const std::int32_t offset = -8 * sum;
-        std::memcpy(quad + kQ80QuadOffsets + 4 * (4 * i + l), &offset, 4);
-        std::memcpy(quad + kQ80QuadScales + 4 * (4 * i + l), scales + 4 * b, 4);
-      }
-    }
-  }
-}
-
-}  // namespace
-
-void quantize_activations(ActivationBlocks kind, const float* x,
-                          std::int64_t ldx, std::int64_t rows, std::int64_t k,
-                          std::uint8_t* out) {
-  const std::size_t row_bytes = activation_row_bytes(kind, k);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * ldx;
-    std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
-    if (kind == ActivationBlocks::Q8_0) {
-      const std::int64_t nb = k / 32;
-      auto* scales = o + nb * layout::kQ80Bytes;
-      auto* offsets = scales + nb * 4;
-      for (std::int64_t b = 0; b < nb; ++b) {
-        std::uint8_t* block = o + b * layout::kQ80Bytes;
-        q8_0_block(xr + 32 * b, block);
-        std::uint16_t d;
-        std::memcpy(&d, block, 2);
-        const float scale = quant::f32_from_f16(d);
-        std::memcpy(scales + 4 * b, &scale, 4);
-        const auto* q = reinterpret_cast<const std::int8_t*>(block + 2);
-        for (int lane = 0; lane < 8; ++lane) {
-          const std::int32_t offset = 8 * (q[4 * lane] + q[4 * lane + 1] +
-                                           q[4 * lane + 2] + q[4 * lane + 3]);
-          std::memcpy(offsets + 32 * b + 4 * lane, &offset, 4);
-        }
-      }
-      write_q4_0_quads(o, nb);
-      continue;
-    }
-    // Q8_K: ggml's reference quantiser, which the codec table has bit for
-    // bit.
-    quant::quantize_q8_k(xr, o, k / 256);
-    for (std::int64_t b = 0; b < k / 256; ++b) {
-      if (all_finite(xr + 256 * b, 256)) continue;
-      const float nan = std::numeric_limits<float>::quiet_NaN();
-      std::memcpy(o + b * layout::kQ8KBytes, &nan, sizeof nan);
-    }
   }
 }
 

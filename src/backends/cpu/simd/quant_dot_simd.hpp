@@ -34,7 +34,9 @@ enum class ActivationBlocks : std::uint8_t {
 bool has_quant_dot(DType w);
 ActivationBlocks activation_blocks(DType w);
 
-// Bytes of one activation row of length k (a multiple of the block size).
+// Bytes of one activation row of length k (a multiple of the block size):
+// its blocks and, for Q8_0, what quant_dot_layout.hpp adds.
+// (These two and quantize_activations: quant_activations_simd.cpp.)
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k);
 
 // Quantises `rows` f32 rows of length k (row r at x + r * ldx) into

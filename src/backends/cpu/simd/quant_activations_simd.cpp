@@ -1,0 +1,212 @@
+// Compiled once per Highway target. The activation rows of the quantised
+// dot kernels and GEMM (quant_dot_simd.hpp's quantize_activations): each
+// f32 row to ggml's 8-bit blocks, plus the regions quant_dot_layout.hpp
+// adds to a Q8_0 row.
+//
+// A decode step quantises one activation row per linear layer, and at a
+// layer's usual size that is not free beside the weights it meets: the
+// scalar quantisers took 7-9 us of a 10-12 us call with 16 rows of a 4096
+// wide Q4_K or Q4_0 weight (libm's nearbyint per code, a branch per value
+// to find the largest), about 4 % of a cold 4096 x 4096 product. The
+// vector forms here give the same bytes: the same f32 products, rounded
+// ties to even as ggml's codes are.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/quant_activations_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/simd/quant_dot_layout.hpp"
+#include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "quant/scalars.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// At most 16 lanes: a Q8_K bsum covers 16 values, a Q8_0 block 32.
+using DF = hn::CappedTag<float, 16>;
+using DI = hn::RebindToSigned<DF>;
+using D8 = hn::Rebind<std::int8_t, DF>;
+
+struct Extent {
+  float amax;   // largest magnitude
+  bool finite;  // no NaN or Inf
+};
+
+// x * 0 is NaN exactly for NaN and Inf, so one sum tells both.
+HWY_INLINE Extent extent(const float* x, int n) {
+  const DF d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  auto largest = hn::Zero(d);
+  auto poison = hn::Zero(d);
+  for (int i = 0; i < n; i += lanes) {
+    const auto v = hn::LoadU(d, x + i);
+    largest = hn::Max(largest, hn::Abs(v));
+    poison = hn::MulAdd(v, hn::Zero(d), poison);
+  }
+  const float p = hn::GetLane(hn::SumOfLanes(d, poison));
+  return {hn::GetLane(hn::MaxOfLanes(d, largest)), p == 0};
+}
+
+// The first value of largest magnitude, with its sign (ggml's scan keeps
+// the first on a tie).
+HWY_INLINE float first_with_magnitude(const float* x, int n, float amax) {
+  const DF d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const auto target = hn::Set(d, amax);
+  for (int i = 0; i < n; i += lanes) {
+    const intptr_t at =
+        hn::FindFirstTrue(d, hn::Eq(hn::Abs(hn::LoadU(d, x + i)), target));
+    if (at >= 0) return x[i + at];
+  }
+  return amax;  // unreachable: amax is one of the magnitudes
+}
+
+// round(x[i] * scale) ties to even, capped at 127, for i < n (a multiple
+// of the lane count): stored as i8, their sum returned.
+HWY_INLINE std::int32_t codes(const float* x, int n, float scale,
+                              std::int8_t* out) {
+  const DF d;
+  const DI di;
+  const D8 d8;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const auto s = hn::Set(d, scale);
+  const auto cap = hn::Set(di, 127);
+  auto sum = hn::Zero(di);
+  for (int i = 0; i < n; i += lanes) {
+    const auto q =
+        hn::Min(hn::NearestInt(hn::Mul(hn::LoadU(d, x + i), s)), cap);
+    sum = hn::Add(sum, q);
+    hn::StoreU(hn::DemoteTo(d8, q), d8, out + i);
+  }
+  return hn::GetLane(hn::SumOfLanes(di, sum));
+}
+
+// ggml's x86 quantize_row_q8_0: scale amax / 127 stored as f16, codes
+// round(x * (127 / amax)) (the reciprocal of amax, not of the scale).
+// Non-finite blocks get a NaN scale and zero codes.
+HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
+  auto* q = reinterpret_cast<std::int8_t*>(block + 2);
+  const Extent e = extent(x, 32);
+  if (!e.finite) {
+    quant::store_u16(block, 0x7E00);
+    std::fill(q, q + 32, std::int8_t{0});
+    return;
+  }
+  quant::store_u16(block, quant::f16_from_f32(e.amax / 127.f));
+  codes(x, 32, e.amax != 0 ? 127.f / e.amax : 0.f, q);
+}
+
+// A Q8_0 row: its blocks, then layout's per-block scales and offsets and
+// its groups of four for the Q4_0 kernel.
+static void q8_0_row(const float* x, std::int64_t k, std::uint8_t* row) {
+  using namespace layout;
+  const std::int64_t nb = k / 32;
+  std::uint8_t* scales = row + nb * kQ80Bytes;
+  std::uint8_t* offsets = scales + nb * 4;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    std::uint8_t* block = row + b * kQ80Bytes;
+    q8_0_block(x + 32 * b, block);
+    quant::store_f32(scales + 4 * b, quant::load_f16(block));
+    const auto* q = reinterpret_cast<const std::int8_t*>(block + 2);
+    for (int lane = 0; lane < 8; ++lane) {
+      const std::int32_t offset = 8 * (q[4 * lane] + q[4 * lane + 1] +
+                                       q[4 * lane + 2] + q[4 * lane + 3]);
+      std::memcpy(offsets + 32 * b + 4 * lane, &offset, 4);
+    }
+  }
+  std::uint8_t* quads = offsets + nb * 32;
+  for (std::int64_t g = 0; g < nb / 4; ++g) {
+    std::uint8_t* quad = quads + g * kQ80QuadBytes;
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t b = 4 * g + i;
+      const std::uint8_t* block_codes = row + b * kQ80Bytes + 2;
+      std::memcpy(quad + kQ80QuadLow + 16 * i, block_codes, 16);
+      std::memcpy(quad + kQ80QuadHigh + 16 * i, block_codes + 16, 16);
+      const auto* q = reinterpret_cast<const std::int8_t*>(block_codes);
+      for (int l = 0; l < 4; ++l) {
+        std::int32_t sum = 0;
+        for (int j = 0; j < 4; ++j) sum += q[4 * l + j] + q[16 + 4 * l + j];
+        const std::int32_t offset = -8 * sum;
+        std::memcpy(quad + kQ80QuadOffsets + 4 * (4 * i + l), &offset, 4);
+        std::memcpy(quad + kQ80QuadScales + 4 * (4 * i + l), scales + 4 * b, 4);
+      }
+    }
+  }
+}
+
+// ggml's quantize_row_q8_K_ref: scale -127 / (the signed value of largest
+// magnitude), codes capped at 127, 16 sums of 16 codes. An all-zero block
+// is all zero bytes; a non-finite one gets a NaN scale and zero codes.
+static void q8_k_block(const float* x, std::uint8_t* block) {
+  using namespace layout;
+  const Extent e = extent(x, 256);
+  if (!e.finite || e.amax == 0) {
+    std::fill(block, block + kQ8KBytes, std::uint8_t{0});
+    if (!e.finite) {
+      quant::store_f32(block, std::numeric_limits<float>::quiet_NaN());
+    }
+    return;
+  }
+  const float iscale = -127.f / first_with_magnitude(x, 256, e.amax);
+  auto* q = reinterpret_cast<std::int8_t*>(block + kQ8KQs);
+  for (int j = 0; j < 16; ++j) {
+    const std::int32_t sum = codes(x + 16 * j, 16, iscale, q + 16 * j);
+    quant::store_u16(
+        block + kQ8KSums + 2 * j,
+        static_cast<std::uint16_t>(static_cast<std::int16_t>(sum)));
+  }
+  quant::store_f32(block, 1 / iscale);
+}
+
+static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
+                                    std::int64_t rows, std::int64_t k,
+                                    std::size_t row_bytes, std::uint8_t* out) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
+    if (static_cast<ActivationBlocks>(kind) == ActivationBlocks::Q8_0) {
+      q8_0_row(xr, k, o);
+    } else {
+      for (std::int64_t b = 0; b < k / 256; ++b) {
+        q8_k_block(xr + 256 * b, o + b * layout::kQ8KBytes);
+      }
+    }
+  }
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(QuantizeActivationsImpl);
+
+ActivationBlocks activation_blocks(DType w) {
+  return w == DType::Q4_0 || w == DType::Q8_0 ? ActivationBlocks::Q8_0
+                                              : ActivationBlocks::Q8_K;
+}
+
+std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
+  const auto n = static_cast<std::size_t>(k);
+  return kind == ActivationBlocks::Q8_0
+             ? n / 32 * (layout::kQ80Bytes + layout::kQ80ExtraBytes) +
+                   n / 128 * layout::kQ80QuadBytes
+             : n / 256 * layout::kQ8KBytes;
+}
+
+void quantize_activations(ActivationBlocks kind, const float* x,
+                          std::int64_t ldx, std::int64_t rows, std::int64_t k,
+                          std::uint8_t* out) {
+  HWY_DYNAMIC_DISPATCH(QuantizeActivationsImpl)
+  (static_cast<int>(kind), x, ldx, rows, k, activation_row_bytes(kind, k), out);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,30 @@
+// Byte layouts the quantised dot kernels read (quant_dot_simd.cpp) and
+// the activation quantiser writes (quant_activations_simd.cpp): offsets
+// inside one weight block, and the activation rows' extra regions.
+// docs/quantisation.md has the weight blocks.
+#pragma once
+
+namespace tessel::cpu::simd::layout {
+inline constexpr int kQ80Bytes = 34;  // d f16 | qs i8[32]
+// A Q8_0 activation row is its nb blocks, then what every weight row would
+// otherwise recompute per block: nb f32 scales, and nb x 8 i32 of
+// 8 x (sums of four consecutive codes), Q4_0's code offset in the lanes of
+// its products.
+inline constexpr int kQ80ExtraBytes = 4 + 32;
+// Then, for each whole group of four blocks, the same codes as the 512-bit
+// Q4_0 kernel with VBMI reads them against four weight blocks at once
+// (dot_q4_0_quads): codes 0-15 of the four blocks, codes 16-31 of the
+// four, then per i32 lane 4i + l (block i, codes 4l..4l+3 and
+// 16+4l..16+4l+3) minus 8 x the sum of its eight codes, then each block's
+// f32 scale repeated over its four lanes.
+inline constexpr int kQ80QuadBytes = 64 + 64 + 64 + 64;
+inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64, kQ80QuadOffsets = 128,
+                     kQ80QuadScales = 192;
+inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
+inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
+inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
+inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
+inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
+inline constexpr int kQ6KBytes = 210;    // ql[128] | qh[64] | scales i8[16] | d
+inline constexpr int kIq4XsBytes = 136;  // d | scales_h u16 | scales_l[4] | qs
+}  // namespace tessel::cpu::simd::layout

@@ -1,0 +1,139 @@
+// The 8-bit activation rows the quantised dot kernels and GEMM read
+// (backends/cpu/simd/quant_dot_simd.hpp's quantize_activations), on every
+// SIMD target this build has:
+// - Q8_K blocks byte for byte as the Q8_K dtype's quantiser writes them
+//   (itself held to ggml's quantize_row_q8_K_ref by the oracle tests),
+//   ties of magnitude included;
+// - Q8_0 blocks as ggml's x86 quantize_row_q8_0 writes them, by hand: scale
+//   amax / 127 as f16, codes round(x * 127 / amax) with ties to even;
+// - a NaN or Inf anywhere in a block makes its scale NaN.
+#include <gtest/gtest.h>
+
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/simd/quant_dot_simd.hpp"
+#include "tessel/tessel.hpp"
+#include "test_util.hpp"
+
+namespace tessel {
+namespace {
+
+using cpu::simd::ActivationBlocks;
+
+std::vector<std::uint8_t> activation_row(ActivationBlocks kind,
+                                         const std::vector<float>& x) {
+  const auto k = static_cast<std::int64_t>(x.size());
+  std::vector<std::uint8_t> row(cpu::simd::activation_row_bytes(kind, k));
+  cpu::simd::quantize_activations(kind, x.data(), k, 1, k, row.data());
+  return row;
+}
+
+float f32_at(const std::uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Runs `body` once per SIMD target, naming the target on failure.
+template <class F>
+void on_every_target(F body) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    body();
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(ActivationBlocks, Q8KMatchesTheDTypesQuantiser) {
+  // Block 0: normal values. Block 1: its largest magnitude twice, -3 then
+  // +3 (the first sets the sign of the scale). Block 2: all zero. Block 3:
+  // values that land on .5 after scaling (ties) and a value at +max.
+  Generator g(5);
+  std::vector<float> x = testing::values<float>(randn({1024}, g));
+  for (int j = 256; j < 512; ++j) x[j] = 0.01f * static_cast<float>(j % 7);
+  x[256 + 5] = -3.f;
+  x[256 + 100] = 3.f;
+  for (int j = 512; j < 768; ++j) x[j] = 0.f;
+  for (int j = 768; j < 1024; ++j) {
+    x[j] = static_cast<float>((j % 255) - 127) + (j % 2 ? 0.5f : 0.f);
+  }
+  x[768] = 127.f;
+  const Tensor reference = from_vector(x, {1024}).to(DType::Q8_K);
+  const auto* want = static_cast<const std::uint8_t*>(reference.raw_data());
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_K, x);
+    ASSERT_EQ(row.size(), static_cast<std::size_t>(reference.nbytes()));
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      ASSERT_EQ(row[i], want[i])
+          << "byte " << i << " (block " << i / 292 << ")";
+    }
+  });
+}
+
+TEST(ActivationBlocks, Q8_0ByHand) {
+  // amax 127: the multiplier 127 / amax is 1, so each code is x rounded
+  // ties to even, and the f16 scale is exactly 1.
+  std::vector<float> x(128, 0.f);
+  const float values[] = {127.f, 2.5f, 3.5f, -0.5f, -126.5f, 1.25f, -2.5f};
+  const int want[] = {127, 2, 4, 0, -126, 1, -2};
+  for (int i = 0; i < 7; ++i) x[static_cast<std::size_t>(i)] = values[i];
+  // Block 1: amax 2, so codes are x * 63.5: 1 -> 63.5 -> 64 (even),
+  // -1 -> -64, 0.5 -> 31.75 -> 32, 2 -> 127.
+  x[32] = 1.f;
+  x[33] = -1.f;
+  x[34] = 0.5f;
+  x[35] = 2.f;
+  // Blocks 2 and 3 stay zero: scale 0, codes 0.
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_0, x);
+    std::uint16_t d0, d1, d2;
+    std::memcpy(&d0, row.data(), 2);
+    std::memcpy(&d1, row.data() + 34, 2);
+    std::memcpy(&d2, row.data() + 68, 2);
+    EXPECT_EQ(d0, 0x3C00);  // f16 1.0
+    EXPECT_EQ(d1, 0x2408);  // f16 of 2 / 127 (0.015747...)
+    EXPECT_EQ(d2, 0);
+    const auto* q0 = reinterpret_cast<const std::int8_t*>(row.data() + 2);
+    for (int i = 0; i < 7; ++i) EXPECT_EQ(q0[i], want[i]) << "code " << i;
+    const auto* q1 = reinterpret_cast<const std::int8_t*>(row.data() + 36);
+    EXPECT_EQ(q1[0], 64);
+    EXPECT_EQ(q1[1], -64);
+    EXPECT_EQ(q1[2], 32);
+    EXPECT_EQ(q1[3], 127);
+    for (int i = 4; i < 32; ++i) EXPECT_EQ(q1[i], 0);
+    // The per-block f32 scales after the blocks: the f16 scale widened.
+    EXPECT_EQ(f32_at(row.data() + 4 * 34), 1.f);
+    EXPECT_EQ(f32_at(row.data() + 4 * 34 + 8), 0.f);
+  });
+}
+
+TEST(ActivationBlocks, NonFiniteValuesMakeTheBlockScaleNaN) {
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> x(512, 0.25f);
+    x[300] = bad;  // Q8_K block 1; Q8_0 block 9
+    on_every_target([&] {
+      const std::vector<std::uint8_t> k =
+          activation_row(ActivationBlocks::Q8_K, x);
+      EXPECT_EQ(f32_at(k.data()), 1.f / (-127.f / 0.25f))
+          << "the finite block keeps its scale";
+      EXPECT_TRUE(std::isnan(f32_at(k.data() + 292)));
+      const std::vector<std::uint8_t> q =
+          activation_row(ActivationBlocks::Q8_0, x);
+      std::uint16_t d9;
+      std::memcpy(&d9, q.data() + 9 * 34, 2);
+      EXPECT_EQ(d9 & 0x7C00, 0x7C00);  // f16 exponent all ones...
+      EXPECT_NE(d9 & 0x03FF, 0);       // ...and a mantissa: NaN
+      EXPECT_TRUE(std::isnan(f32_at(q.data() + 16 * 34 + 4 * 9)));
+    });
+  }
+}
+
+}  // namespace
+}  // namespace tessel
