@@ -361,6 +361,19 @@ inline __m256i broadcast_i16(__m256i both_halves, int j) {
       both_halves, _mm256_set1_epi16(static_cast<short>(hi << 8 | lo)));
 }
 
+// acc + (-dmin x dy) x sum_j min_j x (sum of the activation's sub-block j):
+// the min term of a Q4_K/Q5_K block, from Q8_K's sums of 16 paired up.
+inline __m128 k4_min_term(const std::uint8_t* ab, const std::uint8_t* wb,
+                          float dy, const K4Scales& s, __m128 acc) {
+  const __m256i sums16 = load256(ab + kQ8KSums);
+  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(sums16),
+                                        _mm256_extracti128_si256(sums16, 1));
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_set_epi32(
+      0, 0, static_cast<int>(s.mins_hi), static_cast<int>(s.mins_lo)));
+  return _mm_fmadd_ps(_mm_set1_ps(-dy * f16_at(wb + 2)),
+                      _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
+}
+
 // The Q4_K and Q5_K kernel: `kHighBits` adds the fifth bit from qh.
 template <bool kHighBits>
 float dot_k4(const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
@@ -375,22 +388,12 @@ float dot_k4(const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
     prefetch_ahead<kBytes>(wb);
     const float dy = load_f32(ab);
     const std::uint8_t* q8 = ab + kQ8KQs;
-    // Sums of the activation over each 32-value sub-block.
-    const __m256i sums16 = load256(ab + kQ8KSums);
-    const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(sums16),
-                                          _mm256_extracti128_si256(sums16, 1));
     const float d = dy * f16_at(wb);
-    const float dmin = -dy * f16_at(wb + 2);
     const K4Scales s = unpack_k4_scales(wb + 4);
-    const __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_set_epi32(
-        static_cast<int>(s.mins_hi), static_cast<int>(s.mins_lo),
-        static_cast<int>(s.scales_hi), static_cast<int>(s.scales_lo)));
-    const __m128i min_products =
-        _mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), sums32);
-    acc_min =
-        _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_products), acc_min);
-    const __m256i scales =
-        _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins));
+    acc_min = k4_min_term(ab, wb, dy, s, acc_min);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(
+        _mm_set_epi32(0, 0, static_cast<int>(s.scales_hi),
+                      static_cast<int>(s.scales_lo))));
     [[maybe_unused]] __m256i high = _mm256_setzero_si256();
     if constexpr (kHighBits) high = load256(wb + 16);
     __m256i sum = _mm256_setzero_si256();
@@ -622,8 +625,8 @@ TESSEL_AVX512_VNNI_TARGET inline float dot_iq4_xs_vnni(const std::uint8_t* w,
 // The 256-bit kernels take two multiplies (maddubs, then madd by a scale
 // broadcast with a shuffle) and the unpacking of the codes for every 32
 // weights: about 60 vector instructions for a Q4_K block, which left M = 1
-// compute-bound (36 GB/s on two cores in cache, 60 % of the DRAM read
-// cold). Here one vpdpbusd sums 64 code x activation products four at a
+// compute-bound (36 GB/s on two cores in cache, 64-70 % of the DRAM
+// read cold). Here one vpdpbusd sums 64 code x activation products four at a
 // time into i32 lanes with no scale applied. Each lane's sum fits in i16
 // (|4 x 63 x 128| < 2^15, the widest codes, Q6_K's), so two such vectors
 // pack into one of i16 and a single vpdpwssd multiplies them by their
@@ -633,8 +636,8 @@ TESSEL_AVX512_VNNI_TARGET inline float dot_iq4_xs_vnni(const std::uint8_t* w,
 // cross-lane shuffle. Integer sums are exact, so only the f32 steps' order
 // differs from the 256-bit kernels.
 
-// codes | (bits & mask), where bits is `high` rotated right per qword by
-// `low_shift` in the lower half and `high_shift` in the upper.
+// codes | (bits & kMask), where bits is `high` rotated right per qword by
+// kLowShift in the lower half of the register and kHighShift in the upper.
 template <int kLowShift, int kHighShift, int kMask>
 TESSEL_AVX512_VNNI_TARGET inline __m512i merge_high_bits(__m512i codes,
                                                          __m512i high) {
@@ -691,15 +694,7 @@ TESSEL_AVX512_VNNI_TARGET float dot_k4_vnni(const std::uint8_t* w,
     const float dy = load_f32(ab);
     const std::uint8_t* q8 = ab + kQ8KQs;
     const K4Scales s = unpack_k4_scales(wb + 4);
-    // Mins: as the 256-bit kernel, sub-block sums of the activation.
-    const __m256i sums16 = load256(ab + kQ8KSums);
-    const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(sums16),
-                                          _mm256_extracti128_si256(sums16, 1));
-    const __m128i mins = _mm_cvtepu8_epi16(_mm_set_epi32(
-        0, 0, static_cast<int>(s.mins_hi), static_cast<int>(s.mins_lo)));
-    acc_min =
-        _mm_fmadd_ps(_mm_set1_ps(-dy * f16_at(wb + 2)),
-                     _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc_min);
+    acc_min = k4_min_term(ab, wb, dy, s, acc_min);
     const __m512i scale_bytes = _mm512_set1_epi64(static_cast<long long>(
         static_cast<std::uint64_t>(s.scales_hi) << 32 | s.scales_lo));
     [[maybe_unused]] __m512i high = _mm512_setzero_si512();
