@@ -391,9 +391,9 @@ float dot_k4(const std::uint8_t* w, const std::uint8_t* act, std::int64_t nb) {
     const float d = dy * f16_at(wb);
     const K4Scales s = unpack_k4_scales(wb + 4);
     acc_min = k4_min_term(ab, wb, dy, s, acc_min);
-    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(
-        _mm_set_epi32(0, 0, static_cast<int>(s.scales_hi),
-                      static_cast<int>(s.scales_lo))));
+    const __m256i scales = _mm256_broadcastsi128_si256(
+        _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(s.scales_hi),
+                                        static_cast<int>(s.scales_lo))));
     [[maybe_unused]] __m256i high = _mm256_setzero_si256();
     if constexpr (kHighBits) high = load256(wb + 16);
     __m256i sum = _mm256_setzero_si256();
