@@ -41,12 +41,14 @@ void first_token(const CausalLM& lm) {
       lm.next_token_logits(token_ids(1, lm.config().vocab_size), &cache));
 }
 
-// The model, loaded once and run once untimed: loading maps the file and
+// The model, loaded once and run once untimed. Loading maps the file and
 // reads no weight, so the first forward pays a page fault for each page of
-// weights (0.2-0.3 s for 2.4 GB of f32) where llama.cpp maps the file with
-// MAP_POPULATE while loading. BM_Prompt and BM_Decode time both runtimes
-// with the pages mapped; BM_LoadAndFirstToken times what tessel pays
-// instead, set beside llama.cpp's load by compare_models.py.
+// weights (llama.cpp maps the file with MAP_POPULATE while loading), and
+// the first touch of its buffers and oneDNN's generation of its kernels:
+// the first 128-token prompt of a 2.4 GB f32 file took 572 ms against 376
+// after it. BM_Prompt and BM_Decode time both runtimes past that;
+// BM_LoadAndFirstToken times what tessel pays instead, set beside
+// llama.cpp's load by compare_models.py.
 const CausalLM* model() {
   static const CausalLM* lm = []() -> const CausalLM* {
     const char* path = std::getenv("TESSEL_BENCH_MODEL");
