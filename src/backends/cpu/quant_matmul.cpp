@@ -76,7 +76,7 @@ void add_bias_rows(float* out, std::int64_t m, std::int64_t n,
 void integer_path(const float* x, const WeightRows& w, DType w_dtype,
                   std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
   const cpu::simd::ActivationBlocks kind =
-      cpu::simd::activation_blocks(w_dtype);
+      cpu::simd::dot_activation_blocks(w_dtype);
   const std::size_t act_bytes = cpu::simd::activation_row_bytes(kind, k);
   std::vector<std::uint8_t> act(act_bytes * static_cast<std::size_t>(m));
   parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {

@@ -102,40 +102,41 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
   codes(x, 32, e.amax != 0 ? 127.f / e.amax : 0.f, q);
 }
 
-// A Q8_0 row: its blocks, then layout's per-block scales and offsets and
-// its groups of four for the Q4_0 kernel.
-static void q8_0_row(const float* x, std::int64_t k, std::uint8_t* row) {
+// A Q8_0 row: its blocks and their f32 scales, then, for the Q4_0 dot
+// kernels, layout's per-block offsets and groups of four.
+static void q8_0_row(const float* x, std::int64_t k, bool q4_0_sums,
+                     std::uint8_t* row) {
   using namespace layout;
   const std::int64_t nb = k / 32;
   std::uint8_t* scales = row + nb * kQ80Bytes;
-  std::uint8_t* offsets = scales + nb * 4;
   for (std::int64_t b = 0; b < nb; ++b) {
     std::uint8_t* block = row + b * kQ80Bytes;
     q8_0_block(x + 32 * b, block);
     quant::store_f32(scales + 4 * b, quant::load_f16(block));
-    const auto* q = reinterpret_cast<const std::int8_t*>(block + 2);
-    for (int lane = 0; lane < 8; ++lane) {
-      const std::int32_t offset = 8 * (q[4 * lane] + q[4 * lane + 1] +
-                                       q[4 * lane + 2] + q[4 * lane + 3]);
-      std::memcpy(offsets + 32 * b + 4 * lane, &offset, 4);
-    }
   }
-  std::uint8_t* quads = offsets + nb * 32;
-  for (std::int64_t g = 0; g < nb / 4; ++g) {
-    std::uint8_t* quad = quads + g * kQ80QuadBytes;
-    for (int i = 0; i < 4; ++i) {
-      const std::int64_t b = 4 * g + i;
-      const std::uint8_t* block_codes = row + b * kQ80Bytes + 2;
-      std::memcpy(quad + kQ80QuadLow + 16 * i, block_codes, 16);
-      std::memcpy(quad + kQ80QuadHigh + 16 * i, block_codes + 16, 16);
-      const auto* q = reinterpret_cast<const std::int8_t*>(block_codes);
-      for (int l = 0; l < 4; ++l) {
-        std::int32_t sum = 0;
-        for (int j = 0; j < 4; ++j) sum += q[4 * l + j] + q[16 + 4 * l + j];
-        const std::int32_t offset = -8 * sum;
-        std::memcpy(quad + kQ80QuadOffsets + 4 * (4 * i + l), &offset, 4);
-        std::memcpy(quad + kQ80QuadScales + 4 * (4 * i + l), scales + 4 * b, 4);
-      }
+  if (!q4_0_sums) return;
+  std::uint8_t* offsets = scales + nb * kQ80ScaleBytes;
+  std::uint8_t* quads = offsets + nb * kQ80OffsetBytes;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const auto* q =
+        reinterpret_cast<const std::int8_t*>(row + b * kQ80Bytes + 2);
+    std::int32_t offset[8];
+    for (int lane = 0; lane < 8; ++lane) {
+      offset[lane] = 8 * (q[4 * lane] + q[4 * lane + 1] + q[4 * lane + 2] +
+                          q[4 * lane + 3]);
+    }
+    std::memcpy(offsets + b * kQ80OffsetBytes, offset, sizeof offset);
+    if (b >= nb / 4 * 4) continue;  // not in a whole group of four
+    // Block i = b % 4 of its group: lane 4i + l pairs codes 4l.. and
+    // 16 + 4l.., so its offset is the sum of the block's lanes l and 4 + l.
+    std::uint8_t* quad = quads + b / 4 * kQ80QuadBytes;
+    const int i = static_cast<int>(b % 4);
+    std::memcpy(quad + kQ80QuadLow + 16 * i, q, 16);
+    std::memcpy(quad + kQ80QuadHigh + 16 * i, q + 16, 16);
+    for (int l = 0; l < 4; ++l) {
+      const std::int32_t negated = -(offset[l] + offset[4 + l]);
+      std::memcpy(quad + kQ80QuadOffsets + 4 * (4 * i + l), &negated, 4);
+      std::memcpy(quad + kQ80QuadScales + 4 * (4 * i + l), scales + 4 * b, 4);
     }
   }
 }
@@ -170,8 +171,9 @@ static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * ldx;
     std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
-    if (static_cast<ActivationBlocks>(kind) == ActivationBlocks::Q8_0) {
-      q8_0_row(xr, k, o);
+    const auto blocks = static_cast<ActivationBlocks>(kind);
+    if (blocks != ActivationBlocks::Q8_K) {
+      q8_0_row(xr, k, blocks == ActivationBlocks::Q8_0WithQ4_0Sums, o);
     } else {
       for (std::int64_t b = 0; b < k / 256; ++b) {
         q8_k_block(xr + 256 * b, o + b * layout::kQ8KBytes);
@@ -193,12 +195,21 @@ ActivationBlocks activation_blocks(DType w) {
                                               : ActivationBlocks::Q8_K;
 }
 
+ActivationBlocks dot_activation_blocks(DType w) {
+  return w == DType::Q4_0 ? ActivationBlocks::Q8_0WithQ4_0Sums
+                          : activation_blocks(w);
+}
+
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
+  using namespace layout;
   const auto n = static_cast<std::size_t>(k);
-  return kind == ActivationBlocks::Q8_0
-             ? n / 32 * (layout::kQ80Bytes + layout::kQ80ExtraBytes) +
-                   n / 128 * layout::kQ80QuadBytes
-             : n / 256 * layout::kQ8KBytes;
+  switch (kind) {
+    case ActivationBlocks::Q8_0: return n / 32 * (kQ80Bytes + kQ80ScaleBytes);
+    case ActivationBlocks::Q8_0WithQ4_0Sums:
+      return n / 32 * (kQ80Bytes + kQ80ExtraBytes) + n / 128 * kQ80QuadBytes;
+    case ActivationBlocks::Q8_K: break;
+  }
+  return n / 256 * kQ8KBytes;
 }
 
 void quantize_activations(ActivationBlocks kind, const float* x,

@@ -6,12 +6,14 @@
 
 namespace tessel::cpu::simd::layout {
 inline constexpr int kQ80Bytes = 34;  // d f16 | qs i8[32]
-// A Q8_0 activation row is its nb blocks, then what every weight row would
-// otherwise recompute per block: nb f32 scales, and nb x 8 i32 of
-// 8 x (sums of four consecutive codes), Q4_0's code offset in the lanes of
-// its products.
-inline constexpr int kQ80ExtraBytes = 4 + 32;
-// Then, for each whole group of four blocks, the same codes as the 512-bit
+// A Q8_0 activation row is its nb blocks, then their nb f32 scales.
+inline constexpr int kQ80ScaleBytes = 4;
+// A row for the Q4_0 dot kernels (Q8_0WithQ4_0Sums) goes on with what each
+// weight row would otherwise recompute: nb x 8 i32 of 8 x (sums of four
+// consecutive codes), Q4_0's code offset in the lanes of its products,
+inline constexpr int kQ80OffsetBytes = 32;
+inline constexpr int kQ80ExtraBytes = kQ80ScaleBytes + kQ80OffsetBytes;
+// then, for each whole group of four blocks, the same codes as the 512-bit
 // Q4_0 kernel with VBMI reads them against four weight blocks at once
 // (dot_q4_0_quads): codes 0-15 of the four blocks, codes 16-31 of the
 // four, then per i32 lane 4i + l (block i, codes 4l..4l+3 and

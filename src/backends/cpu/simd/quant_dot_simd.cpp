@@ -90,7 +90,7 @@ inline __m256 block_q4_0(const std::uint8_t* wb, const std::uint8_t* qy,
 inline float dot_q4_0(const std::uint8_t* w, const std::uint8_t* act,
                       std::int64_t nb) {
   const std::uint8_t* dy = act + nb * kQ80Bytes;  // f32 scales
-  const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
+  const std::uint8_t* offsets = act + nb * (kQ80Bytes + kQ80ScaleBytes);
   // Two accumulators in registers: indexing an array by b & 1 sends them
   // through the stack, a store-to-load chain per block.
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -184,7 +184,7 @@ TESSEL_AVX512_VNNI_TARGET inline float dot_q4_0_vnni(const std::uint8_t* w,
                                                      const std::uint8_t* act,
                                                      std::int64_t nb) {
   const std::uint8_t* dy = act + nb * kQ80Bytes;
-  const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
+  const std::uint8_t* offsets = act + nb * (kQ80Bytes + kQ80ScaleBytes);
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   std::int64_t b = 0;
   for (; b + 3 < nb; b += 4) {
@@ -297,7 +297,7 @@ TESSEL_AVX512_VBMI_TARGET inline float dot_q4_0_quads(const std::uint8_t* w,
                                                       const std::uint8_t* act,
                                                       std::int64_t nb) {
   const std::uint8_t* dy = act + nb * kQ80Bytes;
-  const std::uint8_t* offsets = act + nb * (kQ80Bytes + 4);
+  const std::uint8_t* offsets = act + nb * (kQ80Bytes + kQ80ScaleBytes);
   const std::uint8_t* quads = act + nb * (kQ80Bytes + kQ80ExtraBytes);
   const __m512i code_index = quad_code_index();
   const __m512i scale_index = quad_scale_index();
@@ -1015,8 +1015,8 @@ void quant_dot_rows(DType w_dtype, const std::uint8_t* w,
                     std::size_t w_row_bytes, std::int64_t rows,
                     const std::uint8_t* act, std::int64_t m_rows,
                     std::int64_t k, float* y, std::int64_t ldy) {
-  const ActivationBlocks kind = activation_blocks(w_dtype);
-  const std::int64_t block = kind == ActivationBlocks::Q8_0 ? 32 : 256;
+  const ActivationBlocks kind = dot_activation_blocks(w_dtype);
+  const std::int64_t block = kind == ActivationBlocks::Q8_K ? 256 : 32;
   HWY_DYNAMIC_DISPATCH(QuantDotRowsImpl)
   (static_cast<int>(w_dtype), w, w_row_bytes, rows, act,
    activation_row_bytes(kind, k), m_rows, k / block, y, ldy);

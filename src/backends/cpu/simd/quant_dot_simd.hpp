@@ -23,20 +23,26 @@
 
 namespace tessel::cpu::simd {
 
-// ggml's vec_dot_type: the 8-bit activation blocks a weight type pairs with.
+// ggml's vec_dot_type: the 8-bit activation blocks a weight type pairs
+// with, as rows laid out by quant_dot_layout.hpp.
 enum class ActivationBlocks : std::uint8_t {
-  Q8_0,  // 32 values: f16 scale, 32 x i8
+  Q8_0,  // 32 values: f16 scale, 32 x i8; then the blocks' f32 scales
   Q8_K,  // 256 values: f32 scale, 256 x i8, 16 x i16 sums of 16
+  // Q8_0 rows followed by the code sums the Q4_0 dot kernels read: what
+  // every weight row would otherwise recompute.
+  Q8_0WithQ4_0Sums,
 };
 
 // Whether `w` has an integer kernel here (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K,
 // IQ4_XS); other block types take the dequantise-a-tile path.
 bool has_quant_dot(DType w);
+// The rows the packed GEMM reads for `w` (Q8_0 or Q8_K), and the rows the
+// dot kernels read (the same, with the sums for Q4_0).
 ActivationBlocks activation_blocks(DType w);
+ActivationBlocks dot_activation_blocks(DType w);
 
-// Bytes of one activation row of length k (a multiple of the block size):
-// its blocks and, for Q8_0, what quant_dot_layout.hpp adds.
-// (These two and quantize_activations: quant_activations_simd.cpp.)
+// Bytes of one activation row of length k (a multiple of the block size).
+// (These and quantize_activations: quant_activations_simd.cpp.)
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k);
 
 // Quantises `rows` f32 rows of length k (row r at x + r * ldx) into

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
+#include "backends/cpu/simd/quant_dot_layout.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_layout.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
@@ -358,10 +359,12 @@ static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
     const std::uint8_t* in = act + static_cast<std::size_t>(r) * in_bytes;
     std::uint8_t* o = out + static_cast<std::size_t>(r) * out_bytes;
     for (std::int64_t b = 0; b < nb; ++b) {
-      // Q8_0 rows: 34-byte blocks, then the f32 scales; Q8_K: f32 d, codes.
-      const std::uint8_t* codes = q8_0 ? in + b * 34 + 2 : in + b * 292 + 4;
-      const float d =
-          q8_0 ? load_f32(in + nb * 34 + 4 * b) : load_f32(in + b * 292);
+      // Q8_0 rows: blocks, then the f32 scales; Q8_K: f32 d, codes.
+      using namespace layout;
+      const std::uint8_t* codes =
+          q8_0 ? in + b * kQ80Bytes + 2 : in + b * kQ8KBytes + kQ8KQs;
+      const float d = q8_0 ? load_f32(in + nb * kQ80Bytes + 4 * b)
+                           : load_f32(in + b * kQ8KBytes);
       for (std::int64_t g = b * block / l.group; g < (b + 1) * block / l.group;
            ++g) {
         const auto* q = reinterpret_cast<const std::int8_t*>(
