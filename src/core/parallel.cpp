@@ -9,6 +9,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/check.hpp"
 
@@ -74,6 +75,36 @@ int get_num_threads() {
 
 bool in_parallel_region() { return t_inside_parallel; }
 
+namespace {
+
+// Runs next_chunk's chunks on `threads` members of the team, each thread
+// asking for another until it returns false; the first exception a chunk
+// throws is rethrown here.
+template <class NextChunk>
+void run_team(int threads, NextChunk next_chunk,
+              FunctionRef<void(std::int64_t, std::int64_t)> fn) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel num_threads(threads)
+  {
+    t_inside_parallel = true;
+    std::int64_t lo = 0, hi = 0;
+    int turn = 0;
+    while (next_chunk(turn++, lo, hi)) {
+      try {
+        fn(lo, hi);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+    t_inside_parallel = false;
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
                   FunctionRef<void(std::int64_t, std::int64_t)> fn) {
   if (end <= begin) return;
@@ -92,28 +123,90 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
     return;
   }
   const std::int64_t step = (total + chunks - 1) / chunks;
-  std::exception_ptr error;
-  std::mutex error_mutex;
   // The split depends only on the range, grain and thread count: if the
   // runtime grants fewer threads (OMP_THREAD_LIMIT), each takes several
   // chunks.
-#pragma omp parallel num_threads(chunks)
-  {
-    t_inside_parallel = true;
-    for (int c = omp_get_thread_num(); c < chunks; c += omp_get_num_threads()) {
-      const std::int64_t lo = begin + c * step;
-      const std::int64_t hi = std::min(end, lo + step);
-      if (lo >= hi) continue;
-      try {
-        fn(lo, hi);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
+  run_team(
+      chunks,
+      [&](int turn, std::int64_t& lo, std::int64_t& hi) {
+        // Empty chunks can only trail the non-empty ones.
+        const int c = omp_get_thread_num() + turn * omp_get_num_threads();
+        lo = begin + c * step;
+        hi = std::min(end, lo + step);
+        return c < chunks && lo < hi;
+      },
+      fn);
+}
+
+// The chunks [front, back) of one thread's share, packed in one word so
+// that its owner (taking the front) and a thief (taking the back) agree on
+// who gets the last one.
+struct alignas(64) Share {
+  std::atomic<std::uint64_t> range;
+
+  static std::uint64_t pack(std::uint32_t front, std::uint32_t back) {
+    return std::uint64_t{front} << 32 | back;
+  }
+  // Takes the front chunk (owner) or the back one (thief); false if none.
+  bool take(bool from_front, std::int64_t& chunk) {
+    std::uint64_t now = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const auto front = static_cast<std::uint32_t>(now >> 32);
+      const auto back = static_cast<std::uint32_t>(now);
+      if (front >= back) return false;
+      const std::uint64_t next =
+          from_front ? pack(front + 1, back) : pack(front, back - 1);
+      if (range.compare_exchange_weak(now, next, std::memory_order_relaxed)) {
+        chunk = from_front ? front : back - 1;
+        return true;
       }
     }
-    t_inside_parallel = false;
   }
-  if (error) std::rethrow_exception(error);
+};
+
+void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
+                          std::int64_t grain,
+                          FunctionRef<void(std::int64_t, std::int64_t)> fn) {
+  if (end <= begin) return;
+  const std::int64_t total = end - begin;
+  // Chunk indices are 32-bit in a Share.
+  grain = std::max<std::int64_t>({grain, 1, total >> 31});
+  if (t_inside_parallel || total <= grain) {
+    fn(begin, end);
+    return;
+  }
+  const std::int64_t chunks = (total + grain - 1) / grain;
+  const int threads =
+      static_cast<int>(std::min<std::int64_t>(get_num_threads(), chunks));
+  std::unique_lock team(g_team_mutex, std::try_to_lock);
+  if (threads <= 1 || !team.owns_lock()) {
+    fn(begin, end);
+    return;
+  }
+  std::vector<Share> shares(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    shares[static_cast<std::size_t>(t)].range.store(
+        Share::pack(static_cast<std::uint32_t>(chunks * t / threads),
+                    static_cast<std::uint32_t>(chunks * (t + 1) / threads)),
+        std::memory_order_relaxed);
+  }
+  // A share whose thread the runtime did not grant is taken by the others.
+  run_team(
+      threads,
+      [&](int, std::int64_t& lo, std::int64_t& hi) {
+        const int own = omp_get_thread_num();
+        std::int64_t chunk = 0;
+        bool found = shares[static_cast<std::size_t>(own)].take(true, chunk);
+        for (int i = 1; i < threads && !found; ++i) {
+          found = shares[static_cast<std::size_t>((own + i) % threads)].take(
+              false, chunk);
+        }
+        if (!found) return false;
+        lo = begin + chunk * grain;
+        hi = std::min(end, lo + grain);
+        return true;
+      },
+      fn);
 }
 
 }  // namespace tessel

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -78,6 +79,85 @@ TEST(Parallel, ConcurrentCallersDoNotDeadlock) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(total.load(), 4 * 50 * 1000);
+}
+
+TEST(ParallelDynamic, CoversTheRangeExactlyOnceInChunksOfGrain) {
+  for (int threads : {1, 2, 3, 5}) {
+    set_num_threads(threads);
+    for (std::int64_t grain : {1, 7, 100, 20000}) {
+      std::vector<std::atomic<int>> hits(10007);
+      parallel_for_dynamic(3, 10007, grain,
+                           [&](std::int64_t lo, std::int64_t hi) {
+                             // On a team, chunks start on a grain
+                             // boundary and are a grain long but for the
+                             // last; alone, the range runs in one call.
+                             if (hi - lo < grain) {
+                               EXPECT_TRUE(hi == 10007) << lo << " " << hi;
+                             }
+                             if (threads > 1 && grain < 10004) {
+                               EXPECT_EQ((lo - 3) % grain, 0);
+                               EXPECT_LE(hi - lo, grain);
+                             }
+                             for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+                           });
+      for (std::size_t i = 0; i < hits.size(); ++i) {
+        ASSERT_EQ(hits[i].load(), i < 3 ? 0 : 1) << i;
+      }
+    }
+  }
+  parallel_for_dynamic(5, 5, 1,
+                       [&](std::int64_t, std::int64_t) { ADD_FAILURE(); });
+}
+
+// The first chunk of thread 0's share does not return until every other
+// item is done: only a thread that takes the rest of that share from its
+// back end lets the call finish.
+TEST(ParallelDynamic, AnIdleThreadTakesTheRestOfABusyThreadsShare) {
+  set_num_threads(2);
+  constexpr std::int64_t kItems = 64;
+  std::atomic<std::int64_t> done{0};
+  std::atomic<bool> gave_up{false};
+  std::vector<std::atomic<int>> hits(kItems);
+  parallel_for_dynamic(0, kItems, 1, [&](std::int64_t lo, std::int64_t hi) {
+    if (lo == 0) {
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (done.load() < kItems - 1) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          gave_up = true;
+          break;
+        }
+        std::this_thread::yield();
+      }
+    }
+    for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+    done += hi - lo;
+  });
+  EXPECT_FALSE(gave_up.load()) << "no thread took the busy thread's chunks";
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
+TEST(ParallelDynamic, NestsInlineAndRethrows) {
+  set_num_threads(2);
+  std::atomic<int> inner{0};
+  parallel_for_dynamic(0, 4, 1, [&](std::int64_t, std::int64_t) {
+    EXPECT_TRUE(in_parallel_region());
+    parallel_for_dynamic(0, 100, 1, [&](std::int64_t lo, std::int64_t hi) {
+      inner += static_cast<int>(hi - lo);
+    });
+  });
+  EXPECT_EQ(inner.load(), 400);
+  EXPECT_THROW(parallel_for_dynamic(0, 100, 3,
+                                    [](std::int64_t lo, std::int64_t) {
+                                      if (lo > 50)
+                                        throw std::runtime_error("x");
+                                    }),
+               std::runtime_error);
+  std::atomic<int> n{0};
+  parallel_for_dynamic(0, 10, 1, [&](std::int64_t lo, std::int64_t hi) {
+    n += static_cast<int>(hi - lo);
+  });
+  EXPECT_EQ(n.load(), 10);
 }
 
 TEST(Parallel, InvalidThreadCountIsE4001) {

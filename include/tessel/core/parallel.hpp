@@ -46,4 +46,18 @@ bool in_parallel_region();
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
                   FunctionRef<void(std::int64_t, std::int64_t)> fn);
 
+// Like parallel_for, but balanced while it runs: each thread walks its
+// own contiguous share in chunks of `grain` items from the front, and a
+// thread that finishes early takes chunks from the back of the others'
+// shares. A thread the host slows down then holds the others up by at
+// most one chunk, while each share is still read as one sequential stream
+// (the interleaved chunks of a plain work queue read memory slower).
+// Which thread runs which chunk varies from call to call: use it only
+// where each item's result does not depend on how the range is cut. As
+// with parallel_for, one thread, a nested call or a busy team runs the
+// whole range in one call.
+void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
+                          std::int64_t grain,
+                          FunctionRef<void(std::int64_t, std::int64_t)> fn);
+
 }  // namespace tessel

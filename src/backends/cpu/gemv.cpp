@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/simd/gemv_simd.hpp"
@@ -12,9 +14,11 @@ void gemv(const KernelInput& x, const void* w, DType w_dtype, std::int64_t ldw,
   const auto* base = static_cast<const char*>(w);
   const int size = element_size(w_dtype);
   float* out = y.data<float>();
-  // 64 rows of 4096 bf16 are 512 KiB: chunks big enough to stream, small
-  // enough to balance.
-  parallel_for(0, n, 64, [&](std::int64_t lo, std::int64_t hi) {
+  // Chunks of 32 KiB of weights (16 rows at least), balanced between the
+  // threads as in the quantised dot path (quant_matmul.cpp).
+  const std::int64_t chunk_rows = std::max<std::int64_t>(
+      16, 32 * 1024 / std::max<std::int64_t>(ldw * size, 1));
+  parallel_for_dynamic(0, n, chunk_rows, [&](std::int64_t lo, std::int64_t hi) {
     simd::gemv_rows(storage, base + lo * ldw * size, ldw, hi - lo, k,
                     x.const_data<float>(), out + lo);
   });
