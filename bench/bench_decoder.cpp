@@ -9,7 +9,9 @@
 //   BM_Header     load_gguf alone (what `tessel inspect` reads), for scale
 //   BM_LoadAndFirstToken  load, then one token: mapping every weight page
 //                 (the file in the page cache), what llama.cpp's load does
-// items_per_second is tokens per second.
+// items_per_second is tokens per second. TESSEL_BENCH_NO_MMAP=1 loads the
+// weights with MapMode::Resident (read into 2 MiB pages) instead of mapping
+// the file.
 //
 // `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
 // f32 GGUF the comparison starts from (SHAPE 160m: hidden 1024, 8 layers,
@@ -49,11 +51,17 @@ void first_token(const CausalLM& lm) {
 // after it. BM_Prompt and BM_Decode time both runtimes past that;
 // BM_LoadAndFirstToken times what tessel pays instead, set beside
 // llama.cpp's load by compare_models.py.
+MapMode load_mode() {
+  const char* no_mmap = std::getenv("TESSEL_BENCH_NO_MMAP");
+  return no_mmap != nullptr && std::string(no_mmap) == "1" ? MapMode::Resident
+                                                           : MapMode::ReadOnly;
+}
+
 const CausalLM* model() {
   static const CausalLM* lm = []() -> const CausalLM* {
     const char* path = std::getenv("TESSEL_BENCH_MODEL");
     if (path == nullptr) return nullptr;
-    const CausalLM* loaded = CausalLM::load(path).release();
+    const CausalLM* loaded = CausalLM::load(path, load_mode()).release();
     first_token(*loaded);
     return loaded;
   }();
@@ -108,7 +116,9 @@ void BM_Load(benchmark::State& state) {
     state.SkipWithError("set TESSEL_BENCH_MODEL");
     return;
   }
-  for (auto _ : state) benchmark::DoNotOptimize(CausalLM::load(path));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(CausalLM::load(path, load_mode()));
+  }
 }
 
 void BM_Header(benchmark::State& state) {
@@ -130,7 +140,7 @@ void BM_LoadAndFirstToken(benchmark::State& state) {
   }
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<CausalLM> lm = CausalLM::load(path);
+    const std::unique_ptr<CausalLM> lm = CausalLM::load(path, load_mode());
     first_token(*lm);
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

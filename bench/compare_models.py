@@ -6,7 +6,7 @@ decode as a fraction of this machine's read bandwidth in weight bytes.
 
 Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
-       [--ceilings BUILD/bench/bench_kernels]
+       [--ceilings BUILD/bench/bench_kernels] [--no-mmap]
 With --ceilings, the machine's DRAM read bandwidth (BM_StreamRead, arrays
 twice the last-level cache) is measured just before and just after each
 type's tessel run and decode is reported as a fraction of the higher of the
@@ -22,6 +22,9 @@ the file with MAP_POPULATE while loading, tessel maps it lazily and
 bench_decoder runs one untimed token first. The last column is what that
 costs each: a fresh load and one token, the file in the page cache
 (llama.cpp's first measured, tessel's best of `rounds`).
+With --no-mmap both read the weights into memory instead of mapping the
+file (tessel: MapMode::Resident, 2 MiB pages; llama.cpp: use_mmap=False,
+its buffer in whatever pages malloc gets).
 Time it on an idle machine: a busy core halves both.
 """
 import argparse
@@ -58,11 +61,12 @@ def make_files(tool, shape, types, cache):
     return paths
 
 
-def llama_speeds(path, threads, rounds):
+def llama_speeds(path, threads, rounds, mmap):
     import llama_cpp
     start = time.perf_counter()
     llm = llama_cpp.Llama(model_path=path, n_ctx=1024, n_batch=512, n_ubatch=512,
-                          n_threads=threads, n_threads_batch=threads, verbose=False)
+                          n_threads=threads, n_threads_batch=threads, use_mmap=mmap,
+                          verbose=False)
     llm.eval([0])
     out = {"first": time.perf_counter() - start}
     rng = np.random.default_rng(7)
@@ -90,8 +94,9 @@ def llama_speeds(path, threads, rounds):
     return out
 
 
-def tessel_speeds(tool, path, rounds):
+def tessel_speeds(tool, path, rounds, mmap):
     os.environ["TESSEL_BENCH_MODEL"] = path
+    os.environ["TESSEL_BENCH_NO_MMAP"] = "0" if mmap else "1"
     out = {}
     for _ in range(rounds):
         r = run_benchmarks(tool, "BM_(Prompt|Decode)/|BM_LoadAndFirstToken", min_time=0.5)
@@ -126,6 +131,8 @@ def main():
     ap.add_argument("--dir", default="/tmp/tessel-models")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--no-mmap", action="store_true",
+                    help="read the weights into memory instead of mapping the file (both)")
     ap.add_argument("--ceilings", default=None,
                     help="bench_kernels, to measure DRAM read bandwidth in the same run")
     args = ap.parse_args()
@@ -136,18 +143,20 @@ def main():
         return r["BM_StreamRead"]["bytes_per_second"] / 1e9
 
     load = os.getloadavg()[0]
-    print(f"Qwen3 {args.shape}, {args.threads} threads, load average {load:.2f}\n")
+    print(f"Qwen3 {args.shape}, {args.threads} threads, "
+          f"weights {'read into memory' if args.no_mmap else 'mapped'}, "
+          f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
           "decode | ratio | decode GB/s (weights) | load + first token ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
-        lc = llama_speeds(paths[t], args.threads, args.rounds)
+        lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap)
         # The ceiling moves with the other tenants of the host (31-41 GB/s
         # within one hour here): measured on each side of tessel's run, the
         # higher one counts.
         before = read_ceiling() if args.ceilings else None
-        ts = tessel_speeds(args.tool, paths[t], args.rounds)
+        ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap)
         read_gbps = max(before, read_ceiling()) if args.ceilings else None
         if read_gbps:
             reads.append(read_gbps)

@@ -191,6 +191,56 @@ Storage Storage::empty_mapping(std::shared_ptr<Impl> impl) {
   return Storage(std::move(impl));
 }
 
+// MapMode::Resident: [offset, offset + want) of an open file read into
+// anonymous memory asking for 2 MiB pages, then made read-only. Takes fd.
+Storage Storage::read_resident(int fd, const std::string& name,
+                               std::uint64_t offset, std::uint64_t want) {
+  auto impl = std::make_shared<Impl>();
+  impl->nbytes = static_cast<std::int64_t>(want);
+  impl->origin = StorageOrigin::Owned;
+  impl->writable = false;
+  if (want == 0) {
+    ::close(fd);
+    return empty_mapping(std::move(impl));
+  }
+  const std::size_t size =
+      round_up(static_cast<std::size_t>(want), kMaxAllocAlignment);
+  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    detail::fail(ErrorCode::IoFailure, "map_file",
+                 "cannot reserve {} bytes to read '{}' into: {}", want, name,
+                 std::strerror(err));
+  }
+  ::madvise(data, size, MADV_HUGEPAGE);
+  auto* out = static_cast<char*>(data);
+  std::uint64_t done = 0;
+  while (done < want) {
+    const std::size_t step = static_cast<std::size_t>(
+        std::min<std::uint64_t>(want - done, std::uint64_t{1} << 30));
+    const ssize_t got =
+        ::pread(fd, out + done, step, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const int err = got < 0 ? errno : 0;
+      ::close(fd);
+      munmap(data, size);
+      detail::fail(ErrorCode::IoFailure, "map_file",
+                   "reading '{}' stopped at byte {} of {}: {}", name,
+                   offset + done, offset + want,
+                   err ? std::strerror(err) : "the file got shorter");
+    }
+    done += static_cast<std::uint64_t>(got);
+  }
+  ::close(fd);
+  mprotect(data, size, PROT_READ);
+  impl->data = data;
+  impl->release = [data, size] { munmap(data, size); };
+  return Storage(std::move(impl));
+}
+
 Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
                           std::uint64_t offset,
                           std::optional<std::uint64_t> length) {
@@ -204,6 +254,7 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
                  "range [{}, {}+{}) lies outside '{}' of {} bytes", offset,
                  offset, want, name, file_size);
   }
+  if (mode == MapMode::Resident) return read_resident(fd, name, offset, want);
   auto impl = std::make_shared<Impl>();
   impl->nbytes = static_cast<std::int64_t>(want);
   impl->origin = StorageOrigin::MappedFile;

@@ -407,10 +407,10 @@ GgufFile parse_gguf(const Storage& file) {
   return out;
 }
 
-GgufFile load_gguf(const std::filesystem::path& path) {
+GgufFile load_gguf(const std::filesystem::path& path, MapMode mode) {
   // map_file opens, sizes (an empty file maps too) and maps in one go;
   // the parser refuses what is too short.
-  return parse_gguf(Storage::map_file(path));
+  return parse_gguf(Storage::map_file(path, mode));
 }
 
 namespace {

@@ -84,11 +84,11 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::filesystem::path& path,
                "{} is neither a checkpoint directory (config.json and "
                "safetensors) nor a GGUF file",
                path.string());
-  TESSEL_CHECK(mode == MapMode::ReadOnly, BadConfig, "load model",
+  TESSEL_CHECK(mode != MapMode::CopyOnWrite, BadConfig, "load model",
                "GGUF files load read-only; convert {} to a checkpoint "
                "directory to train on",
                path.string());
-  const GgufFile file = load_gguf(path);
+  const GgufFile file = load_gguf(path, mode);
   const DecoderConfig config = decoder_config_from_gguf(file);
   const std::unique_ptr<WeightSource> source =
       tensor_weights(gguf_tensors_as_hf(file), path.string(), gguf_tensor_name);

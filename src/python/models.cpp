@@ -77,15 +77,22 @@ void bind_models(nb::module_& m) {
           "dict or JSON text with config.json's keys.")
       .def_static(
           "load",
-          [](const std::filesystem::path& path, bool writable) {
-            return CausalLM::load(
-                path, writable ? MapMode::CopyOnWrite : MapMode::ReadOnly);
+          [](const std::filesystem::path& path, bool writable, bool mmap) {
+            if (writable && !mmap) {
+              throw_error(ErrorCode::BadConfig,
+                          "[CausalLM.load] writable=True maps the file "
+                          "copy-on-write: it needs mmap=True");
+            }
+            return CausalLM::load(path, writable ? MapMode::CopyOnWrite
+                                        : mmap   ? MapMode::ReadOnly
+                                                 : MapMode::Resident);
           },
-          nb::arg("path"), nb::arg("writable") = false,
+          nb::arg("path"), nb::arg("writable") = false, nb::arg("mmap") = true,
           "A checkpoint: an HF directory (config.json + safetensors, sharded "
           "or not) or a GGUF file. The weights are the file's mapped tensors "
           "(f16/bf16 and GGUF blocks stay as stored); writable=True maps "
-          "them copy-on-write.")
+          "them copy-on-write; mmap=False reads them into memory in 2 MiB "
+          "pages instead (slower load, faster decode).")
       .def_prop_ro(
           "config", [](const CausalLM& lm) { return config_dict(lm.config()); },
           "The configuration as config.json's keys.")

@@ -264,6 +264,12 @@ TEST_F(RunCommands, DirectoryAndGgufGiveTheSameGreedyText) {
   const std::string raw = gguf_tok.decode(gguf["token_ids"].get<Ids>());
   EXPECT_EQ(gguf_text.out, kPrompt + raw + (raw.ends_with('\n') ? "" : "\n"));
   EXPECT_EQ(tessel::tok::utf8_lossy(raw), completion);
+  // Weights read into memory instead of mapped: the same tokens.
+  const Result no_mmap =
+      run({"generate", "--model", (root_ / "model.gguf").string(), "--prompt",
+           kPrompt, "--max-tokens", "12", "--no-mmap"});
+  ASSERT_EQ(no_mmap.rc, 0) << no_mmap.err;
+  EXPECT_EQ(no_mmap.out, gguf_text.out);
   // Speeds go to stderr, never into the text.
   EXPECT_TRUE(std::regex_search(
       hf_text.err,
@@ -430,8 +436,12 @@ TEST_F(RunCommands, PerplexityIsLlamaCppsRule) {
   const double expected = reference_perplexity(*lm_, tokens, 16, vocab_.bos);
 
   for (const fs::path& model : {root_ / "hf", root_ / "model.gguf"}) {
-    const Result r = run({"perplexity", "--model", model.string(), "--file",
-                          text.string(), "--ctx", "16", "--json"});
+    // --no-mmap on the GGUF file: the same numbers from weights in memory.
+    std::vector<std::string> args = {
+        "perplexity",  "--model", model.string(), "--file",
+        text.string(), "--ctx",   "16",           "--json"};
+    if (model.extension() == ".gguf") args.push_back("--no-mmap");
+    const Result r = run(args);
     ASSERT_EQ(r.rc, 0) << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["tokens"], tokens.size()) << model;

@@ -148,6 +148,31 @@ TEST(Storage, MapFileCopyOnWriteLeavesFileUntouched) {
   std::filesystem::remove(path);
 }
 
+TEST(Storage, ResidentReadsTheRangeIntoReadOnlyMemoryOfItsOwn) {
+  // Over a page and a half, so the read and the page rounding both matter.
+  std::string content(6000, '\0');
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    content[i] = static_cast<char>(i * 7 + 1);
+  }
+  const auto path = temp_file("resident.bin", content);
+  Storage s = Storage::map_file(path, MapMode::Resident, 5, 5990);
+  EXPECT_EQ(s.origin(), StorageOrigin::Owned);  // not a view of the file
+  EXPECT_FALSE(s.writable());
+  EXPECT_EQ(s.nbytes(), 5990);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.data()) % (2u << 20), 0u);
+  EXPECT_EQ(std::memcmp(s.data(), content.data() + 5, 5990), 0);
+  Tensor t(s, {5990}, {}, 0, DType::U8);
+  EXPECT_TESSEL_ERROR(t.fill_(0), "E3002", "[fill_]");
+  // Rewriting the file afterwards leaves the copy as it was read.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "x";
+  EXPECT_EQ(std::as_const(t).at<std::uint8_t>({0}),
+            static_cast<std::uint8_t>(content[5]));
+  EXPECT_TESSEL_ERROR(Storage::map_file(path, MapMode::Resident, 0, 2), "E3002",
+                      "outside");
+  EXPECT_EQ(Storage::map_file(path, MapMode::Resident, 1).nbytes(), 0);
+  std::filesystem::remove(path);
+}
+
 TEST(Storage, MapFileErrorsAreE3002) {
   EXPECT_TESSEL_ERROR(Storage::map_file("/nonexistent/tessel.bin"), "E3002",
                       "[map_file]", "/nonexistent/tessel.bin");

@@ -145,6 +145,15 @@ TEST(ModelLoading, GgufFilesGiveTheSameModelAsHfDirectories) {
     const Tensor expected = logits_of(lm);
     EXPECT_TRUE(allclose(logits_of(*from_dir), expected, 0, 0)) << type;
     EXPECT_TRUE(allclose(logits_of(*from_gguf), expected, 1e-5, 1e-5)) << type;
+    // Read into memory instead of mapped: the same parameters, bit for bit.
+    const auto resident = CausalLM::load(gguf, MapMode::Resident);
+    EXPECT_EQ(resident->model.embed_tokens.weight.value().storage().origin(),
+              StorageOrigin::Owned);
+    EXPECT_TRUE(allclose(logits_of(*resident), logits_of(*from_gguf), 0, 0))
+        << type;
+    EXPECT_TRUE(allclose(logits_of(*CausalLM::load(dir, MapMode::Resident)),
+                         expected, 0, 0))
+        << type;
     fs::remove_all(dir);
     fs::remove(gguf);
   }

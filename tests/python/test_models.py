@@ -54,6 +54,11 @@ def test_gguf_f32_files_match_transformers(index):
         want = np.load(os.path.join(ROOT, hf["transformers_logits"]))
         got = np.asarray(lm.logits(g["prompt_ids"]))
         assert rel(got, want) < 1e-4, (key, rel(got, want))
+        # mmap=False reads the same weights into memory: the same logits.
+        resident = tessel.CausalLM.load(os.path.join(ROOT, g["file"]), mmap=False)
+        np.testing.assert_array_equal(np.asarray(resident.logits(g["prompt_ids"])), got)
+    with pytest.raises(tessel.ConfigError, match="mmap=True"):
+        tessel.CausalLM.load(os.path.join(ROOT, g["file"]), writable=True, mmap=False)
 
 
 def test_greedy_generation_and_tokenizer_match(index):

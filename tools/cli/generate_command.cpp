@@ -31,6 +31,7 @@ struct GenerateCommandOptions {
   bool truncate = false;
   bool chat = false;
   bool json = false;
+  bool no_mmap = false;
 };
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
@@ -103,7 +104,8 @@ int run_generate(const GenerateCommandOptions& o) {
   }
   const ModelTokenizer tokenizer = ModelTokenizer::load(o.model);
   if (o.chat) refuse_chat(o.model, tokenizer);
-  const std::unique_ptr<CausalLM> lm = CausalLM::load(o.model);
+  const std::unique_ptr<CausalLM> lm = CausalLM::load(
+      o.model, o.no_mmap ? MapMode::Resident : MapMode::ReadOnly);
   const DecoderConfig& config = lm->config();
   tokenizer.check_fits(config);
   const std::int64_t positions = config.max_position_embeddings;
@@ -270,6 +272,9 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_flag("--chat", o->chat,
                 "Apply the checkpoint's chat template (not supported: see "
                 "docs/models.md)");
+  cmd->add_flag("--no-mmap", o->no_mmap,
+                "Read the weights into memory (2 MiB pages) instead of mapping "
+                "the file: slower to load, faster to run (docs/models.md)");
   cmd->add_flag("--json", o->json,
                 "Print one JSON line (completion, token ids, speeds)");
   return [o] { return run_generate(*o); };

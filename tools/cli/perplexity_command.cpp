@@ -21,6 +21,7 @@ struct PerplexityCommandOptions {
   std::string file;
   std::int64_t ctx = 512;
   bool json = false;
+  bool no_mmap = false;
 };
 
 std::string read_text_file(const std::string& path) {
@@ -37,7 +38,8 @@ int run_perplexity(const PerplexityCommandOptions& o) {
         fmt::format("[perplexity] --ctx must be at least 3, not {}", o.ctx));
   }
   const ModelTokenizer tokenizer = ModelTokenizer::load(o.model);
-  const std::unique_ptr<CausalLM> lm = CausalLM::load(o.model);
+  const std::unique_ptr<CausalLM> lm = CausalLM::load(
+      o.model, o.no_mmap ? MapMode::Resident : MapMode::ReadOnly);
   const DecoderConfig& config = lm->config();
   tokenizer.check_fits(config);
   const std::int64_t ctx = std::min(o.ctx, config.max_position_embeddings);
@@ -128,6 +130,9 @@ Runner add_perplexity_command(CLI::App& app) {
                   "Window in tokens (the second half of each is scored); at "
                   "most the model's positions")
       ->capture_default_str();
+  cmd->add_flag("--no-mmap", o->no_mmap,
+                "Read the weights into memory (2 MiB pages) instead of mapping "
+                "the file: slower to load, faster to run (docs/models.md)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   return [o] { return run_perplexity(*o); };
 }

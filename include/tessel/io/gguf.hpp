@@ -75,8 +75,10 @@ struct GgufFile {
 // type (ids GGUF has retired or tessel does not know), more than 4 dimensions,
 // a row length that is not a whole number of blocks, sizes that overflow,
 // an alignment that is not a positive multiple of 8, and tensor data that
-// is misaligned, overlapping or outside the file.
-GgufFile load_gguf(const std::filesystem::path& path);
+// is misaligned, overlapping or outside the file. `mode` as for
+// Storage::map_file.
+GgufFile load_gguf(const std::filesystem::path& path,
+                   MapMode mode = MapMode::ReadOnly);
 // The same over bytes in memory (the fuzzer's entry point).
 GgufFile parse_gguf(const Storage& file);
 

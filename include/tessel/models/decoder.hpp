@@ -148,7 +148,9 @@ class CausalLM : public nn::Module {
   // against every tensor's name and shape before any weight is read:
   // E4001 naming the key or tensor for a missing, unexpected or
   // mis-shaped one. `mode` CopyOnWrite makes the parameters writable
-  // (training on from a checkpoint) without touching the file.
+  // (training on from a checkpoint) without touching the file; Resident
+  // reads the weights into memory in 2 MiB pages instead of mapping them
+  // (faster decode, slower load; Storage::map_file).
   static std::unique_ptr<CausalLM> load(const std::filesystem::path& path,
                                         MapMode mode = MapMode::ReadOnly);
 
