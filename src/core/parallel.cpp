@@ -138,6 +138,8 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
       fn);
 }
 
+namespace {
+
 // The chunks [front, back) of one thread's share, packed in one word so
 // that its owner (taking the front) and a thief (taking the back) agree on
 // who gets the last one.
@@ -163,6 +165,8 @@ struct alignas(64) Share {
     }
   }
 };
+
+}  // namespace
 
 void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
                           std::int64_t grain,

@@ -203,17 +203,27 @@ Storage Storage::read_resident(int fd, const std::string& name,
     ::close(fd);
     return empty_mapping(std::move(impl));
   }
+  // A whole number of 2 MiB pages starting on a 2 MiB boundary: reserved
+  // one page larger, then trimmed, since mmap promises only 4 KiB.
   const std::size_t size =
       round_up(static_cast<std::size_t>(want), kMaxAllocAlignment);
-  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) {
+  void* reserved =
+      mmap(nullptr, size + kMaxAllocAlignment, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (reserved == MAP_FAILED) {
     const int err = errno;
     ::close(fd);
     detail::fail(ErrorCode::IoFailure, "map_file",
                  "cannot reserve {} bytes to read '{}' into: {}", want, name,
                  std::strerror(err));
   }
+  const auto first = reinterpret_cast<std::uintptr_t>(reserved);
+  const std::uintptr_t aligned = round_up(first, kMaxAllocAlignment);
+  if (aligned > first) munmap(reserved, aligned - first);
+  if (const std::size_t tail = kMaxAllocAlignment - (aligned - first)) {
+    munmap(reinterpret_cast<void*>(aligned + size), tail);
+  }
+  void* data = reinterpret_cast<void*>(aligned);
   ::madvise(data, size, MADV_HUGEPAGE);
   auto* out = static_cast<char*>(data);
   std::uint64_t done = 0;
