@@ -103,6 +103,18 @@ void run_team(int threads, NextChunk next_chunk,
   if (error) std::rethrow_exception(error);
 }
 
+// How many threads a call cut into `pieces` runs on, claiming the team in
+// `team`; 1 when it runs inline on the caller: one piece or one thread, a
+// nested call, or another caller's job holding the team.
+int claim_team(std::int64_t pieces, std::unique_lock<std::mutex>& team) {
+  if (t_inside_parallel) return 1;
+  const int threads =
+      static_cast<int>(std::min<std::int64_t>(get_num_threads(), pieces));
+  if (threads <= 1) return 1;
+  team = std::unique_lock(g_team_mutex, std::try_to_lock);
+  return team.owns_lock() ? threads : 1;
+}
+
 }  // namespace
 
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
@@ -110,15 +122,9 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
   if (end <= begin) return;
   const std::int64_t total = end - begin;
   grain = std::max<std::int64_t>(grain, 1);
-  if (t_inside_parallel || total <= grain) {
-    fn(begin, end);
-    return;
-  }
-  const std::int64_t by_grain = (total + grain - 1) / grain;
-  const int chunks =
-      static_cast<int>(std::min<std::int64_t>(get_num_threads(), by_grain));
-  std::unique_lock team(g_team_mutex, std::try_to_lock);
-  if (chunks <= 1 || !team.owns_lock()) {
+  std::unique_lock<std::mutex> team;
+  const int chunks = claim_team((total + grain - 1) / grain, team);
+  if (chunks == 1) {
     fn(begin, end);
     return;
   }
@@ -175,15 +181,10 @@ void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
   const std::int64_t total = end - begin;
   // Chunk indices are 32-bit in a Share.
   grain = std::max<std::int64_t>({grain, 1, total >> 31});
-  if (t_inside_parallel || total <= grain) {
-    fn(begin, end);
-    return;
-  }
   const std::int64_t chunks = (total + grain - 1) / grain;
-  const int threads =
-      static_cast<int>(std::min<std::int64_t>(get_num_threads(), chunks));
-  std::unique_lock team(g_team_mutex, std::try_to_lock);
-  if (threads <= 1 || !team.owns_lock()) {
+  std::unique_lock<std::mutex> team;
+  const int threads = claim_team(chunks, team);
+  if (threads == 1) {
     fn(begin, end);
     return;
   }

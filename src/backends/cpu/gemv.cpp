@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/simd/gemv_simd.hpp"
@@ -14,14 +12,12 @@ void gemv(const KernelInput& x, const void* w, DType w_dtype, std::int64_t ldw,
   const auto* base = static_cast<const char*>(w);
   const int size = element_size(w_dtype);
   float* out = y.data<float>();
-  // Chunks of 32 KiB of weights (16 rows at least), balanced between the
-  // threads as in the quantised dot path (quant_matmul.cpp).
-  const std::int64_t chunk_rows = std::max<std::int64_t>(
-      16, 32 * 1024 / std::max<std::int64_t>(ldw * size, 1));
-  parallel_for_dynamic(0, n, chunk_rows, [&](std::int64_t lo, std::int64_t hi) {
-    simd::gemv_rows(storage, base + lo * ldw * size, ldw, hi - lo, k,
-                    x.const_data<float>(), out + lo);
-  });
+  parallel_for_dynamic(0, n, streamed_chunk_rows(ldw * size),
+                       [&](std::int64_t lo, std::int64_t hi) {
+                         simd::gemv_rows(storage, base + lo * ldw * size, ldw,
+                                         hi - lo, k, x.const_data<float>(),
+                                         out + lo);
+                       });
 }
 
 }  // namespace tessel::cpu

@@ -73,18 +73,6 @@ void add_bias_rows(float* out, std::int64_t m, std::int64_t n,
                });
 }
 
-// Weight rows a thread takes at a time in the dot path: 32 KiB of blocks,
-// long enough runs for the prefetchers, short enough that a thread the
-// host slows down holds the other at the join for little. Balancing this
-// way gave 6-8 % more Q8_0 decode tokens/s than two fixed halves on a
-// Qwen3-0.6B (docs/models.md); 128 KiB gave less.
-std::int64_t dot_chunk_rows(std::size_t row_bytes) {
-  constexpr std::size_t kChunkBytes = 32 * 1024;
-  return std::max<std::int64_t>(
-      16, static_cast<std::int64_t>(kChunkBytes /
-                                    std::max<std::size_t>(row_bytes, 1)));
-}
-
 void integer_path(const float* x, const WeightRows& w, DType w_dtype,
                   std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
   const cpu::simd::ActivationBlocks kind =
@@ -96,7 +84,8 @@ void integer_path(const float* x, const WeightRows& w, DType w_dtype,
                                     act.data() + lo * act_bytes);
   });
   parallel_for_dynamic(
-      0, n, dot_chunk_rows(w.row_bytes), [&](std::int64_t lo, std::int64_t hi) {
+      0, n, cpu::streamed_chunk_rows(static_cast<std::int64_t>(w.row_bytes)),
+      [&](std::int64_t lo, std::int64_t hi) {
         cpu::simd::quant_dot_rows(w_dtype, w.base + lo * w.row_bytes,
                                   w.row_bytes, hi - lo, act.data(), m, k,
                                   out + lo, n);
