@@ -134,7 +134,9 @@ def main():
     base.traits_by_id = traits_by_id
     cpu = GgmlCpu(base)
     rng = np.random.default_rng(20261202)
-    n, k = 23, 1024  # N leaves a remainder after groups of four rows
+    # N leaves a remainder after groups of four rows; K = 5 x 256 one after
+    # groups of four K-quant blocks.
+    n, k = 23, 1280
     with tempfile.TemporaryDirectory() as tmp:
         tool = Tool(args.tool, tmp)
         for name in WEIGHT_TYPES:

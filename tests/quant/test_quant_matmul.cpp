@@ -279,7 +279,9 @@ TEST(QuantMatmul, ExtremeCodesInTheDotKernels) {
   ASSERT_EQ(extremes.size(), 5u);
   for (const Extreme& e : extremes) {
     const auto& tr = dtype_traits(e.c->type);
-    const std::int64_t blocks = 2 * 256 / tr.block_size, k = 512;
+    // Five blocks of 256: the 512-bit Q4_K/Q5_K kernel's group of four
+    // and its remainder.
+    const std::int64_t k = 5 * 256, blocks = k / tr.block_size;
     std::vector<std::uint8_t> row(
         static_cast<std::size_t>(blocks * tr.block_bytes), 0xFF);
     for (std::int64_t b = 0; b < blocks; ++b) {

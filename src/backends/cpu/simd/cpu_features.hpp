@@ -1,7 +1,7 @@
 // CPU features Highway's targets do not imply but kernels branch on at run
-// time. AVX512-VNNI (vpdpbusd) and AVX512-VBMI (byte permutes) are not part
-// of Highway's AVX3 target, so the 512-bit quantised dot and tile kernels
-// ask here, once per process.
+// time. AVX512-VNNI (vpdpbusd), AVX512-VBMI (byte permutes) and GFNI (bit
+// matrices on bytes) are not part of Highway's AVX3 target, so the 512-bit
+// quantised dot and tile kernels ask here, once per process.
 #pragma once
 
 namespace tessel::cpu::simd {
@@ -19,6 +19,15 @@ inline bool cpu_has_avx512_vbmi() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
   return vbmi;
+#else
+  return false;
+#endif
+}
+
+inline bool cpu_has_gfni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool gfni = __builtin_cpu_supports("gfni");
+  return gfni;
 #else
   return false;
 #endif

@@ -165,6 +165,28 @@ static void q8_k_block(const float* x, std::uint8_t* block) {
   quant::store_f32(block, 1 / iscale);
 }
 
+// After a row's Q8_K blocks, what dot_k4_groups reads for each whole
+// group of four (quant_dot_layout.hpp's kQ8KGroup*).
+static void k4_groups(std::int64_t nb, std::uint8_t* row) {
+  using namespace layout;
+  std::uint8_t* groups = row + nb * kQ8KBytes;
+  for (std::int64_t b = 0; b < nb / 4 * 4; ++b) {
+    const std::uint8_t* block = row + b * kQ8KBytes;
+    std::uint8_t* group = groups + b / 4 * kQ8KGroupBytes;
+    const int i = static_cast<int>(b % 4);
+    std::memcpy(group + kQ8KGroupScales + 4 * i, block, 4);
+    std::memcpy(group + kQ8KGroupScales + 16 + 4 * i, block, 4);
+    for (int j = 0; j < 8; ++j) {
+      const auto sum = static_cast<std::int16_t>(
+          static_cast<std::int16_t>(quant::load_u16(block + kQ8KSums + 4 * j)) +
+          static_cast<std::int16_t>(
+              quant::load_u16(block + kQ8KSums + 4 * j + 2)));
+      quant::store_u16(group + kQ8KGroupSums + 16 * i + 2 * j,
+                       static_cast<std::uint16_t>(sum));
+    }
+  }
+}
+
 static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
                                     std::int64_t rows, std::int64_t k,
                                     std::size_t row_bytes, std::uint8_t* out) {
@@ -172,13 +194,15 @@ static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
     const float* xr = x + r * ldx;
     std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
     const auto blocks = static_cast<ActivationBlocks>(kind);
-    if (blocks != ActivationBlocks::Q8_K) {
+    if (blocks == ActivationBlocks::Q8_0 ||
+        blocks == ActivationBlocks::Q8_0WithQ4_0Sums) {
       q8_0_row(xr, k, blocks == ActivationBlocks::Q8_0WithQ4_0Sums, o);
-    } else {
-      for (std::int64_t b = 0; b < k / 256; ++b) {
-        q8_k_block(xr + 256 * b, o + b * layout::kQ8KBytes);
-      }
+      continue;
     }
+    for (std::int64_t b = 0; b < k / 256; ++b) {
+      q8_k_block(xr + 256 * b, o + b * layout::kQ8KBytes);
+    }
+    if (blocks == ActivationBlocks::Q8_KWithK4Groups) k4_groups(k / 256, o);
   }
 }
 
@@ -196,8 +220,11 @@ ActivationBlocks activation_blocks(DType w) {
 }
 
 ActivationBlocks dot_activation_blocks(DType w) {
-  return w == DType::Q4_0 ? ActivationBlocks::Q8_0WithQ4_0Sums
-                          : activation_blocks(w);
+  if (w == DType::Q4_0) return ActivationBlocks::Q8_0WithQ4_0Sums;
+  if (w == DType::Q4_K || w == DType::Q5_K) {
+    return ActivationBlocks::Q8_KWithK4Groups;
+  }
+  return activation_blocks(w);
 }
 
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
@@ -208,6 +235,8 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
     case ActivationBlocks::Q8_0WithQ4_0Sums:
       return n / 32 * (kQ80Bytes + kQ80ExtraBytes) + n / 128 * kQ80QuadBytes;
     case ActivationBlocks::Q8_K: break;
+    case ActivationBlocks::Q8_KWithK4Groups:
+      return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;
   }
   return n / 256 * kQ8KBytes;
 }

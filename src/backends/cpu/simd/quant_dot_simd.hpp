@@ -31,6 +31,9 @@ enum class ActivationBlocks : std::uint8_t {
   // Q8_0 rows followed by the code sums the Q4_0 dot kernels read: what
   // every weight row would otherwise recompute.
   Q8_0WithQ4_0Sums,
+  // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
+  // dot kernels read for four blocks at a time.
+  Q8_KWithK4Groups,
 };
 
 // Whether `w` has an integer kernel here (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K,
