@@ -649,12 +649,12 @@ TESSEL_AVX512_VNNI_TARGET inline __m512i merge_high_bits(__m512i codes,
                                    0xF8);
 }
 
-// Sub-block pair p of a Q4_K/Q5_K block: lanes 0-7 sum sub-block 2p's
-// products, lanes 8-15 sub-block 2p + 1's.
+// Sub-block pair p of a Q4_K/Q5_K block, from its nibbles split
+// (split_nibbles): lanes 0-7 sum sub-block 2p's products, lanes 8-15
+// sub-block 2p + 1's.
 template <bool kHighBits, int p>
 TESSEL_AVX512_VNNI_TARGET inline __m512i pair_products_k4(
-    const std::uint8_t* qs, __m512i high, const std::uint8_t* q8) {
-  __m512i codes = split_nibbles(qs + 32 * p);
+    __m512i codes, __m512i high, const std::uint8_t* q8) {
   if constexpr (kHighBits) {
     // Bit 2p (2p + 1) of qh byte l is bit 4 of element l of sub-block
     // 2p (2p + 1).
@@ -702,13 +702,15 @@ TESSEL_AVX512_VNNI_TARGET float dot_k4_vnni(const std::uint8_t* w,
     const std::uint8_t* qs = wb + kQs;
     __m512i isum = _mm512_dpwssd_epi32(
         _mm512_setzero_si512(),
-        _mm512_packs_epi32(pair_products_k4<kHighBits, 0>(qs, high, q8),
-                           pair_products_k4<kHighBits, 1>(qs, high, q8)),
+        _mm512_packs_epi32(
+            pair_products_k4<kHighBits, 0>(split_nibbles(qs + 0), high, q8),
+            pair_products_k4<kHighBits, 1>(split_nibbles(qs + 32), high, q8)),
         _mm512_shuffle_epi8(scale_bytes, pick01));
     isum = _mm512_dpwssd_epi32(
         isum,
-        _mm512_packs_epi32(pair_products_k4<kHighBits, 2>(qs, high, q8),
-                           pair_products_k4<kHighBits, 3>(qs, high, q8)),
+        _mm512_packs_epi32(
+            pair_products_k4<kHighBits, 2>(split_nibbles(qs + 64), high, q8),
+            pair_products_k4<kHighBits, 3>(split_nibbles(qs + 96), high, q8)),
         _mm512_shuffle_epi8(scale_bytes, pick23));
     acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * f16_at(wb)),
                           _mm512_cvtepi32_ps(isum), acc);
@@ -871,18 +873,6 @@ TESSEL_AVX512_ICL_TARGET inline K4GroupConstants k4_group_constants() {
 
 constexpr __mmask64 kEvenBytes = 0x5555555555555555ULL;
 
-template <bool kHighBits, int p>
-TESSEL_AVX512_ICL_TARGET inline __m512i pair_products_k4_gfni(
-    const std::uint8_t* qs, __m512i high, const std::uint8_t* q8) {
-  __m512i codes = split_nibbles_gfni(qs + 32 * p);
-  if constexpr (kHighBits) {
-    codes =
-        merge_high_bits<(2 * p - 4) & 63, (2 * p - 3) & 63, 0x10>(codes, high);
-  }
-  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes,
-                             _mm512_loadu_si512(q8 + 64 * p));
-}
-
 // acc + factor x (block i's sum of scale x code x activation products).
 template <bool kHighBits, int i>
 TESSEL_AVX512_ICL_TARGET HWY_INLINE __m512
@@ -900,13 +890,17 @@ block_k4_scaled(const std::uint8_t* wb, const std::uint8_t* ab, __m512i fields,
   const std::uint8_t* qs = wb + kQs;
   __m512i isum = _mm512_dpwssd_epi32(
       _mm512_setzero_si512(),
-      _mm512_packs_epi32(pair_products_k4_gfni<kHighBits, 0>(qs, high, q8),
-                         pair_products_k4_gfni<kHighBits, 1>(qs, high, q8)),
+      _mm512_packs_epi32(
+          pair_products_k4<kHighBits, 0>(split_nibbles_gfni(qs + 0), high, q8),
+          pair_products_k4<kHighBits, 1>(split_nibbles_gfni(qs + 32), high,
+                                         q8)),
       _mm512_maskz_permutexvar_epi8(kEvenBytes, c.pick[i][0], fields));
   isum = _mm512_dpwssd_epi32(
       isum,
-      _mm512_packs_epi32(pair_products_k4_gfni<kHighBits, 2>(qs, high, q8),
-                         pair_products_k4_gfni<kHighBits, 3>(qs, high, q8)),
+      _mm512_packs_epi32(
+          pair_products_k4<kHighBits, 2>(split_nibbles_gfni(qs + 64), high, q8),
+          pair_products_k4<kHighBits, 3>(split_nibbles_gfni(qs + 96), high,
+                                         q8)),
       _mm512_maskz_permutexvar_epi8(kEvenBytes, c.pick[i][1], fields));
   return _mm512_fmadd_ps(_mm512_set1_ps(factor), _mm512_cvtepi32_ps(isum), acc);
 }
