@@ -187,14 +187,18 @@ TEST(QuantMatmul, ViewsOfWholeRowsAreMultipliedInPlace) {
 
 // NaN in an activation block makes the rows it meets NaN, as in f32.
 TEST(QuantMatmul, NonFiniteActivationsPropagate) {
+  // K = 1280: the third block sits in the 512-bit kernel's group of four.
+  for (const auto& [k, at] :
+       {std::pair<std::int64_t, std::size_t>{256, 17}, {1280, 2 * 256 + 17}}) {
+    const Tensor wk = weights(DType::Q4_K, 4, k, 2);
+    std::vector<float> xs(static_cast<std::size_t>(k), 0.5f);
+    for (const float bad : {std::nanf(""), INFINITY}) {
+      xs[at] = bad;
+      for (const float v : host(linear(from_vector(xs, {1, k}), wk)))
+        EXPECT_TRUE(std::isnan(v)) << "K " << k << ", " << bad;
+    }
+  }
   const Tensor w = weights(DType::Q4_K, 4, 256, 2);
-  std::vector<float> xs(256, 0.5f);
-  xs[17] = std::nanf("");
-  const std::vector<float> y = host(linear(from_vector(xs, {1, 256}), w));
-  for (const float v : y) EXPECT_TRUE(std::isnan(v));
-  xs[17] = INFINITY;
-  for (const float v : host(linear(from_vector(xs, {1, 256}), w)))
-    EXPECT_TRUE(std::isnan(v));
   // In the packed GEMM (20 rows) only the row holding the NaN is NaN.
   std::vector<float> batch(20 * 256, 0.5f);
   batch[7 * 256 + 3] = std::nanf("");
