@@ -740,7 +740,7 @@ TESSEL_AVX512_VNNI_TARGET float dot_k4_vnni(const std::uint8_t* w,
 // the upper) where dot_k4_vnni shifts and masks. llvm-mca: 13 cycles a
 // block against 20.8. Measured (Sapphire Rapids, M = 1, 4096 wide): one
 // core with the weights in L2 reads Q4_K at 28 GB/s against 20.5, but
-// from DRAM both kernels read 26-27 GB/s on two cores, so only weights
+// from DRAM both kernels read 24-27 GB/s on two cores, so only weights
 // that stay in cache gain (the 160M Q4_K_M model decodes 4 % faster).
 // AVX512-VBMI and GFNI come with Ice Lake and Zen 4; Cascade Lake has VNNI
 // only and keeps dot_k4_vnni.
@@ -829,6 +829,8 @@ TESSEL_AVX512_ICL_TARGET inline K4GroupConstants k4_group_constants() {
     }
     return index;
   }();
+  // Bytes 32-63: the bytes whose top two bits complete scales and mins
+  // 4-7 (bytes 0-31 go through a zero matrix).
   static constexpr auto kHigh = [] {
     std::array<std::uint8_t, 64> index{};
     for (int b = 32; b < 64; ++b) {
