@@ -665,6 +665,28 @@ TESSEL_AVX512_VNNI_TARGET inline __m512i pair_products_k4(
                              _mm512_loadu_si512(q8 + 64 * p));
 }
 
+// One Q4_K/Q5_K block's sums of scale x code x activation as i32 lanes:
+// codes[p] is sub-block pair p split (split_nibbles or its GFNI form),
+// scales01 and scales23 the i16 scales of pairs 0-1 and 2-3 in
+// packs_epi32's lane order.
+template <bool kHighBits>
+TESSEL_AVX512_VNNI_TARGET inline __m512i scaled_sums_k4(
+    const std::uint8_t* wb, const __m512i (&codes)[4], const std::uint8_t* q8,
+    __m512i scales01, __m512i scales23) {
+  [[maybe_unused]] __m512i high = _mm512_setzero_si512();
+  if constexpr (kHighBits) high = _mm512_broadcast_i64x4(load256(wb + 16));
+  const __m512i isum = _mm512_dpwssd_epi32(
+      _mm512_setzero_si512(),
+      _mm512_packs_epi32(pair_products_k4<kHighBits, 0>(codes[0], high, q8),
+                         pair_products_k4<kHighBits, 1>(codes[1], high, q8)),
+      scales01);
+  return _mm512_dpwssd_epi32(
+      isum,
+      _mm512_packs_epi32(pair_products_k4<kHighBits, 2>(codes[2], high, q8),
+                         pair_products_k4<kHighBits, 3>(codes[3], high, q8)),
+      scales23);
+}
+
 template <bool kHighBits>
 TESSEL_AVX512_VNNI_TARGET float dot_k4_vnni(const std::uint8_t* w,
                                             const std::uint8_t* act,
@@ -697,20 +719,11 @@ TESSEL_AVX512_VNNI_TARGET float dot_k4_vnni(const std::uint8_t* w,
     acc_min = k4_min_term(ab, wb, dy, s, acc_min);
     const __m512i scale_bytes = _mm512_set1_epi64(static_cast<long long>(
         static_cast<std::uint64_t>(s.scales_hi) << 32 | s.scales_lo));
-    [[maybe_unused]] __m512i high = _mm512_setzero_si512();
-    if constexpr (kHighBits) high = _mm512_broadcast_i64x4(load256(wb + 16));
     const std::uint8_t* qs = wb + kQs;
-    __m512i isum = _mm512_dpwssd_epi32(
-        _mm512_setzero_si512(),
-        _mm512_packs_epi32(
-            pair_products_k4<kHighBits, 0>(split_nibbles(qs + 0), high, q8),
-            pair_products_k4<kHighBits, 1>(split_nibbles(qs + 32), high, q8)),
-        _mm512_shuffle_epi8(scale_bytes, pick01));
-    isum = _mm512_dpwssd_epi32(
-        isum,
-        _mm512_packs_epi32(
-            pair_products_k4<kHighBits, 2>(split_nibbles(qs + 64), high, q8),
-            pair_products_k4<kHighBits, 3>(split_nibbles(qs + 96), high, q8)),
+    const __m512i codes[4] = {split_nibbles(qs), split_nibbles(qs + 32),
+                              split_nibbles(qs + 64), split_nibbles(qs + 96)};
+    const __m512i isum = scaled_sums_k4<kHighBits>(
+        wb, codes, q8, _mm512_shuffle_epi8(scale_bytes, pick01),
         _mm512_shuffle_epi8(scale_bytes, pick23));
     acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * f16_at(wb)),
                           _mm512_cvtepi32_ps(isum), acc);
@@ -888,22 +901,13 @@ block_k4_scaled(const std::uint8_t* wb, const std::uint8_t* ab, __m512i fields,
   // 22.5-24.6. From 1.25 to 3 KiB ahead read alike.
   prefetch_ahead<kBytes, 2048>(wb);
   const std::uint8_t* q8 = ab + kQ8KQs;
-  [[maybe_unused]] __m512i high = _mm512_setzero_si512();
-  if constexpr (kHighBits) high = _mm512_broadcast_i64x4(load256(wb + 16));
   const std::uint8_t* qs = wb + kQs;
-  __m512i isum = _mm512_dpwssd_epi32(
-      _mm512_setzero_si512(),
-      _mm512_packs_epi32(
-          pair_products_k4<kHighBits, 0>(split_nibbles_gfni(qs + 0), high, q8),
-          pair_products_k4<kHighBits, 1>(split_nibbles_gfni(qs + 32), high,
-                                         q8)),
-      _mm512_maskz_permutexvar_epi8(kEvenBytes, c.pick[i][0], fields));
-  isum = _mm512_dpwssd_epi32(
-      isum,
-      _mm512_packs_epi32(
-          pair_products_k4<kHighBits, 2>(split_nibbles_gfni(qs + 64), high, q8),
-          pair_products_k4<kHighBits, 3>(split_nibbles_gfni(qs + 96), high,
-                                         q8)),
+  const __m512i codes[4] = {split_nibbles_gfni(qs), split_nibbles_gfni(qs + 32),
+                            split_nibbles_gfni(qs + 64),
+                            split_nibbles_gfni(qs + 96)};
+  const __m512i isum = scaled_sums_k4<kHighBits>(
+      wb, codes, q8,
+      _mm512_maskz_permutexvar_epi8(kEvenBytes, c.pick[i][0], fields),
       _mm512_maskz_permutexvar_epi8(kEvenBytes, c.pick[i][1], fields));
   return _mm512_fmadd_ps(_mm512_set1_ps(factor), _mm512_cvtepi32_ps(isum), acc);
 }
