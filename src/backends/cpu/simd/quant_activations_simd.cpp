@@ -194,8 +194,7 @@ static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
     const float* xr = x + r * ldx;
     std::uint8_t* o = out + static_cast<std::size_t>(r) * row_bytes;
     const auto blocks = static_cast<ActivationBlocks>(kind);
-    if (blocks == ActivationBlocks::Q8_0 ||
-        blocks == ActivationBlocks::Q8_0WithQ4_0Sums) {
+    if (activation_block_values(blocks) == 32) {
       q8_0_row(xr, k, blocks == ActivationBlocks::Q8_0WithQ4_0Sums, o);
       continue;
     }

@@ -1292,10 +1292,7 @@ void quant_dot_rows(DType w_dtype, const std::uint8_t* w,
                     const std::uint8_t* act, std::int64_t m_rows,
                     std::int64_t k, float* y, std::int64_t ldy) {
   const ActivationBlocks kind = dot_activation_blocks(w_dtype);
-  const std::int64_t block = kind == ActivationBlocks::Q8_0 ||
-                                     kind == ActivationBlocks::Q8_0WithQ4_0Sums
-                                 ? 32
-                                 : 256;
+  const std::int64_t block = activation_block_values(kind);
   HWY_DYNAMIC_DISPATCH(QuantDotRowsImpl)
   (static_cast<int>(w_dtype), w, w_row_bytes, rows, act,
    activation_row_bytes(kind, k), m_rows, k / block, y, ldy);

@@ -36,6 +36,15 @@ enum class ActivationBlocks : std::uint8_t {
   Q8_KWithK4Groups,
 };
 
+// Values in one block of `kind`'s rows: 32 for the Q8_0 kinds, 256 for
+// the Q8_K ones.
+constexpr std::int64_t activation_block_values(ActivationBlocks kind) {
+  return kind == ActivationBlocks::Q8_0 ||
+                 kind == ActivationBlocks::Q8_0WithQ4_0Sums
+             ? 32
+             : 256;
+}
+
 // Whether `w` has an integer kernel here (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K,
 // IQ4_XS); other block types take the dequantise-a-tile path.
 bool has_quant_dot(DType w);
