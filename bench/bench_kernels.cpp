@@ -313,5 +313,28 @@ void BM_AttentionCausal(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionCausal)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// ---- one decode step's attention: Qwen3-0.6B's heads (16 query heads of
+// 128 sharing 8 key/value heads) against a cache of L positions, as
+// CausalLM's KV cache holds it (a prefix of a longer buffer). Rated in
+// bytes of keys and values read.
+
+void BM_AttentionDecode(benchmark::State& state) {
+  const std::int64_t len = state.range(0);
+  Generator g(6);
+  const Tensor q = randn({1, 16, 1, 128}, g);
+  const Tensor k = randn({1, 8, 2 * len, 128}, g).slice(2, 0, len);
+  const Tensor v = randn({1, 8, 2 * len, 128}, g).slice(2, 0, len);
+  AttentionOptions o;
+  o.causal = true;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(scaled_dot_product_attention(q, k, v, o));
+  state.SetBytesProcessed(state.iterations() * 2 * 8 * len * 128 * 4);
+}
+BENCHMARK(BM_AttentionDecode)
+    ->Arg(128)
+    ->Arg(4096)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 }  // namespace
 BENCHMARK_MAIN();

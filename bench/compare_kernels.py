@@ -2,7 +2,9 @@
 ceilings measured in the same run. Prints the tables of BENCHMARKS.md and
 checks the targets of the matmul/convolution/transformer issue.
 
-    .venv/bin/python bench/compare_kernels.py build/bench/bench_kernels
+    .venv/bin/python bench/compare_kernels.py build/bench/bench_kernels [--only TEXT]
+
+--only runs the rows whose label contains TEXT (and the targets on them).
 
 Peers at their best, in one run:
 - oneDNN called directly (bench_kernels): its BLAS-like sgemm and its
@@ -16,6 +18,7 @@ Peers at their best, in one run:
 Ceilings: BM_PeakFmaF32 (f32 FMA), BM_PeakDpBf16 (VDPBF16PS),
 BM_PeakVnniU8S8 (VPDPBUSD), BM_StreamRead (DRAM read bandwidth).
 """
+import argparse
 import os
 import sys
 
@@ -35,6 +38,7 @@ torch.set_num_threads(THREADS)
 ROUNDS = 3
 HIDDEN = 4096
 COLD_BYTES = 256 << 20
+DECODE_LENGTHS = (128, 4096)
 
 
 def torch_peers():
@@ -70,6 +74,16 @@ def torch_peers():
     mask = torch.full((2048, 2048), float("-inf")).triu(1)
     peers["attention"] = (2.0 * 2 * 32 * 2048.0 * 2048 * 128 / 2,
                           lambda: torch.softmax(q @ k.transpose(-1, -2) / 128 ** 0.5 + mask, -1) @ v)
+    # A decode step: the two query heads of each key/value head as the rows
+    # of one product (PyTorch's fastest form: no repeated keys), against a
+    # cache that is a prefix of a longer buffer, as bench_kernels has it.
+    for length in DECODE_LENGTHS:
+        qd = torch.randn(1, 8, 2, 128, generator=g)
+        kd, vd = (torch.randn(1, 8, 2 * length, 128, generator=g)[:, :, :length]
+                  for _ in range(2))
+        peers[f"decode_attention_{length}"] = (
+            2 * 8 * length * 128 * 4,
+            lambda qd=qd, kd=kd, vd=vd: torch.softmax(qd @ kd.transpose(-1, -2) / 128 ** 0.5, -1) @ vd)
     return peers
 
 
@@ -94,6 +108,11 @@ ROWS.append(("conv2d NCHW/OIHW", "BM_Conv2d/nchw", {}, "conv_nchw", "BM_PeakFmaF
 ROWS.append(("conv2d NHWC/HWCF", "BM_Conv2d/nhwc", {}, "conv_nhwc", "BM_PeakFmaF32", "G"))
 ROWS.append(("causal attention [1,32,2048,128]", "BM_AttentionCausal", {}, "attention",
              "BM_PeakFmaF32", "G"))
+# Rated in bytes of keys and values; at these lengths they sit in the last
+# level cache, so the STREAM column says how far from DRAM speed, not a limit.
+for length in DECODE_LENGTHS:
+    ROWS.append((f"decode attention 16/8 heads, {length} positions", f"BM_AttentionDecode/{length}",
+                 {}, f"decode_attention_{length}", "BM_StreamRead", "GB"))
 
 
 def run_bench(tool, names):
@@ -105,10 +124,16 @@ def run_bench(tool, names):
 
 
 def main():
-    tool = sys.argv[1]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("--only", default="", help="run the rows whose label contains this")
+    args = ap.parse_args()
+    tool = args.tool
     peers = torch_peers()
     results = {}
     for label, mine, direct, torch_key, ceiling, unit in ROWS:
+        if args.only not in label:
+            continue
         names = [mine, ceiling] + list(direct.values())
         samples = {n: [] for n in names}
         tokens = []
@@ -161,12 +186,19 @@ def main():
               f"{fmt(r['torch'])} | {vs_best} |")
 
     def ratio_best(label):
-        r = results[label]
+        r = results.get(label)
+        if r is None:
+            return None
         peer_values = [v for v in list(r["peers"].values()) + [r["torch"]] if v]
         return r["tessel"] / max(peer_values) if peer_values else None
 
     def ratio(a, b):
         return a / b if a and b else None
+
+    # Targets over rows this run skipped (--only) are left out.
+    empty = {"tessel": None, "ceiling": None, "torch": None, "tokens": None,
+             "peers": {"oneDNN matmul": None}}
+    results = {label: results.get(label, empty) for label, *_ in ROWS}
 
     targets = []
     for n in (512, 1024, 2048):
@@ -198,6 +230,8 @@ def main():
                     ratio(att["tessel"], att["torch"]), 1.5))
     print("\n| target | measured | wanted | |\n|---|---|---|---|")
     for description, value, wanted in targets:
+        if value is None and args.only:
+            continue
         if value is None:
             print(f"| {description} | n/a on this CPU | {wanted:.2f} | |")
             continue

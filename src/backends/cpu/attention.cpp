@@ -19,14 +19,16 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// Sized for the rows a query block can have: a decode step's single query
+// row zero-fills 1/64th of a full block's 96 KiB, once per layer.
 struct Scratch {
   std::vector<float> scores, acc, m, l, corr;
-  explicit Scratch(std::int64_t value_dim)
-      : scores(kAttentionQueryBlock * kAttentionKeyBlock),
-        acc(static_cast<std::size_t>(kAttentionQueryBlock * value_dim)),
-        m(kAttentionQueryBlock),
-        l(kAttentionQueryBlock),
-        corr(kAttentionQueryBlock) {}
+  Scratch(std::int64_t rows, std::int64_t value_dim)
+      : scores(static_cast<std::size_t>(rows * kAttentionKeyBlock)),
+        acc(static_cast<std::size_t>(rows * value_dim)),
+        m(static_cast<std::size_t>(rows)),
+        l(static_cast<std::size_t>(rows)),
+        corr(static_cast<std::size_t>(rows)) {}
 };
 
 void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
@@ -134,12 +136,42 @@ std::int64_t attended_key_end(const AttentionProblem& p, std::int64_t i0,
   return std::clamp<std::int64_t>(i0 + rows + p.causal_offset, 0, p.kv_len);
 }
 
-void attention_forward(const AttentionProblem& p) {
+namespace {
+
+// A decode step (one query row, no mask) as the same problem with the
+// query heads that share a key/value head as the rows of one block: the
+// keys and values are read once per group instead of once per query head,
+// and the score products have that many rows. Every row is the same
+// position, so the causal limit becomes a shorter key range. The output
+// order is unchanged: query head h of group g is row h % group of block g.
+bool group_query_heads(AttentionProblem& p) {
+  const std::int64_t group = p.q_heads / p.kv_heads;
+  if (p.q_len != 1 || group == 1 || group > kAttentionQueryBlock ||
+      p.mask_add != nullptr || p.mask_keep != nullptr ||
+      p.q.head_stride < p.head_dim) {
+    return false;
+  }
+  if (p.causal) {
+    p.kv_len = std::clamp<std::int64_t>(p.causal_offset + 1, 0, p.kv_len);
+    p.causal = false;
+  }
+  p.q.row_stride = p.q.head_stride;
+  p.q.head_stride *= group;
+  p.q_heads = p.kv_heads;
+  p.q_len = group;
+  return true;
+}
+
+}  // namespace
+
+void attention_forward(const AttentionProblem& problem) {
+  AttentionProblem p = problem;
+  group_query_heads(p);
   const std::int64_t blocks =
       (p.q_len + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   const std::int64_t items = p.batch * p.q_heads * blocks;
   parallel_for(0, items, 1, [&](std::int64_t lo, std::int64_t hi) {
-    Scratch w(p.value_dim);
+    Scratch w(std::min(kAttentionQueryBlock, p.q_len), p.value_dim);
     for (std::int64_t it = lo; it < hi; ++it) {
       const std::int64_t blk = it % blocks;
       const std::int64_t bh = it / blocks;

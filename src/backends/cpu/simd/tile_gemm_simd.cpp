@@ -25,32 +25,58 @@ HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
   store_lanes(d, out, c, count);
 }
 
-// R consecutive output rows from i, one vector of columns from j (count
-// lanes, 0 for all): R independent FMA chains that share each load of b,
-// so the loop is not bound by the FMA latency.
-template <int R>
+// R consecutive output rows from i, C vectors of columns from j, the last
+// of them `count` lanes (0 for all): R x C independent FMA chains. One or
+// two rows (a decode step's query against its values) get their chains
+// from the columns instead of the rows.
+template <int R, int C>
 HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
                           std::int64_t k, float alpha, const float* a,
                           std::int64_t a_row, std::int64_t a_col,
                           const float* b, std::int64_t ldb, float beta,
                           float* c, std::int64_t ldc) {
   const D d;
-  V acc0 = hn::Zero(d), acc1 = hn::Zero(d), acc2 = hn::Zero(d),
-    acc3 = hn::Zero(d);
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  V acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < C; ++v) acc[r][v] = hn::Zero(d);
   const float* a0 = a + i * a_row;
   for (std::int64_t p = 0; p < k; ++p) {
-    const V bv = load_lanes(d, b + p * ldb + j, count);
+    V bv[C];
+    for (int v = 0; v < C; ++v)
+      bv[v] = load_lanes(d, b + p * ldb + j + v * N, v == C - 1 ? count : 0);
     const float* ap = a0 + p * a_col;
-    acc0 = hn::MulAdd(hn::Set(d, ap[0]), bv, acc0);
-    if constexpr (R > 1) acc1 = hn::MulAdd(hn::Set(d, ap[a_row]), bv, acc1);
-    if constexpr (R > 2) acc2 = hn::MulAdd(hn::Set(d, ap[2 * a_row]), bv, acc2);
-    if constexpr (R > 3) acc3 = hn::MulAdd(hn::Set(d, ap[3 * a_row]), bv, acc3);
+    for (int r = 0; r < R; ++r) {
+      const V av = hn::Set(d, ap[r * a_row]);
+      for (int v = 0; v < C; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
   }
-  float* c0 = c + i * ldc + j;
-  finish(d, acc0, alpha, beta, c0, count);
-  if constexpr (R > 1) finish(d, acc1, alpha, beta, c0 + ldc, count);
-  if constexpr (R > 2) finish(d, acc2, alpha, beta, c0 + 2 * ldc, count);
-  if constexpr (R > 3) finish(d, acc3, alpha, beta, c0 + 3 * ldc, count);
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < C; ++v) {
+      finish(d, acc[r][v], alpha, beta, c + (i + r) * ldc + j + v * N,
+             v == C - 1 ? count : 0);
+    }
+  }
+}
+
+// Rows i .. i + R of the output over every column, C vectors of columns at
+// a time while they last.
+template <int R, int C>
+HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
+                          float alpha, const float* a, std::int64_t a_row,
+                          std::int64_t a_col, const float* b, std::int64_t ldb,
+                          float beta, float* c, std::int64_t ldc) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t j = 0;
+  for (; j + C * N <= n; j += C * N) {
+    row_block<R, C>(i, j, 0, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+  }
+  for (; j < n; j += N) {
+    const auto count = static_cast<std::size_t>(j + N <= n ? 0 : n - j);
+    row_block<R, 1>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
+                    ldc);
+  }
 }
 
 // op(b) = b (k x n): each vector of an output row is a sum of the same
@@ -59,39 +85,90 @@ static void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n,
                       std::int64_t k, float alpha, const float* a,
                       std::int64_t lda, const float* b, std::int64_t ldb,
                       float beta, float* c, std::int64_t ldc) {
+  const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
+  std::int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    row_strip<4, 1>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+  }
+  switch (m - i) {
+    case 3:
+      row_strip<3, 1>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+      break;
+    case 2:
+      row_strip<2, 2>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+      break;
+    case 1:
+      row_strip<1, 4>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+      break;
+    default: break;
+  }
+}
+
+// c[i, j] = alpha * (row i of a) . (row j of b) + beta * c[i, j], for a
+// and b both read along k (op(a) = a, op(b) = b^T): four rows of b at a
+// time, each a chain of vector FMAs ending in one horizontal sum, for
+// every row of a while those four rows of b are in L1.
+static void row_dots(std::int64_t m, std::int64_t n, std::int64_t k,
+                     float alpha, const float* a, std::int64_t lda,
+                     const float* b, std::int64_t ldb, float beta, float* c,
+                     std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
-  for (std::int64_t i = 0; i < m; i += 4) {
-    for (std::int64_t j = 0; j < n; j += N) {
-      const auto count = static_cast<std::size_t>(j + N <= n ? 0 : n - j);
-      switch (std::min<std::int64_t>(4, m - i)) {
-        case 4:
-          row_block<4>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
-                       ldc);
-          break;
-        case 3:
-          row_block<3>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
-                       ldc);
-          break;
-        case 2:
-          row_block<2>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
-                       ldc);
-          break;
-        default:
-          row_block<1>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
-                       ldc);
+  const auto store = [&](float* out, V acc) {
+    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc));
+    *out = beta == 0.0f ? sum : sum + beta * *out;
+  };
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* b0 = b + j * ldb;
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float* ai = a + i * lda;
+      V acc0 = hn::Zero(d), acc1 = hn::Zero(d), acc2 = hn::Zero(d),
+        acc3 = hn::Zero(d);
+      for (std::int64_t p = 0; p < k; p += N) {
+        const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
+        const V av = load_lanes(d, ai + p, count);
+        acc0 = hn::MulAdd(av, load_lanes(d, b0 + p, count), acc0);
+        acc1 = hn::MulAdd(av, load_lanes(d, b0 + ldb + p, count), acc1);
+        acc2 = hn::MulAdd(av, load_lanes(d, b0 + 2 * ldb + p, count), acc2);
+        acc3 = hn::MulAdd(av, load_lanes(d, b0 + 3 * ldb + p, count), acc3);
       }
+      float* ci = c + i * ldc + j;
+      store(ci, acc0);
+      store(ci + 1, acc1);
+      store(ci + 2, acc2);
+      store(ci + 3, acc3);
+    }
+  }
+  for (; j < n; ++j) {
+    const float* bj = b + j * ldb;
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float* ai = a + i * lda;
+      V acc = hn::Zero(d);
+      for (std::int64_t p = 0; p < k; p += N) {
+        const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
+        acc = hn::MulAdd(load_lanes(d, ai + p, count),
+                         load_lanes(d, bj + p, count), acc);
+      }
+      store(c + i * ldc + j, acc);
     }
   }
 }
+
+// Up to this many rows of op(a), op(b) = b^T takes row_dots: a horizontal
+// sum per output against a copy of b transposed (n * k scalar moves), so
+// row_dots wins while m * n sums cost less than n * k moves. A decode
+// step's scores are one query row against the keys.
+constexpr std::int64_t kRowDotsMaxRows = 4;
 
 static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha,
                           const float* a, std::int64_t lda, const float* b,
                           std::int64_t ldb, float beta, float* c,
                           std::int64_t ldc) {
-  if (trans_b) {
+  if (trans_b && !trans_a && m <= kRowDotsMaxRows) {
+    row_dots(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (trans_b) {
     // b^T into k x n rows once, so that every output row reads whole
     // vectors of it; the copy is n * k elements against m * n * k
     // multiply-adds.
