@@ -138,18 +138,18 @@ std::int64_t attended_key_end(const AttentionProblem& p, std::int64_t i0,
 
 namespace {
 
-// A decode step (one query row, no mask) as the same problem with the
-// query heads that share a key/value head as the rows of one block: the
-// keys and values are read once per group instead of once per query head,
-// and the score products have that many rows. Every row is the same
+// Rewrites a decode step (one query row, no mask) as the same problem with
+// the query heads that share a key/value head as the rows of one block:
+// the keys and values are read once per group instead of once per query
+// head, and the score products have that many rows. Every row is the same
 // position, so the causal limit becomes a shorter key range. The output
 // order is unchanged: query head h of group g is row h % group of block g.
-bool group_query_heads(AttentionProblem& p) {
+void group_query_heads(AttentionProblem& p) {
   const std::int64_t group = p.q_heads / p.kv_heads;
   if (p.q_len != 1 || group == 1 || group > kAttentionQueryBlock ||
       p.mask_add != nullptr || p.mask_keep != nullptr ||
       p.q.head_stride < p.head_dim) {
-    return false;
+    return;
   }
   if (p.causal) {
     p.kv_len = std::clamp<std::int64_t>(p.causal_offset + 1, 0, p.kv_len);
@@ -159,7 +159,6 @@ bool group_query_heads(AttentionProblem& p) {
   p.q.head_stride *= group;
   p.q_heads = p.kv_heads;
   p.q_len = group;
-  return true;
 }
 
 }  // namespace
