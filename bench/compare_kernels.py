@@ -186,9 +186,7 @@ def main():
               f"{fmt(r['torch'])} | {vs_best} |")
 
     def ratio_best(label):
-        r = results.get(label)
-        if r is None:
-            return None
+        r = results[label]
         peer_values = [v for v in list(r["peers"].values()) + [r["torch"]] if v]
         return r["tessel"] / max(peer_values) if peer_values else None
 
