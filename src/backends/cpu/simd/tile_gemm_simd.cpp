@@ -104,53 +104,47 @@ static void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n,
   }
 }
 
-// c[i, j] = alpha * (row i of a) . (row j of b) + beta * c[i, j], for a
-// and b both read along k (op(a) = a, op(b) = b^T): four rows of b at a
-// time, each a chain of vector FMAs ending in one horizontal sum, for
-// every row of a while those four rows of b are in L1.
+// c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
+// c: J chains of vector FMAs along k that share each load of a, each ending
+// in one horizontal sum.
+template <int J>
+HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
+                          const float* bj, std::int64_t ldb, float beta,
+                          float* cij) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  V acc[J];
+  for (int r = 0; r < J; ++r) acc[r] = hn::Zero(d);
+  for (std::int64_t p = 0; p < k; p += N) {
+    const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
+    const V av = load_lanes(d, ai + p, count);
+    for (int r = 0; r < J; ++r)
+      acc[r] = hn::MulAdd(av, load_lanes(d, bj + r * ldb + p, count), acc[r]);
+  }
+  for (int r = 0; r < J; ++r) {
+    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
+    cij[r] = beta == 0.0f ? sum : sum + beta * cij[r];
+  }
+}
+
+// c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
+// op(b) = b^T): four rows of b at a time, for every row of a while those
+// four rows are in L1.
 static void row_dots(std::int64_t m, std::int64_t n, std::int64_t k,
                      float alpha, const float* a, std::int64_t lda,
                      const float* b, std::int64_t ldb, float beta, float* c,
                      std::int64_t ldc) {
-  const D d;
-  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  const auto store = [&](float* out, V acc) {
-    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc));
-    *out = beta == 0.0f ? sum : sum + beta * *out;
-  };
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    const float* b0 = b + j * ldb;
     for (std::int64_t i = 0; i < m; ++i) {
-      const float* ai = a + i * lda;
-      V acc0 = hn::Zero(d), acc1 = hn::Zero(d), acc2 = hn::Zero(d),
-        acc3 = hn::Zero(d);
-      for (std::int64_t p = 0; p < k; p += N) {
-        const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
-        const V av = load_lanes(d, ai + p, count);
-        acc0 = hn::MulAdd(av, load_lanes(d, b0 + p, count), acc0);
-        acc1 = hn::MulAdd(av, load_lanes(d, b0 + ldb + p, count), acc1);
-        acc2 = hn::MulAdd(av, load_lanes(d, b0 + 2 * ldb + p, count), acc2);
-        acc3 = hn::MulAdd(av, load_lanes(d, b0 + 3 * ldb + p, count), acc3);
-      }
-      float* ci = c + i * ldc + j;
-      store(ci, acc0);
-      store(ci + 1, acc1);
-      store(ci + 2, acc2);
-      store(ci + 3, acc3);
+      dot_block<4>(k, alpha, a + i * lda, b + j * ldb, ldb, beta,
+                   c + i * ldc + j);
     }
   }
   for (; j < n; ++j) {
-    const float* bj = b + j * ldb;
     for (std::int64_t i = 0; i < m; ++i) {
-      const float* ai = a + i * lda;
-      V acc = hn::Zero(d);
-      for (std::int64_t p = 0; p < k; p += N) {
-        const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
-        acc = hn::MulAdd(load_lanes(d, ai + p, count),
-                         load_lanes(d, bj + p, count), acc);
-      }
-      store(c + i * ldc + j, acc);
+      dot_block<1>(k, alpha, a + i * lda, b + j * ldb, ldb, beta,
+                   c + i * ldc + j);
     }
   }
 }
