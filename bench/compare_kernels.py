@@ -185,47 +185,46 @@ def main():
               f"{fmt(r['peers'].get('oneDNN matmul'))} | {fmt(r['peers'].get('OpenBLAS'))} | "
               f"{fmt(r['torch'])} | {vs_best} |")
 
+    def cell(label, *keys):
+        """results[label][keys...], None for a row this run skipped (--only)."""
+        value = results.get(label)
+        for key in keys:
+            if value is None:
+                return None
+            value = value.get(key)
+        return value
+
     def ratio_best(label):
-        r = results[label]
+        r = results.get(label)
+        if r is None:
+            return None
         peer_values = [v for v in list(r["peers"].values()) + [r["torch"]] if v]
         return r["tessel"] / max(peer_values) if peer_values else None
 
     def ratio(a, b):
         return a / b if a and b else None
 
-    # Targets over rows this run skipped (--only) are left out.
-    empty = {"tessel": None, "ceiling": None, "torch": None, "tokens": None,
-             "peers": {"oneDNN matmul": None}}
-    results = {label: results.get(label, empty) for label, *_ in ROWS}
+    def vs(label, what, *keys):
+        return ratio(cell(label, "tessel"), cell(label, what, *keys))
 
     targets = []
     for n in (512, 1024, 2048):
         targets.append((f"f32 GEMM {n} >= best peer", ratio_best(f"f32 GEMM {n}"), 1.0))
-    targets.append(("f32 GEMM 2048 >= 80% of FMA peak",
-                    ratio(results["f32 GEMM 2048"]["tessel"], results["f32 GEMM 2048"]["ceiling"]),
-                    0.80))
+    targets.append(("f32 GEMM 2048 >= 80% of FMA peak", vs("f32 GEMM 2048", "ceiling"), 0.80))
     for m in (1, 16, 64):
         targets.append((f"x W^T f32 M={m} >= best peer", ratio_best(f"x W^T f32, M={m}"), 1.0))
         targets.append((f"x W^T bf16 M={m} >= PyTorch bf16", ratio_best(f"x W^T bf16, M={m}"), 1.0))
-    r1 = results["x W^T f32, M=1"]
-    targets.append(("x W^T f32 M=1 >= 85% of STREAM read", ratio(r1["tessel"], r1["ceiling"]), 0.85))
+    targets.append(("x W^T f32 M=1 >= 85% of STREAM read", vs("x W^T f32, M=1", "ceiling"), 0.85))
     targets.append(("bf16 weights >= 1.8x f32 tokens/s at M=1",
-                    ratio(results["x W^T bf16, M=1"]["tokens"], r1["tokens"]), 1.8))
+                    ratio(cell("x W^T bf16, M=1", "tokens"), cell("x W^T f32, M=1", "tokens")), 1.8))
     targets.append(("bf16 GEMM 2048 >= oneDNN bf16 matmul",
-                    ratio(results["bf16 GEMM 2048"]["tessel"],
-                          results["bf16 GEMM 2048"]["peers"]["oneDNN matmul"]), 1.0))
+                    vs("bf16 GEMM 2048", "peers", "oneDNN matmul"), 1.0))
     targets.append(("int8 GEMM 2048 >= 0.9x oneDNN u8s8s32",
-                    ratio(results["u8s8s32 GEMM 2048"]["tessel"],
-                          results["u8s8s32 GEMM 2048"]["peers"]["oneDNN matmul"]), 0.9))
-    targets.append(("conv2d NHWC >= PyTorch channels-last",
-                    ratio(results["conv2d NHWC/HWCF"]["tessel"], results["conv2d NHWC/HWCF"]["torch"]),
-                    1.0))
-    targets.append(("conv2d NCHW >= 1.5x PyTorch NCHW",
-                    ratio(results["conv2d NCHW/OIHW"]["tessel"], results["conv2d NCHW/OIHW"]["torch"]),
-                    1.5))
-    att = results["causal attention [1,32,2048,128]"]
+                    vs("u8s8s32 GEMM 2048", "peers", "oneDNN matmul"), 0.9))
+    targets.append(("conv2d NHWC >= PyTorch channels-last", vs("conv2d NHWC/HWCF", "torch"), 1.0))
+    targets.append(("conv2d NCHW >= 1.5x PyTorch NCHW", vs("conv2d NCHW/OIHW", "torch"), 1.5))
     targets.append(("causal attention >= 1.5x PyTorch softmax(QK^T)V",
-                    ratio(att["tessel"], att["torch"]), 1.5))
+                    vs("causal attention [1,32,2048,128]", "torch"), 1.5))
     print("\n| target | measured | wanted | |\n|---|---|---|---|")
     for description, value, wanted in targets:
         if value is None and args.only:
