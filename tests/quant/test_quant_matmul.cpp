@@ -145,8 +145,8 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
 // the scalar codecs other targets run give the same bits (the oracle test
 // holds the best target's to ggml's).
 TEST(QuantMatmul, EverySimdTargetDecodesToTheSameBits) {
-  for (const DType type :
-       {DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
+  for (const DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K,
+                           DType::Q6_K, DType::IQ4_XS}) {
     const Tensor w = weights(type, 3, 512, 4);
     std::vector<std::uint32_t> first;
     for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {

@@ -45,6 +45,14 @@ void q4_0(const std::uint8_t* b, float* out, std::int64_t n) {
   }
 }
 
+// The scalar codec left to the compiler ran at 53 % of the STREAM copy
+// rate (20 GB/s, 0.8x ggml) while every other type here is at 85 % or more.
+void q8_0(const std::uint8_t* b, float* out, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i, b += 34, out += 32) {
+    store_scaled(load256(b + 2), _mm256_set1_ps(f16_at(b)), out);
+  }
+}
+
 void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
   const __m128i codebook = load128(quant::kIq4Codebook);
   for (std::int64_t i = 0; i < n; ++i, b += 136) {
@@ -131,6 +139,7 @@ static bool DequantizeImpl(int type, const std::uint8_t* blocks, float* out,
                            std::int64_t nblocks) {
   switch (static_cast<DType>(type)) {
     case DType::Q4_0: return q4_0(blocks, out, nblocks), true;
+    case DType::Q8_0: return q8_0(blocks, out, nblocks), true;
     case DType::IQ4_XS: return iq4_xs(blocks, out, nblocks), true;
     case DType::Q6_K: return q6_k(blocks, out, nblocks), true;
     case DType::Q4_K: return k4<false>(blocks, out, nblocks), true;
