@@ -11,7 +11,8 @@
 //                 (the file in the page cache), what llama.cpp's load does
 // items_per_second is tokens per second. TESSEL_BENCH_NO_MMAP=1 loads the
 // weights with MapMode::Resident (read into 2 MiB pages) instead of mapping
-// the file.
+// the file; TESSEL_BENCH_MATMUL_PRECISION=bf16 runs with
+// MatmulPrecision::BF16 (`--matmul-precision bf16`).
 //
 // `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
 // f32 GGUF the comparison starts from (SHAPE 160m: hidden 1024, 8 layers,
@@ -206,6 +207,9 @@ int write_random_qwen3(const char* path, const std::string& shape) {
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "--write-random-qwen3") == 0) {
     return write_random_qwen3(argv[2], argv[3]);
+  }
+  if (const char* p = std::getenv("TESSEL_BENCH_MATMUL_PRECISION")) {
+    set_matmul_precision(parse_matmul_precision(p));
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

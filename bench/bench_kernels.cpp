@@ -1,8 +1,8 @@
 // The compute-bound kernels (GEMM in f32/bf16/int8, decoder-shaped x W^T
-// with cold weights, conv2d in both layouts, causal attention) beside the
-// peers that run in this process: oneDNN called directly and OpenBLAS's
-// sgemm (loaded at run time with the core type the environment names).
-// bench/compare_kernels.py adds PyTorch and the ceilings (ceilings.cpp)
+// with cold weights, f32 x bf16 prompt products, conv2d in both layouts, causal
+// attention) beside the peers that run in this process: oneDNN called directly
+// and OpenBLAS's sgemm (loaded at run time with the core type the environment
+// names). bench/compare_kernels.py adds PyTorch and the ceilings (ceilings.cpp)
 // and prints the table of BENCHMARKS.md.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -229,6 +229,29 @@ BENCHMARK_CAPTURE(BM_LinearCold, bf16, DType::BF16)
     ->Arg(1)
     ->Arg(16)
     ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A prompt of a bf16 checkpoint: f32 activations against bf16 weights of
+// Qwen3-0.6B's FFN up projection, under each MatmulPrecision (F32 widens
+// the weights exactly, BF16 rounds the activations to bf16).
+void BM_LinearBf16Weights(benchmark::State& state, MatmulPrecision precision) {
+  const std::int64_t m = state.range(0), n = 3072, k = 1024;
+  Generator g(5);
+  const Tensor w = randn({n, k}, g, DType::BF16);
+  const Tensor x = randn({m, k}, g);
+  const MatmulPrecisionGuard guard(precision);
+  for (auto _ : state) benchmark::DoNotOptimize(linear(x, w));
+  flops(state, 2.0 * static_cast<double>(m * n * k));
+}
+BENCHMARK_CAPTURE(BM_LinearBf16Weights, f32, MatmulPrecision::F32)
+    ->Arg(128)
+    ->Arg(512)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_LinearBf16Weights, bf16, MatmulPrecision::BF16)
+    ->Arg(128)
+    ->Arg(512)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -63,6 +63,11 @@ def torch_peers():
                 state["i"] += 1
                 return F.linear(x, weights[state["i"] % len(weights)])
             peers[f"linear_{tag}_{m}"] = (size, linear)
+    w_prompt = torch.randn(3072, 1024, generator=g).bfloat16()
+    for m in (128, 512):
+        x = torch.randn(m, 1024, generator=g).bfloat16()
+        peers[f"linear_bf16_prompt_{m}"] = (2.0 * m * 3072 * 1024,
+                                            lambda x=x: F.linear(x, w_prompt))
     x = torch.randn(8, 64, 56, 56, generator=g)
     w = torch.randn(64, 64, 3, 3, generator=g)
     conv_flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9
@@ -104,6 +109,14 @@ for m in (1, 16, 64):
                  f"linear_f32_{m}", "BM_StreamRead", "GB"))
     ROWS.append((f"x W^T bf16, M={m}", f"BM_LinearCold/bf16/{m}", {}, f"linear_bf16_{m}",
                  "BM_StreamRead", "GB"))
+# A bf16 checkpoint's prompt products (f32 activations, bf16 weights of
+# 3072 x 1024) under each matmul precision, against PyTorch's bf16 linear
+# (a bf16 model's activations are bf16 there).
+for m in (128, 512):
+    for precision in ("f32", "bf16"):
+        ROWS.append((f"x W^T bf16 weights, {precision} precision, M={m}",
+                     f"BM_LinearBf16Weights/{precision}/{m}", {}, f"linear_bf16_prompt_{m}",
+                     "BM_PeakDpBf16", "G"))
 ROWS.append(("conv2d NCHW/OIHW", "BM_Conv2d/nchw", {}, "conv_nchw", "BM_PeakFmaF32", "G"))
 ROWS.append(("conv2d NHWC/HWCF", "BM_Conv2d/nhwc", {}, "conv_nhwc", "BM_PeakFmaF32", "G"))
 ROWS.append(("causal attention [1,32,2048,128]", "BM_AttentionCausal", {}, "attention",

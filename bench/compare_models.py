@@ -7,6 +7,7 @@ decode as a fraction of this machine's read bandwidth in weight bytes.
 Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
        [--ceilings BUILD/bench/bench_kernels] [--no-mmap]
+       [--matmul-precision f32|bf16]
 With --ceilings, the machine's DRAM read bandwidth (BM_StreamRead, arrays
 twice the last-level cache) is measured just before and just after each
 type's tessel run and decode is reported as a fraction of the higher of the
@@ -94,9 +95,10 @@ def llama_speeds(path, threads, rounds, mmap):
     return out
 
 
-def tessel_speeds(tool, path, rounds, mmap):
+def tessel_speeds(tool, path, rounds, mmap, precision):
     os.environ["TESSEL_BENCH_MODEL"] = path
     os.environ["TESSEL_BENCH_NO_MMAP"] = "0" if mmap else "1"
+    os.environ["TESSEL_BENCH_MATMUL_PRECISION"] = precision
     out = {}
     for _ in range(rounds):
         r = run_benchmarks(tool, "BM_(Prompt|Decode)/|BM_LoadAndFirstToken", min_time=0.5)
@@ -133,6 +135,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--no-mmap", action="store_true",
                     help="read the weights into memory instead of mapping the file (both)")
+    ap.add_argument("--matmul-precision", default="f32", choices=("f32", "bf16"),
+                    help="tessel's MatmulPrecision (bf16: bf16 weights multiply "
+                    "bf16-rounded activations, as llama.cpp does)")
     ap.add_argument("--ceilings", default=None,
                     help="bench_kernels, to measure DRAM read bandwidth in the same run")
     args = ap.parse_args()
@@ -145,6 +150,7 @@ def main():
     load = os.getloadavg()[0]
     print(f"Qwen3 {args.shape}, {args.threads} threads, "
           f"weights {'read into memory' if args.no_mmap else 'mapped'}, "
+          f"tessel's matmul precision {args.matmul_precision}, "
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
           "decode | ratio | decode GB/s (weights) | load + first token ms |")
@@ -156,7 +162,8 @@ def main():
         # within one hour here): measured on each side of tessel's run, the
         # higher one counts.
         before = read_ceiling() if args.ceilings else None
-        ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap)
+        ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap,
+                           args.matmul_precision)
         read_gbps = max(before, read_ceiling()) if args.ceilings else None
         if read_gbps:
             reads.append(read_gbps)

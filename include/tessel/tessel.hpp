@@ -15,6 +15,7 @@
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/core/float_types.hpp"
+#include "tessel/core/matmul_precision.hpp"
 #include "tessel/core/numerics.hpp"
 #include "tessel/core/parallel.hpp"
 #include "tessel/core/print.hpp"

@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/shape_rules.hpp"
 #include "ops/operands.hpp"
+#include "tessel/core/matmul_precision.hpp"
 #include "tessel/ops/complex.hpp"
 #include "tessel/ops/elementwise.hpp"
 #include "tessel/ops/factories.hpp"
@@ -116,7 +117,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                       weight.dtype() == DType::BF16;
   if (narrow && dtype == DType::F32 && k > 0 &&
       (is_block_quantized(weight.dtype()) || weight.stride(1) == 1)) {
-    const Tensor x2 = x.reshape({-1, k}).to(DType::F32).contiguous();
+    // MatmulPrecision::BF16: the activations reach the backend rounded.
+    const DType x_dtype = weight.dtype() == DType::BF16 &&
+                                  matmul_precision() == MatmulPrecision::BF16
+                              ? DType::BF16
+                              : DType::F32;
+    const Tensor x2 = x.reshape({-1, k}).to(x_dtype).contiguous();
     Tensor out = empty({x2.shape()[0], n}, DType::F32, x.device());
     const Tensor b =
         bias.defined() ? bias.to(DType::F32).contiguous() : Tensor();

@@ -215,5 +215,46 @@ TEST(Linear, SixteenBitWeightsUnderF32ActivationsStayNarrow) {
   }
 }
 
+TEST(Linear, Bf16MatmulPrecisionRoundsTheActivationsOfBf16Weights) {
+  // By hand: 1 + 2^-10 is not a bf16 (8 significant bits); it rounds to
+  // 1. Against 64 weights of 1 the f32 product is 64.0625, the bf16 one
+  // 64. One row takes the GEMV, three oneDNN's bf16 GEMM (where the CPU
+  // has one; elsewhere the widened tiles), and both must round.
+  const Tensor ones = full({2, 64}, 1.0).to(DType::BF16);
+  for (std::int64_t m : {1, 3}) {
+    const Tensor x = full({m, 64}, 1.0 + 1.0 / 1024);
+    EXPECT_EQ(max(linear(x, ones)).item<double>(), 64.0625);
+    {
+      const MatmulPrecisionGuard guard(MatmulPrecision::BF16);
+      const Tensor y = linear(x, ones);
+      EXPECT_EQ(y.dtype(), DType::F32);
+      EXPECT_EQ(max(y).item<double>(), 64.0) << m;
+      EXPECT_EQ(min(y).item<double>(), 64.0) << m;
+      // f32 and f16 weights keep the exact product.
+      EXPECT_EQ(max(linear(x, ones.to(DType::F32))).item<float>(), 64.0625f);
+      EXPECT_EQ(max(linear(x, ones.to(DType::F16))).item<float>(), 64.0625f);
+    }
+    EXPECT_EQ(matmul_precision(), MatmulPrecision::F32);
+  }
+  // Random values: the f64 product of the rounded activations within f32
+  // accumulation's rtol, rows and bias as in the test above, every row
+  // count through the same rounding (a prompt row equals its decode step).
+  Generator g(23);
+  const Tensor w = randn({77, 999}, g).to(DType::BF16);
+  const Tensor b = randn({77}, g);
+  const Tensor x = randn({300, 999}, g);
+  const MatmulPrecisionGuard guard(MatmulPrecision::BF16);
+  const Tensor want = linear(x.to(DType::BF16).to(DType::F64), w.to(DType::F64),
+                             b.to(DType::F64));
+  for (std::int64_t m : {1, 2, 5, 300}) {
+    const Tensor got = linear(x.slice(0, 0, m), w, b);
+    EXPECT_TRUE(allclose(got.to(DType::F64), want.slice(0, 0, m), 1e-5, 1e-4))
+        << m;
+  }
+  EXPECT_EQ(parse_matmul_precision("bf16"), MatmulPrecision::BF16);
+  EXPECT_EQ(matmul_precision_name(MatmulPrecision::F32), "f32");
+  EXPECT_THROW(parse_matmul_precision("tf32"), DTypeError);
+}
+
 }  // namespace
 }  // namespace tessel

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   using namespace tessel;
   if (argc != 5) {
     std::fprintf(stderr,
-                 "usage: model_tool logits MODEL IDS OUT.npy\n"
+                 "usage: model_tool logits|logits-bf16-matmul MODEL IDS "
+                 "OUT.npy\n"
                  "       model_tool generate MODEL IDS N\n");
     return 2;
   }
@@ -39,7 +40,9 @@ int main(int argc, char** argv) {
     const std::vector<std::int64_t> ids = parse_ids(argv[3]);
     const Tensor prompt =
         from_vector(ids, {1, static_cast<std::int64_t>(ids.size())});
-    if (mode == "logits") {
+    if (mode == "logits" || mode == "logits-bf16-matmul") {
+      const MatmulPrecisionGuard precision(
+          mode == "logits" ? MatmulPrecision::F32 : MatmulPrecision::BF16);
       save_npy(argv[4], lm->logits(prompt).select(0, 0));
       return 0;
     }

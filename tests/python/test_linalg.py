@@ -211,3 +211,23 @@ def test_every_linalg_name_exists():
                             "eig", "eigvals", "conj"}]
     missing = sorted(n for n in wanted if not hasattr(tessel.linalg, n))
     assert missing == []
+
+
+def test_bf16_matmul_precision_rounds_the_activations_of_bf16_weights():
+    # By hand: 1 + 2**-10 rounds to 1 in bf16, so 64 of them against bf16
+    # ones give 64 instead of 64.0625; f32 weights keep the exact product.
+    w = tessel.ones((2, 64), dtype=tessel.bfloat16)
+    for m in (1, 3):
+        x = tessel.full((m, 64), 1 + 2**-10)
+        assert tessel.get_matmul_precision() == "f32"
+        np.testing.assert_array_equal(np.asarray(tessel.linear(x, w)), 64.0625)
+        tessel.set_matmul_precision("bf16")
+        try:
+            assert tessel.get_matmul_precision() == "bf16"
+            np.testing.assert_array_equal(np.asarray(tessel.linear(x, w)), 64.0)
+            np.testing.assert_array_equal(
+                np.asarray(tessel.linear(x, w.astype(tessel.float32))), 64.0625)
+        finally:
+            tessel.set_matmul_precision("f32")
+    with pytest.raises(tessel.DTypeError, match="E2201"):
+        tessel.set_matmul_precision("tf32")

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/matmul_precision_option.hpp"
 #include "cli/text_stream.hpp"
 #include "tessel/tessel.hpp"
 
@@ -32,6 +33,7 @@ struct GenerateCommandOptions {
   bool chat = false;
   bool json = false;
   bool no_mmap = false;
+  std::string matmul_precision = "f32";
 };
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
@@ -102,6 +104,8 @@ int run_generate(const GenerateCommandOptions& o) {
     throw_error(ErrorCode::BadConfig,
                 "[generate] --max-tokens and --ctx must not be negative");
   }
+  const MatmulPrecisionGuard precision(
+      parse_matmul_precision(o.matmul_precision));
   const ModelTokenizer tokenizer = ModelTokenizer::load(o.model);
   if (o.chat) refuse_chat(o.model, tokenizer);
   const std::unique_ptr<CausalLM> lm = CausalLM::load(
@@ -272,6 +276,7 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_flag("--chat", o->chat,
                 "Apply the checkpoint's chat template (not supported: see "
                 "docs/models.md)");
+  add_matmul_precision_option(cmd, &o->matmul_precision);
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the weights into memory (2 MiB pages) instead of mapping "
                 "the file: slower to load, faster to run (docs/models.md)");

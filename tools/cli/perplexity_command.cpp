@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/matmul_precision_option.hpp"
 #include "cli/progress.hpp"
 #include "io/read_file.hpp"
 #include "tessel/tessel.hpp"
@@ -22,6 +23,7 @@ struct PerplexityCommandOptions {
   std::int64_t ctx = 512;
   bool json = false;
   bool no_mmap = false;
+  std::string matmul_precision = "f32";
 };
 
 std::string read_text_file(const std::string& path) {
@@ -37,6 +39,8 @@ int run_perplexity(const PerplexityCommandOptions& o) {
         ErrorCode::BadConfig,
         fmt::format("[perplexity] --ctx must be at least 3, not {}", o.ctx));
   }
+  const MatmulPrecisionGuard precision(
+      parse_matmul_precision(o.matmul_precision));
   const ModelTokenizer tokenizer = ModelTokenizer::load(o.model);
   const std::unique_ptr<CausalLM> lm = CausalLM::load(
       o.model, o.no_mmap ? MapMode::Resident : MapMode::ReadOnly);
@@ -130,6 +134,7 @@ Runner add_perplexity_command(CLI::App& app) {
                   "Window in tokens (the second half of each is scored); at "
                   "most the model's positions")
       ->capture_default_str();
+  add_matmul_precision_option(cmd, &o->matmul_precision);
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the weights into memory (2 MiB pages) instead of mapping "
                 "the file: slower to load, faster to run (docs/models.md)");

@@ -44,6 +44,8 @@ struct IsaFeatures {
   // 4 x 127*-128 as 0. So 8-bit operands go to oneDNN only where VNNI adds
   // the products in 32 bits; elsewhere the exact integer path runs.
   bool int8_exact = false;
+  // bf16 products by vdpbf16ps or AMX; below that oneDNN emulates them.
+  bool bf16_native = false;
 };
 
 const IsaFeatures& isa_features() {
@@ -52,6 +54,8 @@ const IsaFeatures& isa_features() {
     switch (dnnl::get_effective_cpu_isa()) {
       case dnnl::cpu_isa::avx512_core_amx:
       case dnnl::cpu_isa::avx512_core_bf16:
+        f.bf16_native = true;
+        [[fallthrough]];
       case dnnl::cpu_isa::avx512_core_vnni:
         f.int8_exact = true;
         [[fallthrough]];
@@ -154,6 +158,8 @@ const char* isa_name() {
 }
 
 }  // namespace
+
+bool has_native_bf16() { return isa_features().bf16_native; }
 
 std::string describe() {
   const auto* v = dnnl_version();

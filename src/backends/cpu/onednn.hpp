@@ -15,6 +15,10 @@ namespace tessel::cpu::onednn {
 // "oneDNN 2.6.3 (avx512_core_bf16, OpenMP)".
 std::string describe();
 
+// Whether oneDNN multiplies bf16 with bf16 dot-product instructions on
+// this CPU (AVX512-BF16 or AMX) rather than emulating them.
+bool has_native_bf16();
+
 // out[..., M, N] = a[..., M, K] @ b[..., K, N] (+ bias[N]) for operands of
 // one rank >= 2 whose batch extents are equal or 1 (broadcast). The last
 // two axes of a and b must each be dense row- or column-major. Returns
