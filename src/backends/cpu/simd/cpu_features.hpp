@@ -1,7 +1,8 @@
 // CPU features Highway's targets do not imply but kernels branch on at run
 // time. AVX512-VNNI (vpdpbusd), AVX512-VBMI (byte permutes) and GFNI (bit
 // matrices on bytes) are not part of Highway's AVX3 target, so the 512-bit
-// quantised dot and tile kernels ask here, once per process.
+// quantised dot and tile kernels ask here, once per process; the decode
+// kernels ask the vendor.
 #pragma once
 
 namespace tessel::cpu::simd {
@@ -28,6 +29,18 @@ inline bool cpu_has_gfni() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool gfni = __builtin_cpu_supports("gfni");
   return gfni;
+#else
+  return false;
+#endif
+}
+
+// AMD's cores stream long unit-stride reads at full rate on their hardware
+// prefetchers alone, where Intel's need software prefetches ahead of the
+// decode kernels (docs/gemm.md, "Prefetching the weight rows").
+inline bool cpu_is_amd() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool amd = __builtin_cpu_is("amd");
+  return amd;
 #else
   return false;
 #endif

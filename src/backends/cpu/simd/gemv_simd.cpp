@@ -5,6 +5,7 @@
 // Must come after foreach_target.h.
 #include <hwy/highway.h>
 
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/float_io-inl.h"
 
 #include <vector>
@@ -16,21 +17,25 @@ namespace tessel::cpu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // One weight row against x: four accumulators cover the FMA latency.
-template <class T>
+// kPrefetch: every cache line of the step is asked for 2 KiB ahead
+// (stream_with_prefetches).
+template <bool kPrefetch, class T>
 HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   std::int64_t j = 0;
-  // Every cache line of the step is asked for 2 KiB ahead. Asking for two
-  // lines a step covered all of f16's and AVX2's but half of a 512-bit f32
-  // step's four, and the f32 decode of a 160M-parameter Qwen3 ran at 57
-  // tokens/s against 65 with every line (1.5 and 2.5 KiB: 61-64).
+  // Asking for two lines a step covered all of f16's and AVX2's but half
+  // of a 512-bit f32 step's four, and the f32 decode of a 160M-parameter
+  // Qwen3 ran at 57 tokens/s against 65 with every line (1.5 and 2.5 KiB:
+  // 61-64; Sapphire Rapids).
   constexpr std::int64_t kAhead = 2048 / sizeof(T);  // elements
   constexpr auto kLine = static_cast<std::int64_t>(64 / sizeof(T));
   for (; j + 4 * N <= k; j += 4 * N) {
-    for (std::int64_t line = 0; line < 4 * N; line += kLine) {
-      __builtin_prefetch(w + j + kAhead + line);
+    if constexpr (kPrefetch) {
+      for (std::int64_t line = 0; line < 4 * N; line += kLine) {
+        __builtin_prefetch(w + j + kAhead + line);
+      }
     }
     a0 = hn::MulAdd(load(d, w + j), hn::LoadU(d, x + j), a0);
     a1 = hn::MulAdd(load(d, w + j + N), hn::LoadU(d, x + j + N), a1);
@@ -47,10 +52,25 @@ HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
       hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
 }
 
+// Whether the rows are streamed with software prefetches: on Sapphire
+// Rapids they are what lets one core read DRAM at full rate (above), while
+// on Zen 4 they cost: the 0.6B Qwen3 decoded 2-24 % faster without them in
+// six interleaved pairs (f16 23.7/22.1 and 33.7/27.1 tokens/s, bf16
+// 23.2/22.6 and 27.4/26.1, f32 15.9/15.5 and 16.5/15.1).
+inline bool stream_with_prefetches() { return !cpu_is_amd(); }
+
 template <class T>
 void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
                 const float* x, float* y) {
-  for (std::int64_t r = 0; r < rows; ++r) y[r] = dot_row(w + r * ldw, k, x);
+  if (stream_with_prefetches()) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      y[r] = dot_row<true>(w + r * ldw, k, x);
+    }
+  } else {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      y[r] = dot_row<false>(w + r * ldw, k, x);
+    }
+  }
 }
 
 // bf16 rows without a widening shuffle: a 32-bit lane holding two bf16
@@ -59,9 +79,9 @@ void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
 // extension is a cross-lane shuffle on x86, one port's worth per vector,
 // which left the bf16 GEMV at two thirds of the f32 one's bytes per
 // second.
-static void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw,
-                      std::int64_t rows, std::int64_t k, const float* x,
-                      float* y) {
+template <bool kPrefetch>
+void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
+               std::int64_t k, const float* x, float* y) {
   const D d;
   const hn::RebindToUnsigned<D> du;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -80,8 +100,10 @@ static void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw,
     V e0 = hn::Zero(d), e1 = hn::Zero(d), o0 = hn::Zero(d), o1 = hn::Zero(d);
     std::int64_t i = 0;
     for (; i + 2 * N <= pairs; i += 2 * N) {
-      __builtin_prefetch(lanes + i + kAhead);
-      __builtin_prefetch(lanes + i + kAhead + N);
+      if constexpr (kPrefetch) {
+        __builtin_prefetch(lanes + i + kAhead);
+        __builtin_prefetch(lanes + i + kAhead + N);
+      }
       const auto a = hn::LoadU(du, lanes + i);
       const auto b = hn::LoadU(du, lanes + i + N);
       e0 = hn::MulAdd(hn::BitCast(d, hn::ShiftLeft<16>(a)),
@@ -107,9 +129,12 @@ static void GemvRowsImpl(int storage, const void* w, std::int64_t ldw,
   switch (static_cast<FloatStorage>(storage)) {
     case FloatStorage::F32:
       return rows_typed(static_cast<const float*>(w), ldw, rows, k, x, y);
-    case FloatStorage::BF16:
-      return rows_bf16(static_cast<const hwy::bfloat16_t*>(w), ldw, rows, k, x,
-                       y);
+    case FloatStorage::BF16: {
+      const auto* w16 = static_cast<const hwy::bfloat16_t*>(w);
+      return stream_with_prefetches()
+                 ? rows_bf16<true>(w16, ldw, rows, k, x, y)
+                 : rows_bf16<false>(w16, ldw, rows, k, x, y);
+    }
     case FloatStorage::F16:
       return rows_typed(static_cast<const hwy::float16_t*>(w), ldw, rows, k, x,
                         y);
