@@ -18,7 +18,7 @@
 // takes the GEMV that streams them as stored. Under MatmulPrecision::BF16
 // the activations of bf16 weights come rounded to bf16, and more than one
 // row of them goes to oneDNN's bf16 GEMM on W as stored: vdpbf16ps
-// multiplies at twice the f32 FMA rate (2.2-2.5x the widened tiles,
+// multiplies at twice the f32 FMA rate (2.0-2.4x the widened tiles,
 // BENCHMARKS.md).
 #include <algorithm>
 #include <vector>

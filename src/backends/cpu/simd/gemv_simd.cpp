@@ -18,7 +18,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // One weight row against x: four accumulators cover the FMA latency.
 // kPrefetch: every cache line of the step is asked for 2 KiB ahead
-// (stream_with_prefetches).
+// (RowStreaming::prefetch).
 template <bool kPrefetch, class T>
 HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
   const D d;
@@ -52,17 +52,10 @@ HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
       hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
 }
 
-// Whether the rows are streamed with software prefetches: on Sapphire
-// Rapids they are what lets one core read DRAM at full rate (above), while
-// on Zen 4 they cost: the 0.6B Qwen3 decoded 2-24 % faster without them in
-// six interleaved pairs (f16 23.7/22.1 and 33.7/27.1 tokens/s, bf16
-// 23.2/22.6 and 27.4/26.1, f32 15.9/15.5 and 16.5/15.1).
-inline bool stream_with_prefetches() { return !cpu_is_amd(); }
-
 template <class T>
 void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
-                const float* x, float* y) {
-  if (stream_with_prefetches()) {
+                const float* x, float* y, bool prefetch) {
+  if (prefetch) {
     for (std::int64_t r = 0; r < rows; ++r) {
       y[r] = dot_row<true>(w + r * ldw, k, x);
     }
@@ -78,7 +71,7 @@ void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
 // against x split once into its even and odd elements. PromoteTo's zero
 // extension is a cross-lane shuffle on x86, one port's worth per vector,
 // which left the bf16 GEMV at two thirds of the f32 one's bytes per
-// second.
+// second on Sapphire Rapids (RowStreaming::bf16_pairs).
 template <bool kPrefetch>
 void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
                std::int64_t k, const float* x, float* y) {
@@ -125,19 +118,20 @@ void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
 
 static void GemvRowsImpl(int storage, const void* w, std::int64_t ldw,
                          std::int64_t rows, std::int64_t k, const float* x,
-                         float* y) {
+                         float* y, bool prefetch, bool bf16_pairs) {
   switch (static_cast<FloatStorage>(storage)) {
     case FloatStorage::F32:
-      return rows_typed(static_cast<const float*>(w), ldw, rows, k, x, y);
+      return rows_typed(static_cast<const float*>(w), ldw, rows, k, x, y,
+                        prefetch);
     case FloatStorage::BF16: {
       const auto* w16 = static_cast<const hwy::bfloat16_t*>(w);
-      return stream_with_prefetches()
-                 ? rows_bf16<true>(w16, ldw, rows, k, x, y)
-                 : rows_bf16<false>(w16, ldw, rows, k, x, y);
+      if (!bf16_pairs) return rows_typed(w16, ldw, rows, k, x, y, prefetch);
+      return prefetch ? rows_bf16<true>(w16, ldw, rows, k, x, y)
+                      : rows_bf16<false>(w16, ldw, rows, k, x, y);
     }
     case FloatStorage::F16:
       return rows_typed(static_cast<const hwy::float16_t*>(w), ldw, rows, k, x,
-                        y);
+                        y, prefetch);
   }
 }
 
@@ -149,10 +143,28 @@ namespace tessel::cpu::simd {
 
 HWY_EXPORT(GemvRowsImpl);
 
+// Measured with the 0.6B and 160M Qwen3 decode and a GEMV over cold
+// 4096 x 4096 weights:
+// - Sapphire Rapids needs every line asked for ahead to read DRAM at full
+//   rate from one core (the 160M f32 decode 57 -> 65 tokens/s), and the
+//   bf16 pairs beat PromoteTo's cross-lane zero extension, which held bf16
+//   to two thirds of f32's bytes per second.
+// - On Zen 4 the hardware prefetchers keep up alone: the software ones
+//   cost 2-24 % of the decode (f32, f16, bf16, six interleaved pairs), and
+//   PromoteTo reads bf16 rows at 24.5-25.7 GB/s on one core against
+//   19.3 for the pairs (three rounds each).
+RowStreaming row_streaming() {
+  static const RowStreaming how =
+      cpu_is_amd() ? RowStreaming{false, false} : RowStreaming{true, true};
+  return how;
+}
+
 void gemv_rows(FloatStorage w_storage, const void* w, std::int64_t ldw,
-               std::int64_t rows, std::int64_t k, const float* x, float* y) {
+               std::int64_t rows, std::int64_t k, const float* x, float* y,
+               RowStreaming how) {
   HWY_DYNAMIC_DISPATCH(GemvRowsImpl)
-  (static_cast<int>(w_storage), w, ldw, rows, k, x, y);
+  (static_cast<int>(w_storage), w, ldw, rows, k, x, y, how.prefetch,
+   how.bf16_pairs);
 }
 
 }  // namespace tessel::cpu::simd
