@@ -52,23 +52,18 @@ HWY_INLINE float dot_row(const T* w, std::int64_t k, const float* x) {
       hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
 }
 
-template <class T>
+template <bool kPrefetch, class T>
 void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
-                const float* x, float* y, bool prefetch) {
-  if (prefetch) {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      y[r] = dot_row<true>(w + r * ldw, k, x);
-    }
-  } else {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      y[r] = dot_row<false>(w + r * ldw, k, x);
-    }
+                const float* x, float* y) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    y[r] = dot_row<kPrefetch>(w + r * ldw, k, x);
   }
 }
 
 // bf16 rows without a widening shuffle: a 32-bit lane holding two bf16
 // values gives the even one as f32 by a shift and the odd one by a mask,
-// against x split once into its even and odd elements. PromoteTo's zero
+// against x split into its even and odd elements once per call (per chunk
+// of rows: splitting once per product measured no faster). PromoteTo's zero
 // extension is a cross-lane shuffle on x86, one port's worth per vector,
 // which left the bf16 GEMV at two thirds of the f32 one's bytes per
 // second on Sapphire Rapids (RowStreaming::bf16_pairs).
@@ -116,23 +111,30 @@ void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
   }
 }
 
-static void GemvRowsImpl(int storage, const void* w, std::int64_t ldw,
-                         std::int64_t rows, std::int64_t k, const float* x,
-                         float* y, bool prefetch, bool bf16_pairs) {
-  switch (static_cast<FloatStorage>(storage)) {
+template <bool kPrefetch>
+void rows(FloatStorage storage, const void* w, std::int64_t ldw, std::int64_t n,
+          std::int64_t k, const float* x, float* y, bool bf16_pairs) {
+  switch (storage) {
     case FloatStorage::F32:
-      return rows_typed(static_cast<const float*>(w), ldw, rows, k, x, y,
-                        prefetch);
+      return rows_typed<kPrefetch>(static_cast<const float*>(w), ldw, n, k, x,
+                                   y);
     case FloatStorage::BF16: {
       const auto* w16 = static_cast<const hwy::bfloat16_t*>(w);
-      if (!bf16_pairs) return rows_typed(w16, ldw, rows, k, x, y, prefetch);
-      return prefetch ? rows_bf16<true>(w16, ldw, rows, k, x, y)
-                      : rows_bf16<false>(w16, ldw, rows, k, x, y);
+      return bf16_pairs ? rows_bf16<kPrefetch>(w16, ldw, n, k, x, y)
+                        : rows_typed<kPrefetch>(w16, ldw, n, k, x, y);
     }
     case FloatStorage::F16:
-      return rows_typed(static_cast<const hwy::float16_t*>(w), ldw, rows, k, x,
-                        y, prefetch);
+      return rows_typed<kPrefetch>(static_cast<const hwy::float16_t*>(w), ldw,
+                                   n, k, x, y);
   }
+}
+
+static void GemvRowsImpl(int storage, const void* w, std::int64_t ldw,
+                         std::int64_t n, std::int64_t k, const float* x,
+                         float* y, bool prefetch, bool bf16_pairs) {
+  const auto kind = static_cast<FloatStorage>(storage);
+  return prefetch ? rows<true>(kind, w, ldw, n, k, x, y, bf16_pairs)
+                  : rows<false>(kind, w, ldw, n, k, x, y, bf16_pairs);
 }
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
