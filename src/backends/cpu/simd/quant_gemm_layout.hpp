@@ -18,8 +18,7 @@ namespace tessel::cpu::simd::gemm {
 // A tile of R rows (8, or 16 with 512-bit VNNI) is, per group of `group`
 // weights along k: group / 4 registers of R x 4 code bytes (register t:
 // bytes 4r..4r+3 are row r's codes 4t..4t+3), then the rows' f32 group
-// scales, then R 32-bit extras: the K-quants' f32 group mins, or, where
-// signed codes meet biased activations, the i32 sums of the row's codes.
+// scales, then, for the K-quants with mins, the rows' f32 group mins.
 struct Layout {
   int group;          // weights per group: 32, or Q6_K's 16-weight sub-blocks
   bool signed_codes;  // i8 codes (Q8_0, IQ4_XS), else u8
@@ -48,13 +47,15 @@ constexpr std::size_t codes_bytes(const Layout& l, int rows) {
   return static_cast<std::size_t>(rows * l.group);
 }
 constexpr std::size_t group_bytes(const Layout& l, int rows) {
-  return codes_bytes(l, rows) + static_cast<std::size_t>(8 * rows);
+  return codes_bytes(l, rows) +
+         static_cast<std::size_t>((l.has_min ? 8 : 4) * rows);
 }
 
 // After an activation row's codes, per group: the f32 scale of its block,
 // then what the weight type needs of the group's code sum, ready to use:
-// zero_point x sum as i32 (Q4_0, Q6_K), or the sum as f32 for the min term
-// (Q4_K, Q5_K); unused otherwise.
+// zero_point x sum as i32 (Q4_0, Q6_K, and the signed codes the 512-bit
+// kernel packs plus 128), or the sum as f32 for the min term (Q4_K, Q5_K);
+// unused otherwise.
 constexpr std::size_t kActGroupBytes = 8;
 
 // Row `row`'s codes 32 c .. 32 c + 31 in element order (one group, or two

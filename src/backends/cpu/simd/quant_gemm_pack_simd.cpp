@@ -59,7 +59,8 @@ inline __m256i row_codes(const std::uint8_t* row, std::int64_t c) {
   }
 }
 
-// Bytes of a row holding 32 weights.
+// Bytes of a row holding 32 weights (Q6_K's 26.25 rounded down: where to
+// prefetch).
 template <DType kW>
 constexpr std::int64_t bytes_per_32() {
   switch (kW) {
@@ -92,10 +93,98 @@ inline void transpose8x8_epi32(__m256i* v) {
   }
 }
 
-// kRows (8 or 16) rows into a tile, eight rows per transpose. kCodeSums:
-// store each row's group code sums as the extras (signed codes under the
-// 512-bit kernel, whose activations are biased).
-template <DType kW, int kRows, bool kCodeSums>
+// Whether the type's scales come in 256-weight super-blocks, which
+// pack_block_scales stores eight rows at a time; Q4_0's and Q8_0's one
+// f16 per 32 weights go through store_row_scales.
+template <DType kW>
+constexpr bool kSuperBlockScales = kW == DType::Q4_K || kW == DType::Q5_K ||
+                                   kW == DType::Q6_K || kW == DType::IQ4_XS;
+
+// One row's super-block `blk` as f32: its eight sub-block scales (set
+// `set` of Q6_K's sixteen) and the K-quants' eight mins, each the product
+// store_row_scales forms.
+template <DType kW>
+inline void block_scales8(const std::uint8_t* blk, int set, __m256* scale,
+                          __m256* min) {
+  using quant::load_f16;
+  if constexpr (kW == DType::Q4_K || kW == DType::Q5_K) {
+    const quant::K4Scales s = quant::unpack_k4_scales(blk + 4);
+    const auto widen = [](std::uint32_t lo, std::uint32_t hi) {
+      return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+          _mm_set_epi32(0, 0, static_cast<int>(hi), static_cast<int>(lo))));
+    };
+    *scale = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk)),
+                           widen(s.scales_lo, s.scales_hi));
+    *min = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk + 2)),
+                         widen(s.mins_lo, s.mins_hi));
+  } else if constexpr (kW == DType::Q6_K) {
+    const __m128i q =
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 192 + 8 * set));
+    *scale = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk + 208)),
+                           _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+  } else {
+    // IQ4_XS: scale j is nibble j of bytes 4..7 (low bits) and bits 2j,
+    // 2j + 1 of the u16 at 2 (high bits), less 32.
+    const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i low = _mm256_and_si256(
+        _mm256_srlv_epi32(
+            _mm256_set1_epi32(static_cast<int>(quant::load_u32(blk + 4))),
+            shifts),
+        _mm256_set1_epi32(0xF));
+    const __m256i high = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(quant::load_u16(blk + 2)),
+                          _mm256_srli_epi32(shifts, 1)),
+        _mm256_set1_epi32(3));
+    const __m256i code =
+        _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                         _mm256_set1_epi32(32));
+    *scale =
+        _mm256_mul_ps(_mm256_set1_ps(load_f16(blk)), _mm256_cvtepi32_ps(code));
+  }
+}
+
+// Super-block b's scales (and mins) of eight rows starting at w (`rows`
+// of them real, the rest zero) into half `half` of their groups' slots:
+// each row's eight decoded together, then one transpose puts lane r of
+// group g's slot at row r. Decoding a row's scales one at a time in
+// scalar code cost a third of the packing.
+template <DType kW, int kRows>
+void pack_block_scales(const std::uint8_t* w, std::size_t ldw,
+                       std::int64_t rows, std::int64_t b, int half,
+                       std::uint8_t* tile) {
+  constexpr Layout kL = gemm::layout_of(kW);
+  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, kRows);
+  constexpr std::size_t kCodes = gemm::codes_bytes(kL, kRows);
+  constexpr std::int64_t kBlockBytes =
+      kW == DType::Q6_K ? 210 : 8 * bytes_per_32<kW>();
+  constexpr int kSets = 256 / kL.group / 8;  // Q6_K: two sets of eight
+  for (int set = 0; set < kSets; ++set) {
+    __m256i scale[8], min[8];
+    for (int r = 0; r < 8; ++r) {
+      __m256 s = _mm256_setzero_ps(), m = _mm256_setzero_ps();
+      if (r < rows)
+        block_scales8<kW>(w + r * ldw + b * kBlockBytes, set, &s, &m);
+      scale[r] = _mm256_castps_si256(s);
+      min[r] = _mm256_castps_si256(m);
+    }
+    transpose8x8_epi32(scale);
+    if constexpr (kL.has_min) transpose8x8_epi32(min);
+    for (int j = 0; j < 8; ++j) {
+      std::uint8_t* slot = tile + (b * kSets * 8 + set * 8 + j) * kGroupBytes +
+                           kCodes + 32 * half;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot), scale[j]);
+      if constexpr (kL.has_min) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + 4 * kRows),
+                            min[j]);
+      }
+    }
+  }
+}
+
+// kRows (8 or 16) rows into a tile, eight rows per transpose. kBiasCodes:
+// store signed codes plus 128 as u8 (the 512-bit kernel's unsigned
+// operand; the activations' side table takes the 128 x their sum back out).
+template <DType kW, int kRows, bool kBiasCodes>
 void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
                std::int64_t k, std::uint8_t* tile) {
   constexpr Layout kL = gemm::layout_of(kW);
@@ -109,9 +198,9 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
       __m256i v[8];
       for (int r = 0; r < 8; ++r) {
         const int row = 8 * half + r;
-        if (row < rows) {
+        if (row < rows && (kBytesPer32 > 32 || c % 2 == 0)) {
           // Each row is its own stream from memory: ask ahead for it (as
-          // the dot kernels do).
+          // the dot kernels do), once per 64 bytes or less.
           _mm_prefetch(reinterpret_cast<const char*>(w + row * ldw +
                                                      (c + 16) * kBytesPer32),
                        _MM_HINT_T0);
@@ -120,17 +209,10 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
                           : _mm256_setzero_si256();
       }
       transpose8x8_epi32(v);
-      if constexpr (kCodeSums) {
-        // Lane r of every register holds four of row r's codes: |sums| of
-        // pairs <= 256, of sixteen <= 2048, so i16 lanes hold the total.
-        const __m256i ones8 = _mm256_set1_epi8(1);
-        __m256i sum16 = _mm256_maddubs_epi16(ones8, v[0]);
-        for (int t = 1; t < 8; ++t) {
-          sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(ones8, v[t]));
+      if constexpr (kBiasCodes) {
+        for (int t = 0; t < 8; ++t) {
+          v[t] = _mm256_xor_si256(v[t], _mm256_set1_epi8(-128));
         }
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(first + kCodes + 4 * kRows + 32 * half),
-            _mm256_madd_epi16(sum16, _mm256_set1_epi16(1)));
       }
       for (int t = 0; t < 8; ++t) {
         std::uint8_t* reg = kL.group == 32 ? first + 4 * kRows * t
@@ -138,11 +220,19 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
                                                  4 * kRows * (t % 4);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg + 32 * half), v[t]);
       }
+      if constexpr (kSuperBlockScales<kW>) {
+        if (c % 8 == 0) {
+          pack_block_scales<kW, kRows>(w + 8 * half * ldw, ldw, rows - 8 * half,
+                                       c / 8, half, tile);
+        }
+      }
     }
   }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    gemm::store_row_scales(kW, kL, kRows, w + r * ldw, k, static_cast<int>(r),
-                           tile);
+  if constexpr (!kSuperBlockScales<kW>) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      gemm::store_row_scales(kW, kL, kRows, w + r * ldw, k, static_cast<int>(r),
+                             tile);
+    }
   }
 }
 
@@ -205,9 +295,6 @@ static void PackGemmTileImpl(int w_dtype, const std::uint8_t* w,
     default: return;
   }
 }
-
-// Activation rows from quantize_activations -> the GEMM's form: codes
-// (biased by 128 where biased_activations), then per group the block's f32
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

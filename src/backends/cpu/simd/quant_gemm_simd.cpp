@@ -192,8 +192,10 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
 // not assume it, so it is checked at run time) takes four u8 x i8 products
 // straight into an i32 lane, twice the work per instruction of the 256-bit
 // kernel and no i16 step to overflow. Its unsigned operand is the weight
-// code, or, for signed codes, the activation biased by 128: the bias
-// comes back out as 128 x the row's code sum, stored in the tile.
+// code; signed codes are packed plus 128, and the surplus 128 x sum(a)
+// comes back out of the activation's side table as a zero point's does.
+// (Biasing the activations instead needs each weight row's code sums,
+// which cost the packer more than the codes themselves.)
 //
 // GCC 12's _mm512_cvtepi32_ps reads an "undefined" register it then warns
 // about.
@@ -226,26 +228,18 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
         const __m512i w = _mm512_loadu_si512(tg + 64 * t);
 #pragma GCC unroll 8
         for (int i = 0; i < kMr; ++i) {
-          const __m512i ab = _mm512_set1_epi32(load_i32(ag[i] + 4 * t));
-          isum[i] = kL.signed_codes ? _mm512_dpbusd_epi32(isum[i], ab, w)
-                                    : _mm512_dpbusd_epi32(isum[i], w, ab);
+          isum[i] = _mm512_dpbusd_epi32(
+              isum[i], w, _mm512_set1_epi32(load_i32(ag[i] + 4 * t)));
         }
       }
       const __m512 scale = _mm512_loadu_ps(tg + kCodes);
-      [[maybe_unused]] __m512i bias;
-      if constexpr (kL.signed_codes) {
-        bias = _mm512_slli_epi32(_mm512_loadu_si512(tg + kCodes + 64), 7);
-      }
 #pragma GCC unroll 8
       for (int i = 0; i < kMr; ++i) {
         // One instruction each: the side table's value broadcast from
         // memory.
         const std::uint8_t* sum = a[i] + k + g * gemm::kActGroupBytes + 4;
-        if constexpr (kL.zero_point != 0) {
+        if constexpr (kL.zero_point != 0 || kL.signed_codes) {
           isum[i] = _mm512_sub_epi32(isum[i], _mm512_set1_epi32(load_i32(sum)));
-        }
-        if constexpr (kL.signed_codes) {
-          isum[i] = _mm512_sub_epi32(isum[i], bias);
         }
         part[i] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum[i]), part[i]);
         if constexpr (kL.has_min) {
@@ -294,15 +288,16 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
   gemm_tile8<kL>(tile, rows, act, act_bytes, m_rows, k, y, ldy);
 }
 
-// Whether signed codes meet activations biased by 128 (the 512-bit kernel).
-inline bool biased_activations(const Layout& l) {
-  return l.signed_codes && tile_rows() == 16;
+// The zero point the kernel takes back out of a group's sum: signed codes
+// are packed plus 128 for the 512-bit kernel.
+inline int kernel_zero_point(const Layout& l) {
+  return l.signed_codes && tile_rows() == 16 ? 128 : l.zero_point;
 }
 
 #else
 // ---- portable: 8-row tiles, the same integer sums and f32 steps ----
 
-inline bool biased_activations(const Layout&) { return false; }
+inline int kernel_zero_point(const Layout& l) { return l.zero_point; }
 
 template <Layout kL>
 void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
@@ -341,13 +336,15 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
 
 #endif
 
-// scale and its code sum as the type uses it (kActGroupBytes).
+// Activation rows from quantize_activations -> the GEMM's form: codes,
+// then per group the block's f32 scale and its code sum as the type uses
+// it (kActGroupBytes).
 static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
                                        std::int64_t rows, std::int64_t k,
                                        std::uint8_t* out) {
   const auto type = static_cast<DType>(w_dtype);
   const Layout l = gemm::layout_of(type);
-  const bool biased = biased_activations(l);
+  const int zero_point = kernel_zero_point(l);
   const ActivationBlocks kind = activation_blocks(type);
   const std::size_t in_bytes = activation_row_bytes(kind, k);
   const std::size_t out_bytes =
@@ -377,14 +374,11 @@ static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
           const auto f = static_cast<float>(sum);
           std::memcpy(side + 4, &f, 4);
         } else {
-          const std::int32_t offset = l.zero_point * sum;
+          const std::int32_t offset = zero_point * sum;
           std::memcpy(side + 4, &offset, 4);
         }
       }
-      std::uint8_t* dst = o + b * block;
-      for (std::int64_t e = 0; e < block; ++e) {
-        dst[e] = biased ? static_cast<std::uint8_t>(codes[e] ^ 0x80) : codes[e];
-      }
+      std::memcpy(o + b * block, codes, static_cast<std::size_t>(block));
     }
   }
 }
