@@ -9,16 +9,16 @@
 //  - more rows: the packed integer GEMM (simd/quant_gemm_simd.hpp), each
 //    tile of 8 or 16 weight rows unpacked once to 8-bit codes side by side
 //    and multiplied with every activation row.
-// Every other block type dequantises a tile of weight rows to f32 in a
-// per-thread buffer and runs oneDNN's sgemm on it. W is never expanded in
-// memory as a whole.
+// Every other block type dequantises a chunk of weight rows to f32 (about
+// 8 MiB) and runs oneDNN's matmul on it. W is never expanded in memory as
+// a whole.
 //
-// f16/bf16 weights (a 16-bit checkpoint run in f32) take the same tile
+// f16/bf16 weights (a 16-bit checkpoint run in f32) take the same chunked
 // path, widened exactly instead of dequantised, and one activation row
 // takes the GEMV that streams them as stored. Under MatmulPrecision::BF16
 // the activations of bf16 weights come rounded to bf16, and more than one
 // row of them goes to oneDNN's bf16 GEMM on W as stored: vdpbf16ps
-// multiplies at twice the f32 FMA rate (2.0-2.4x the widened tiles,
+// multiplies at twice the f32 FMA rate (2.0-2.4x the widened rows,
 // BENCHMARKS.md).
 #include <algorithm>
 #include <vector>
@@ -31,6 +31,7 @@
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
+#include "tessel/ops/factories.hpp"
 
 namespace tessel {
 
@@ -45,11 +46,16 @@ namespace {
 std::int64_t max_dot_rows(DType w) {
   return w == DType::Q4_0 || w == DType::Q8_0 ? 1 : 3;
 }
-// Weight rows widened per sgemm call. sgemm repacks its transposed operand
-// on every call, so fewer, larger tiles pay less per row: 256 rows gave
-// 5-13% more prompt tokens/s than 64, 128 or 512 on a bf16 Qwen3 of 160M
-// parameters (K 1024-2816: 1-2.8 MiB of f32 a tile, within L2 + L3).
-constexpr std::int64_t kTileRows = 256;
+// Weight rows widened per oneDNN call: about 8 MiB of f32, which stays in
+// the last-level cache between the widening and the product. One threaded
+// matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
+// (Zen 4, K 1024-3072), where a 256-row tile per thread through a
+// single-threaded sgemm ran 166-170: oneDNN blocks a large product better
+// than the threads' separate small ones (BENCHMARKS.md).
+std::int64_t widened_chunk_rows(std::int64_t k) {
+  return std::max<std::int64_t>(256,
+                                (std::int64_t{8} << 20) / (4 * k) / 64 * 64);
+}
 
 struct WeightRows {
   const std::uint8_t* base;  // row 0's first block
@@ -147,23 +153,39 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
 
 void tile_path(const float* x, const WeightRows& w, DType w_dtype,
                std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
-  parallel_for(0, n, kTileRows, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<float> tile(static_cast<std::size_t>(kTileRows * k));
-    for (std::int64_t r0 = lo; r0 < hi; r0 += kTileRows) {
-      const std::int64_t rows = std::min(kTileRows, hi - r0);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k,
-                  tile.data() + r * k);
+  const std::int64_t chunk = std::min(widened_chunk_rows(k), n);
+  // Scratch from tessel's allocator, which keeps large buffers for reuse:
+  // a fresh 8 MiB every call paid its page faults each time.
+  const Tensor tile = empty({chunk, k}, DType::F32, Device::cpu());
+  float* wide = output_view(tile).data<float>();
+  // A chunk short of every row writes densely, then is copied into its
+  // columns: oneDNN's matmul into a strided destination ran at half speed.
+  const Tensor part =
+      chunk < n ? empty({m, chunk}, DType::F32, Device::cpu()) : Tensor();
+  for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
+    const std::int64_t rows = std::min(chunk, n - r0);
+    parallel_for(0, rows, 16, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t r = lo; r < hi; ++r) {
+        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k, wide + r * k);
       }
-      // Inside the pool's region sgemm runs on this thread only.
-      cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, tile.data(), k,
-                         0.0f, out + r0, n);
+    });
+    float* dst = chunk < n ? output_view(part).data<float>() : out;
+    if (!cpu::onednn::matmul_abt(m, rows, k, x, k, wide, k, dst, rows)) {
+      cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, wide, k, 0.0f,
+                         dst, rows);
     }
-  });
+    if (dst != out) {
+      parallel_for(0, m, 16, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi; ++i) {
+          std::copy(dst + i * rows, dst + (i + 1) * rows, out + i * n + r0);
+        }
+      });
+    }
+  }
 }
 
 // out = x w^T (+ bias) for bf16 x and w by oneDNN; false where it has no
-// native bf16 kernel (an emulated one is slower than the widened tiles).
+// native bf16 kernel (an emulated one is slower than the widened rows).
 bool bf16_gemm(const Tensor& x, const Tensor& w, const Tensor* bias,
                const Tensor& out) {
   if (!cpu::onednn::has_native_bf16()) return false;
