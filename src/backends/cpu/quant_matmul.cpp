@@ -52,9 +52,13 @@ std::int64_t max_dot_rows(DType w) {
 // (Zen 4, K 1024-3072), where a 256-row tile per thread through a
 // single-threaded sgemm ran 166-170: oneDNN blocks a large product better
 // than the threads' separate small ones (BENCHMARKS.md).
-std::int64_t widened_chunk_rows(std::int64_t k) {
-  return std::max<std::int64_t>(256,
-                                (std::int64_t{8} << 20) / (4 * k) / 64 * 64);
+std::int64_t widened_chunk_rows(std::int64_t n, std::int64_t k) {
+  const std::int64_t most =
+      std::max<std::int64_t>(256, (std::int64_t{8} << 20) / (4 * k));
+  // Equal chunks in whole 64-row panels: a short last chunk (320 rows
+  // after 704) ran at half the rate of the others.
+  const std::int64_t chunks = (n + most - 1) / most;
+  return std::min(n, ((n + chunks - 1) / chunks + 63) / 64 * 64);
 }
 
 struct WeightRows {
@@ -133,18 +137,15 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   });
 }
 
-// Row r of W as f32: blocks dequantised, 16-bit floats widened exactly.
+// Row r of W as f32: blocks dequantised, 16-bit floats widened (numbers
+// exactly).
 void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
                float* out) {
+  const auto* h = reinterpret_cast<const std::uint16_t*>(row);
   if (w_dtype == DType::F16) {
-    cpu::simd::cast_f16_to_f32(reinterpret_cast<const std::uint16_t*>(row), out,
-                               k);
+    cpu::simd::widen_f16_operand(h, out, k);
   } else if (w_dtype == DType::BF16) {
-    const auto* h = reinterpret_cast<const std::uint16_t*>(row);
-    auto* bits = reinterpret_cast<std::uint32_t*>(out);
-    for (std::int64_t j = 0; j < k; ++j) {
-      bits[j] = static_cast<std::uint32_t>(h[j]) << 16;
-    }
+    cpu::simd::widen_bf16_operand(h, out, k);
   } else {
     cpu::dequantize_run(w_dtype, row, out,
                         k / dtype_traits(w_dtype).block_size);
@@ -153,7 +154,7 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
 
 void tile_path(const float* x, const WeightRows& w, DType w_dtype,
                std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
-  const std::int64_t chunk = std::min(widened_chunk_rows(k), n);
+  const std::int64_t chunk = widened_chunk_rows(n, k);
   // Scratch from tessel's allocator, which keeps large buffers for reuse:
   // a fresh 8 MiB every call paid its page faults each time.
   const Tensor tile = empty({chunk, k}, DType::F32, Device::cpu());

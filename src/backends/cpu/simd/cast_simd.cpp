@@ -103,6 +103,27 @@ static void CastF16ToF32Impl(const std::uint16_t* in, float* out,
   for (; i < n; ++i) out[i] = fp::f16_to_f32(in[i]);
 }
 
+template <class T>
+HWY_INLINE void widen_operand(const std::uint16_t* in, float* out,
+                              std::int64_t n) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  const auto* src = reinterpret_cast<const T*>(in);
+  std::int64_t i = 0;
+  for (; i + N <= n; i += N) store(d, load(d, src + i), out + i);
+  for (; i < n; ++i) out[i] = first(src + i);
+}
+
+static void WidenF16OperandImpl(const std::uint16_t* in, float* out,
+                                std::int64_t n) {
+  widen_operand<hwy::float16_t>(in, out, n);
+}
+
+static void WidenBF16OperandImpl(const std::uint16_t* in, float* out,
+                                 std::int64_t n) {
+  widen_operand<hwy::bfloat16_t>(in, out, n);
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -112,6 +133,8 @@ namespace tessel::cpu::simd {
 HWY_EXPORT(CastF32ToBF16Impl);
 HWY_EXPORT(CastF32ToF16Impl);
 HWY_EXPORT(CastF16ToF32Impl);
+HWY_EXPORT(WidenF16OperandImpl);
+HWY_EXPORT(WidenBF16OperandImpl);
 
 void cast_f32_to_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
   HWY_DYNAMIC_DISPATCH(CastF32ToBF16Impl)(in, out, n);
@@ -123,6 +146,14 @@ bool cast_f32_to_f16(const float* in, std::uint16_t* out, std::int64_t n) {
 
 void cast_f16_to_f32(const std::uint16_t* in, float* out, std::int64_t n) {
   HWY_DYNAMIC_DISPATCH(CastF16ToF32Impl)(in, out, n);
+}
+
+void widen_f16_operand(const std::uint16_t* in, float* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(WidenF16OperandImpl)(in, out, n);
+}
+
+void widen_bf16_operand(const std::uint16_t* in, float* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(WidenBF16OperandImpl)(in, out, n);
 }
 
 }  // namespace tessel::cpu::simd
