@@ -109,6 +109,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   DType dtype = product_dtype(x.dtype(), weight.dtype(), "linear");
   if (bias.defined()) dtype = promote_types(dtype, bias.dtype(), "linear");
+  // x's leading axes flattened into M, counted rather than inferred: an
+  // empty reduction (K = 0) leaves reshape nothing to infer -1 from.
+  std::int64_t m = 1;
+  for (std::size_t i = 0; i + 1 < x.shape().size(); ++i) m *= x.shape()[i];
   // GGUF weights (blocks along K) and 16-bit weights under f32 activations
   // (a bf16 checkpoint run in f32) multiply as stored: the backend never
   // widens W whole (DESIGN §1 rule 4 still decides the f32 result).
@@ -122,7 +126,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                                   matmul_precision() == MatmulPrecision::BF16
                               ? DType::BF16
                               : DType::F32;
-    const Tensor x2 = x.reshape({-1, k}).to(x_dtype).contiguous();
+    const Tensor x2 = x.reshape({m, k}).to(x_dtype).contiguous();
     Tensor out = empty({x2.shape()[0], n}, DType::F32, x.device());
     const Tensor b =
         bias.defined() ? bias.to(DType::F32).contiguous() : Tensor();
@@ -133,7 +137,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     return out.reshape(shape);
   }
   // Flatten the leading axes of x into M: one GEMM with a fused bias.
-  const Tensor x2 = x.reshape({-1, k}).to(dtype);
+  const Tensor x2 = x.reshape({m, k}).to(dtype);
   const Tensor wt = weight.to(dtype).transpose(0, 1);  // [K, N], no copy
   Tensor out = empty({x2.shape()[0], n}, dtype, x.device());
   const Tensor b = bias.defined() ? bias.to(dtype) : Tensor();

@@ -1,6 +1,8 @@
 // Hand-worked matrix products.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -213,6 +215,41 @@ TEST(Linear, SixteenBitWeightsUnderF32ActivationsStayNarrow) {
           << m << dtype_name(d) << start;
     }
   }
+}
+
+TEST(Linear, SixteenBitWeightsAcrossWidenedChunks) {
+  // More than one row widens the weights in chunks of about 8 MiB of f32
+  // (512 rows at K = 4096), equal and in 64-row panels: 1100 rows are
+  // three chunks of 384, 384 and 332, each written densely and copied
+  // into its columns. Reference: the f64 product of the same values
+  // (f32 sums of 4096 products, rtol 1e-5). A NaN and an infinity in
+  // rows of the second chunk reach their columns, and only those.
+  Generator g(24);
+  for (DType d : {DType::F16, DType::BF16}) {
+    Tensor w = randn({1100, 4096}, g).to(d);
+    const Tensor x = randn({3, 4096}, g);
+    const Tensor want = linear(x.to(DType::F64), w.to(DType::F64));
+    const Tensor got = linear(x, w);
+    EXPECT_TRUE(allclose(got.to(DType::F64), want, 1e-5, 1e-3))
+        << dtype_name(d);
+    w.select(0, 400).fill_(std::nan(""));
+    w.select(0, 700).select(0, 9).fill_(INFINITY);
+    const Tensor odd = linear(abs(x), w).contiguous();
+    for (std::int64_t i = 0; i < 3; ++i) {
+      EXPECT_TRUE(std::isnan(odd.select(0, i).select(0, 400).item<float>()));
+      EXPECT_EQ(odd.select(0, i).select(0, 700).item<float>(), INFINITY);
+      EXPECT_TRUE(std::isfinite(odd.select(0, i).select(0, 699).item<float>()));
+      EXPECT_TRUE(std::isfinite(odd.select(0, i).select(0, 701).item<float>()));
+    }
+  }
+  // No columns, no rows or an empty reduction.
+  EXPECT_EQ(linear(randn({3, 64}), randn({0, 64}).to(DType::F16)).shape(),
+            (Shape{3, 0}));
+  EXPECT_EQ(linear(randn({0, 64}), randn({5, 64}).to(DType::F16)).shape(),
+            (Shape{0, 5}));
+  const Tensor none = linear(randn({3, 0}), randn({5, 0}).to(DType::F16));
+  EXPECT_EQ(none.shape(), (Shape{3, 5}));
+  EXPECT_EQ(max(abs(none)).item<float>(), 0.0f);
 }
 
 TEST(Linear, Bf16MatmulPrecisionRoundsTheActivationsOfBf16Weights) {

@@ -46,9 +46,9 @@ namespace {
 std::int64_t max_dot_rows(DType w) {
   return w == DType::Q4_0 || w == DType::Q8_0 ? 1 : 3;
 }
-// Weight rows widened per oneDNN call: about 8 MiB of f32, which stays in
-// the last-level cache between the widening and the product. One threaded
-// matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
+// Weight rows widened per oneDNN call (n, k > 0): about 8 MiB of f32, which
+// stays in the last-level cache between the widening and the product. One
+// threaded matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
 // (Zen 4, K 1024-3072), where a 256-row tile per thread through a
 // single-threaded sgemm ran 166-170: oneDNN blocks a large product better
 // than the threads' separate small ones (BENCHMARKS.md).
@@ -152,13 +152,18 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
   }
 }
 
-void tile_path(const float* x, const WeightRows& w, DType w_dtype,
-               std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+void widened_path(const float* x, const WeightRows& w, DType w_dtype,
+                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(out, out + m * n, 0.0f);
+    return;
+  }
   const std::int64_t chunk = widened_chunk_rows(n, k);
   // Scratch from tessel's allocator, which keeps large buffers for reuse:
   // a fresh 8 MiB every call paid its page faults each time.
-  const Tensor tile = empty({chunk, k}, DType::F32, Device::cpu());
-  float* wide = output_view(tile).data<float>();
+  const Tensor wide_rows = empty({chunk, k}, DType::F32, Device::cpu());
+  float* wide = output_view(wide_rows).data<float>();
   // A chunk short of every row writes densely, then is copied into its
   // columns: oneDNN's matmul into a strided destination ran at half speed.
   const Tensor part =
@@ -217,14 +222,14 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
     cpu::gemv(input_view(x), wv.raw_data(), w.dtype(), w.strides()[0], n,
               output_view(out));
   } else if (half) {
-    tile_path(xd, rows, w.dtype(), m, n, k, od);
+    widened_path(xd, rows, w.dtype(), m, n, k, od);
   } else if (cpu::simd::has_quant_dot(w.dtype()) &&
              m <= max_dot_rows(w.dtype())) {
     integer_path(xd, rows, w.dtype(), m, n, k, od);
   } else if (cpu::simd::has_quant_gemm(w.dtype())) {
     gemm_path(xd, rows, w.dtype(), m, n, k, od);
   } else {
-    tile_path(xd, rows, w.dtype(), m, n, k, od);
+    widened_path(xd, rows, w.dtype(), m, n, k, od);
   }
   if (bias) add_bias_rows(od, m, n, input_view(*bias).data<float>());
 }

@@ -18,8 +18,8 @@ void cast_f16_to_f32(const std::uint16_t* in, float* out, std::int64_t n);
 // f16 or bf16 weights widened for an f32 product: numbers exactly, by the
 // CPU's conversion (F16C), which may quiet a signalling NaN. The product
 // is NaN either way; casts, which keep every bit, use the functions above.
-// The f16 integer form ran at a third of F16C's rate, 13 % of a prompt's
-// widened products (BENCHMARKS.md).
+// The integer form of cast_f16_to_f32 took 13 % of a 512 x 1000 x 1000
+// product of widened f16 weights, F16C 2.6 % (Zen 4).
 void widen_f16_operand(const std::uint16_t* in, float* out, std::int64_t n);
 void widen_bf16_operand(const std::uint16_t* in, float* out, std::int64_t n);
 

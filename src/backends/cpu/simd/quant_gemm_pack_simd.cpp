@@ -162,8 +162,9 @@ void pack_block_scales(const std::uint8_t* w, std::size_t ldw,
     __m256i scale[8], min[8];
     for (int r = 0; r < 8; ++r) {
       __m256 s = _mm256_setzero_ps(), m = _mm256_setzero_ps();
-      if (r < rows)
+      if (r < rows) {
         block_scales8<kW>(w + r * ldw + b * kBlockBytes, set, &s, &m);
+      }
       scale[r] = _mm256_castps_si256(s);
       min[r] = _mm256_castps_si256(m);
     }
