@@ -1,6 +1,8 @@
 // Hand-worked matrix products.
 #include <gtest/gtest.h>
 
+#include <hwy/targets.h>
+
 #include <cmath>
 
 #include "tessel/tessel.hpp"
@@ -222,16 +224,32 @@ TEST(Linear, SixteenBitWeightsAcrossWidenedChunks) {
   // (512 rows at K = 4096), equal and in 64-row panels: 1100 rows are
   // three chunks of 384, 384 and 332, each written densely and copied
   // into its columns. Reference: the f64 product of the same values
-  // (f32 sums of 4096 products, rtol 1e-5). A NaN and an infinity in
-  // rows of the second chunk reach their columns, and only those.
+  // (f32 sums of 4096 products, rtol 1e-5), on every SIMD target (each
+  // widens with its own conversion). Row 3 of the f16 weights is the
+  // subnormal 3 x 2^-24, whose products sit far below the tolerance of
+  // the others: it is held to its own magnitude, so a conversion that
+  // flushed subnormals would fail. A NaN and an infinity in rows of the
+  // second chunk reach their columns, and only those.
   Generator g(24);
+  const Tensor x = randn({3, 4096}, g);
   for (DType d : {DType::F16, DType::BF16}) {
     Tensor w = randn({1100, 4096}, g).to(d);
-    const Tensor x = randn({3, 4096}, g);
+    if (d == DType::F16) w.select(0, 3).fill_(3 * std::ldexp(1.0, -24));
     const Tensor want = linear(x.to(DType::F64), w.to(DType::F64));
-    const Tensor got = linear(x, w);
-    EXPECT_TRUE(allclose(got.to(DType::F64), want, 1e-5, 1e-3))
-        << dtype_name(d);
+    const double tiny_bound =
+        1e-5 * sum(abs(x)).item<double>() * 3 * std::ldexp(1.0, -24);
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      SCOPED_TRACE(::testing::Message()
+                   << dtype_name(d) << " on " << hwy::TargetName(target));
+      const Tensor got = linear(x, w).to(DType::F64);
+      EXPECT_TRUE(allclose(got, want, 1e-5, 1e-3));
+      for (std::int64_t i = 0; d == DType::F16 && i < 3; ++i) {
+        EXPECT_NEAR(got.select(0, i).select(0, 3).item<double>(),
+                    want.select(0, i).select(0, 3).item<double>(), tiny_bound);
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
     w.select(0, 400).fill_(std::nan(""));
     w.select(0, 700).select(0, 9).fill_(INFINITY);
     const Tensor odd = linear(abs(x), w).contiguous();
