@@ -232,26 +232,6 @@ bool matmul(const KernelInput& a, const KernelInput& b, const KernelInput* bias,
   return true;
 }
 
-bool matmul_abt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
-                std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                std::int64_t ldc) {
-  const dnnl::memory::desc da({m, k}, dt::f32, {lda, 1});
-  const dnnl::memory::desc db({k, n}, dt::f32, {1, ldb});
-  const dnnl::memory::desc dc({m, n}, dt::f32, {ldc, 1});
-  const auto prim = cache().get(
-      key_of(da) + "|" + key_of(db) + "|" + key_of(dc), da, db, nullptr, dc);
-  if (!prim) return false;
-  auto& e = engine();
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, dnnl::memory(da, e, const_cast<float*>(a))},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(db, e, const_cast<float*>(b))},
-      {DNNL_ARG_DST, dnnl::memory(dc, e, c)}};
-  set_threads_for_this_call();
-  prim->execute(stream(), args);
-  stream().wait();
-  return true;
-}
-
 namespace {
 
 // Caches any primitive kind behind a key, with the same LRU policy.

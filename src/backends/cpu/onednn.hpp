@@ -45,14 +45,6 @@ void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
            const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc);
 
-// Row-major c (m x n, row stride ldc) = a (m x k, lda) b^T for b given as
-// n x k (ldb), in f32, by the cached matmul primitive of these shapes and
-// strides. Returns false when oneDNN has no optimised kernel for them.
-// Call from inside a parallel region to run single-threaded.
-bool matmul_abt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
-                std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                std::int64_t ldc);
-
 // Threads oneDNN may use from the calling thread: all of the pool's
 // outside a parallel region, one inside (no nested oversubscription).
 void set_threads_for_this_call();

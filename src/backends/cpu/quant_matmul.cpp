@@ -152,40 +152,43 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
   }
 }
 
-void widened_path(const float* x, const WeightRows& w, DType w_dtype,
-                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+void widened_path(const Tensor& x, const WeightRows& w, DType w_dtype,
+                  const Tensor& out) {
+  const std::int64_t m = x.shape()[0], k = x.shape()[1], n = out.shape()[1];
   if (m == 0 || n == 0) return;
   if (k == 0) {
-    std::fill(out, out + m * n, 0.0f);
+    cpu::fill(output_view(out), Scalar(0.0));
     return;
   }
   const std::int64_t chunk = widened_chunk_rows(n, k);
   // Scratch from tessel's allocator, which keeps large buffers for reuse:
   // a fresh 8 MiB every call paid its page faults each time.
-  const Tensor wide_rows = empty({chunk, k}, DType::F32, Device::cpu());
-  float* wide = output_view(wide_rows).data<float>();
+  const Tensor wide = empty({chunk, k}, DType::F32, Device::cpu());
+  float* wide_data = output_view(wide).data<float>();
   // A chunk short of every row writes densely, then is copied into its
   // columns: oneDNN's matmul into a strided destination ran at half speed.
-  const Tensor part =
-      chunk < n ? empty({m, chunk}, DType::F32, Device::cpu()) : Tensor();
+  const Tensor dense =
+      chunk < n ? empty({m * chunk}, DType::F32, Device::cpu()) : Tensor();
   for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
     const std::int64_t rows = std::min(chunk, n - r0);
     parallel_for(0, rows, 16, [&](std::int64_t lo, std::int64_t hi) {
       for (std::int64_t r = lo; r < hi; ++r) {
-        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k, wide + r * k);
+        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k,
+                  wide_data + r * k);
       }
     });
-    float* dst = chunk < n ? output_view(part).data<float>() : out;
-    if (!cpu::onednn::matmul_abt(m, rows, k, x, k, wide, k, dst, rows)) {
-      cpu::onednn::sgemm(false, true, m, rows, k, 1.0f, x, k, wide, k, 0.0f,
-                         dst, rows);
+    const Tensor part =
+        chunk < n ? dense.slice(0, 0, m * rows).reshape({m, rows}) : out;
+    if (!cpu::onednn::matmul(input_view(x),
+                             input_view(wide.slice(0, 0, rows).transpose(0, 1)),
+                             nullptr, output_view(part))) {
+      cpu::onednn::sgemm(false, true, m, rows, k, 1.0f,
+                         input_view(x).data<float>(), k, wide_data, k, 0.0f,
+                         output_view(part).data<float>(), rows);
     }
-    if (dst != out) {
-      parallel_for(0, m, 16, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t i = lo; i < hi; ++i) {
-          std::copy(dst + i * rows, dst + (i + 1) * rows, out + i * n + r0);
-        }
-      });
+    if (chunk < n) {
+      cpu::copy_cast(output_view(out.slice(1, r0, r0 + rows)), input_view(part),
+                     false);
     }
   }
 }
@@ -222,14 +225,14 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
     cpu::gemv(input_view(x), wv.raw_data(), w.dtype(), w.strides()[0], n,
               output_view(out));
   } else if (half) {
-    widened_path(xd, rows, w.dtype(), m, n, k, od);
+    widened_path(x, rows, w.dtype(), out);
   } else if (cpu::simd::has_quant_dot(w.dtype()) &&
              m <= max_dot_rows(w.dtype())) {
     integer_path(xd, rows, w.dtype(), m, n, k, od);
   } else if (cpu::simd::has_quant_gemm(w.dtype())) {
     gemm_path(xd, rows, w.dtype(), m, n, k, od);
   } else {
-    widened_path(xd, rows, w.dtype(), m, n, k, od);
+    widened_path(x, rows, w.dtype(), out);
   }
   if (bias) add_bias_rows(od, m, n, input_view(*bias).data<float>());
 }

@@ -1,7 +1,7 @@
 // Per-target helpers of the block-quantised kernels (quant_dot_simd.cpp,
 // dequant_simd.cpp, quant_gemm_pack_simd.cpp) on AVX2 and up: unaligned
-// loads, an f16 block scale, the 32 nibbles of a 16-byte code run and a
-// Q4_K/Q5_K sub-block's codes. Included once per target by
+// loads, an f16 block scale, the 32 nibbles of a 16-byte code run, a
+// Q4_K/Q5_K sub-block's codes and an IQ4_XS super-block's scales. Included once per target by
 // files that use foreach_target.h, hence Highway's include-guard idiom.
 #if defined(TESSEL_BLOCK_BYTES_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSEL_BLOCK_BYTES_X86_INL_H_
@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <cstring>
+
+#include "quant/scalars.hpp"
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #include <immintrin.h>
@@ -59,6 +61,25 @@ inline __m256i k4_codes(const std::uint8_t* block, int j) {
     codes = _mm256_or_si256(codes, _mm256_slli_epi16(top, 4));
   }
   return codes;
+}
+
+// The eight 6-bit scales of an IQ4_XS super-block, less 32, as i32 lanes:
+// scale i is nibble i % 2 of scales_l[i / 2] with bits 2i, 2i + 1 of
+// scales_h above it.
+inline __m256i iq4_xs_scales(const std::uint8_t* wb) {
+  const __m128i low_bytes = _mm_shuffle_epi8(
+      _mm_cvtsi32_si128(static_cast<int>(quant::load_u32(wb + 4))),
+      _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, -1, -1, -1, -1, -1, -1, -1, -1));
+  const __m256i low = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_cvtepu8_epi32(low_bytes),
+                        _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4)),
+      _mm256_set1_epi32(0xF));
+  const __m256i high = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(quant::load_u16(wb + 2)),
+                        _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+      _mm256_set1_epi32(3));
+  return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                          _mm256_set1_epi32(32));
 }
 
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE

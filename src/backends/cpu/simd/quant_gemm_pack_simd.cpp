@@ -106,40 +106,24 @@ constexpr bool kSuperBlockScales = kW == DType::Q4_K || kW == DType::Q5_K ||
 template <DType kW>
 inline void block_scales8(const std::uint8_t* blk, int set, __m256* scale,
                           __m256* min) {
-  using quant::load_f16;
   if constexpr (kW == DType::Q4_K || kW == DType::Q5_K) {
     const quant::K4Scales s = quant::unpack_k4_scales(blk + 4);
     const auto widen = [](std::uint32_t lo, std::uint32_t hi) {
       return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
           _mm_set_epi32(0, 0, static_cast<int>(hi), static_cast<int>(lo))));
     };
-    *scale = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk)),
+    *scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(blk)),
                            widen(s.scales_lo, s.scales_hi));
-    *min = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk + 2)),
+    *min = _mm256_mul_ps(_mm256_set1_ps(f16_at(blk + 2)),
                          widen(s.mins_lo, s.mins_hi));
   } else if constexpr (kW == DType::Q6_K) {
     const __m128i q =
         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 192 + 8 * set));
-    *scale = _mm256_mul_ps(_mm256_set1_ps(load_f16(blk + 208)),
+    *scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(blk + 208)),
                            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
   } else {
-    // IQ4_XS: scale j is nibble j of bytes 4..7 (low bits) and bits 2j,
-    // 2j + 1 of the u16 at 2 (high bits), less 32.
-    const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-    const __m256i low = _mm256_and_si256(
-        _mm256_srlv_epi32(
-            _mm256_set1_epi32(static_cast<int>(quant::load_u32(blk + 4))),
-            shifts),
-        _mm256_set1_epi32(0xF));
-    const __m256i high = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(quant::load_u16(blk + 2)),
-                          _mm256_srli_epi32(shifts, 1)),
-        _mm256_set1_epi32(3));
-    const __m256i code =
-        _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
-                         _mm256_set1_epi32(32));
-    *scale =
-        _mm256_mul_ps(_mm256_set1_ps(load_f16(blk)), _mm256_cvtepi32_ps(code));
+    *scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(blk)),
+                           _mm256_cvtepi32_ps(iq4_xs_scales(blk)));
   }
 }
 
