@@ -146,7 +146,8 @@ class Backend {
   // than the f32 it multiplies as: block-quantised (whole blocks along a
   // unit-stride last axis) or f16/bf16 (unit-stride rows). w is read as
   // stored, never widened whole; x, out and bias contiguous f32, except x
-  // bf16 for bf16 w under MatmulPrecision::BF16 (f32 accumulation).
+  // bf16 for bf16 w under MatmulPrecision::BF16 (f32 accumulation). M, N
+  // and K are positive (linear takes empty products elsewhere).
   virtual void narrow_weight_linear(const Tensor& x, const Tensor& w,
                                     const Tensor* bias,
                                     const Tensor& out) const;

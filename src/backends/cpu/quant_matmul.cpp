@@ -46,7 +46,7 @@ namespace {
 std::int64_t max_dot_rows(DType w) {
   return w == DType::Q4_0 || w == DType::Q8_0 ? 1 : 3;
 }
-// Weight rows widened per oneDNN call (n, k > 0): about 8 MiB of f32, which
+// Weight rows widened per oneDNN call: about 8 MiB of f32, which
 // stays in the last-level cache between the widening and the product. One
 // threaded matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
 // (Zen 4, K 1024-3072), where a 256-row tile per thread through a
@@ -155,11 +155,6 @@ void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
 void widened_path(const Tensor& x, const WeightRows& w, DType w_dtype,
                   const Tensor& out) {
   const std::int64_t m = x.shape()[0], k = x.shape()[1], n = out.shape()[1];
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    cpu::fill(output_view(out), Scalar(0.0));
-    return;
-  }
   const std::int64_t chunk = widened_chunk_rows(n, k);
   // Scratch from tessel's allocator, which keeps large buffers for reuse:
   // a fresh 8 MiB every call paid its page faults each time.
