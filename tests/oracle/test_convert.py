@@ -651,6 +651,134 @@ def streaming_memory(tmp):
         os.remove(target)
 
 
+
+# ---- affine-quantised tensors (docs/quantisation.md) ----
+
+QKEY = "tessel.quantization"
+
+
+def pack_nibbles(codes):
+    """Codes two to a byte, the first in the low nibble, as the entry says."""
+    nib = (codes.reshape(-1).astype(np.int16) & 15).astype(np.uint8)
+    if nib.size % 2:
+        nib = np.append(nib, np.uint8(0))
+    return (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8)
+
+
+def quantized_values(codes, scale, zero, entry):
+    """(q - zero_point) * scale in f32, the parameters spread by NumPy."""
+    def spread(param):
+        if entry["scheme"].startswith("per_channel"):
+            shape = [1] * codes.ndim
+            shape[entry["axis"]] = -1
+            return param.reshape(shape)
+        a = entry["axis"]
+        return np.take(np.repeat(param, entry["group_size"], axis=a),
+                       np.arange(codes.shape[a]), axis=a)
+    zp = np.float32(0) if zero is None else spread(zero).astype(np.float32)
+    return (codes.astype(np.float32) - zp) * spread(scale).astype(np.float32)
+
+
+def quantized_conversions(tmp, rng):
+    """A file laid out by hand with u4 groups (odd rows), i8 channels on each
+    axis (one scale under a name of the file's own) and a plain tensor:
+    converted to safetensors with --dtype f16 it keeps every code, scale and
+    zero point bit for bit and its scheme (the plain tensor alone is cast);
+    GGUF and .npy outputs are refused; inspect reports the schemes and the
+    statistics of the dequantised values."""
+    u4 = rng.integers(0, 16, (6, 7))
+    u4_scale = rng.uniform(0.01, 1, (6, 2)).astype(np.float32)
+    u4_zero = rng.integers(0, 16, (6, 2)).astype(np.int32)
+    rows8 = rng.integers(-128, 128, (5, 3)).astype(np.int8)
+    rows8_scale = rng.uniform(0.01, 1, (5,)).astype(np.float32)
+    cols8 = rng.integers(-128, 128, (4, 3)).astype(np.int8)
+    cols8_scale = rng.uniform(0.01, 1, (3,)).astype(np.float16)
+    plain = rng.standard_normal((3, 5)).astype(np.float32)
+    # Over a million elements: inspect --stats dequantises them a chunk of
+    # rows at a time, with each chunk's rows of scales (channels and
+    # groups along axis 0; groups of 64 rows end short).
+    big8 = rng.integers(-128, 128, (2100, 1000)).astype(np.int8)
+    big8_scale = rng.uniform(0.01, 1, (2100,)).astype(np.float32)
+    big8_zero = rng.integers(-20, 20, (2100,)).astype(np.int8)
+    tall4 = rng.integers(0, 16, (1500, 800))
+    tall4_scale = rng.uniform(0.01, 1, (24, 800)).astype(np.float32)
+    tall4_zero = rng.integers(0, 16, (24, 800)).astype(np.uint8)
+    tensors = {"a.weight": pack_nibbles(u4), "a.weight_scale": u4_scale,
+               "a.weight_zero_point": u4_zero, "b.weight": rows8,
+               "b.weight_scale": rows8_scale, "c.weight": cols8, "c.scales": cols8_scale,
+               "plain": plain, "d.weight": big8, "d.weight_scale": big8_scale,
+               "d.weight_zero_point": big8_zero, "e.weight": pack_nibbles(tall4),
+               "e.weight_scale": tall4_scale, "e.weight_zero_point": tall4_zero}
+    entries = {
+        "a.weight": {"dtype": "u4", "shape": [6, 7], "scheme": "per_group_affine", "axis": 1,
+                     "group_size": 4, "scale": "a.weight_scale",
+                     "zero_point": "a.weight_zero_point"},
+        "b.weight": {"dtype": "i8", "scheme": "per_channel_symmetric", "axis": 0,
+                     "scale": "b.weight_scale"},
+        "c.weight": {"dtype": "i8", "scheme": "per_channel_symmetric", "axis": 1,
+                     "scale": "c.scales"},
+        "d.weight": {"dtype": "i8", "scheme": "per_channel_affine", "axis": 0,
+                     "scale": "d.weight_scale", "zero_point": "d.weight_zero_point"},
+        "e.weight": {"dtype": "u4", "shape": [1500, 800], "scheme": "per_group_affine",
+                     "axis": 0, "group_size": 64, "scale": "e.weight_scale",
+                     "zero_point": "e.weight_zero_point"}}
+    src = os.path.join(tmp, "affine.safetensors")
+    save_file(tensors, src, metadata={QKEY: json.dumps(entries), "owner": "test"})
+    values = {"a.weight": quantized_values(u4, u4_scale, u4_zero, entries["a.weight"]),
+              "b.weight": quantized_values(rows8, rows8_scale, None, entries["b.weight"]),
+              "c.weight": quantized_values(cols8, cols8_scale, None, entries["c.weight"]),
+              "d.weight": quantized_values(big8, big8_scale, big8_zero, entries["d.weight"]),
+              "e.weight": quantized_values(tall4, tall4_scale, tall4_zero, entries["e.weight"])}
+
+    out = os.path.join(tmp, "affine_f16.safetensors")
+    p = converted("affine-quantised safetensors -> safetensors --dtype f16", src, out,
+                  "--dtype", "f16")
+    check("'c.scales' is written as 'c.weight_scale'" in p.stderr,
+          f"a scale under another name is renamed, with a note (stderr: {p.stderr.strip()!r})")
+    got, meta, _ = read_safetensors(out)
+    written = json.loads(meta.get(QKEY, "{}"))
+    for name, e in entries.items():
+        want = dict(e, scale=name + "_scale")
+        check({k: v for k, v in written.get(name, {}).items()} == want,
+              f"{name}: the entry keeps its scheme ({written.get(name)})")
+    check(meta.get("owner") == "test", "the user's metadata is kept")
+    check(same_bits(got["a.weight"], tensors["a.weight"]), "u4 codes kept byte for byte")
+    for name in ("a.weight_scale", "a.weight_zero_point", "b.weight", "b.weight_scale",
+                 "c.weight"):
+        check(same_bits(got[name], tensors[name]), f"{name} kept bit for bit (not cast)")
+    check(same_bits(got.get("c.weight_scale", np.zeros(0)), cols8_scale),
+          "the renamed f16 scale is kept bit for bit")
+    check("c.scales" not in got, "the scale is not also written under its old name")
+    check(same_bits(got["plain"], plain.astype(np.float16)), "the plain tensor is cast to f16")
+
+    for target, args in ((os.path.join(tmp, "affine.gguf"), ("--arch", "llama")),
+                         (os.path.join(tmp, "affine_npy"), ())):
+        p = run(src, target, *args)
+        check(p.returncode == 2 and "E2201" in p.stderr and "'a.weight'" in p.stderr
+              and "safetensors" in p.stderr and not os.path.exists(target),
+              f"affine-quantised tensors into {os.path.basename(target)}: E2201 naming "
+              f"the tensor, nothing written (exit {p.returncode}: {p.stderr.strip()})")
+
+    p = subprocess.run([TESSEL, "inspect", "--json", out], capture_output=True, text=True)
+    q = json.loads(p.stdout)["quantization"] if p.returncode == 0 else {}
+    check(q == {name: {k: v for k, v in dict(e, scale=name + "_scale").items()
+                       if k not in ("dtype", "shape")} for name, e in entries.items()},
+          f"inspect --json lists the schemes ({q})")
+    p = subprocess.run([TESSEL, "inspect", "--stats", out], capture_output=True, text=True)
+    table = p.stdout.split("affine-quantised")[0]
+    rows = {line.split()[0]: line.split() for line in table.splitlines() if line.strip()}
+    check("affine-quantised (statistics of the dequantised values):" in p.stdout,
+          "inspect --stats says which statistics it shows")
+    for name, v in values.items():
+        # name, dtype, "[6,", "7]", bytes, then min max mean std nan inf
+        shown = [float(x) for x in rows[name][-6:-2]] if name in rows else []
+        v64 = v.astype(np.float64)
+        want = [v64.min(), v64.max(), v64.mean(), v64.std()]
+        check(len(shown) == 4 and np.allclose(shown, want, rtol=1e-3, atol=1e-6),
+              f"inspect --stats {name}: statistics of the dequantised values "
+              f"({shown} against NumPy's {want})")
+
+
 def main():
     global TESSEL, VERBOSE
     parser = argparse.ArgumentParser()
@@ -669,6 +797,7 @@ def main():
         sharded_conversion(tmp, ins)
         failures(tmp, ins)
         streaming_memory(tmp)
+        quantized_conversions(tmp, rng)
     print(f"tessel convert vs safetensors/gguf/NumPy/ml_dtypes: {CHECKS[0]} checks, "
           + ("all ok" if not FAILURES else f"{len(FAILURES)} failed"))
     sys.exit(1 if FAILURES else 0)

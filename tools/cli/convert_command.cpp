@@ -150,7 +150,7 @@ void write_output(const ConvertOptions& o, TensorFormat format,
   const fs::path out = o.output;
   switch (format) {
     case TensorFormat::Safetensors:
-      save_safetensors(out, source, in.metadata);
+      save_safetensors(out, source, in.metadata, in.quantization);
       return;
     case TensorFormat::Gguf:
       save_gguf(out, gguf_metadata_for(o, in), source);
@@ -269,21 +269,82 @@ Summary run_model_conversion(const ConvertOptions& o, Mode mode) {
           std::move(r.notes)};
 }
 
+// The input's tensors as they are written, and which of them are the
+// scales and zero points of affine-quantised tensors.
+struct OutputTensors {
+  std::vector<Tensor> tensors;
+  std::vector<bool> parameters;
+  std::vector<std::string> notes;
+};
+
+// Affine-quantised tensors (a safetensors file's tessel.quantization) go
+// only to safetensors, which keeps their scheme: GGUF and .npy would hold
+// their codes as plain integers, a wrong model for whoever reads them.
+// Their scales and zero points are written under the names tessel's
+// writer gives them (<name>_scale, <name>_zero_point), which a file by
+// another writer may not use.
+OutputTensors output_tensors(const TensorFile& in, TensorFormat format) {
+  OutputTensors out{in.tensors, std::vector<bool>(in.tensors.size()), {}};
+  if (in.quantization.empty()) return out;
+  if (format != TensorFormat::Safetensors) {
+    const auto& [name, p] = *in.quantization.begin();
+    DType codes = DType::I8;
+    for (const Tensor& t : in.tensors) {
+      if (t.name() == name) codes = t.dtype();
+    }
+    throw_error(ErrorCode::BadDType,
+                fmt::format("[convert] tensor '{}' is affine-quantised ({} "
+                            "codes, {}) and {} cannot say so: its codes "
+                            "would read as plain integers. Write "
+                            "safetensors, which keeps the scheme",
+                            name, dtype_name(codes), affine_scheme_name(p),
+                            format_name(format)));
+  }
+  std::map<std::string, std::pair<std::string, const char*>> written_as;
+  for (const auto& [name, p] : in.quantization) {
+    written_as[p.scale.name()] = {safetensors_scale_name(name), "scale"};
+    if (p.zero_point.defined()) {
+      written_as[p.zero_point.name()] = {safetensors_zero_point_name(name),
+                                         "zero point"};
+    }
+  }
+  for (std::size_t i = 0; i < out.tensors.size(); ++i) {
+    Tensor& t = out.tensors[i];
+    const auto it = written_as.find(t.name());
+    if (it == written_as.end()) continue;
+    out.parameters[i] = true;
+    const auto& [name, what] = it->second;
+    if (name == t.name()) continue;
+    out.notes.push_back(
+        fmt::format("'{}' is written as '{}', the name of a "
+                    "quantised tensor's {} in tessel's files",
+                    t.name(), name, what));
+    Tensor renamed(t.storage(), t.shape(), t.strides(), t.storage_offset(),
+                   t.dtype());
+    renamed.set_name(name);
+    t = std::move(renamed);
+  }
+  return out;
+}
+
 Summary run_tensor_conversion(const ConvertOptions& o) {
   const TensorFile in = open_tensor_file(o.input);
   const TensorFormat format =
       o.to.empty() ? output_format_for(o.output) : parse_format(o.to);
   std::optional<DType> target;
   if (!o.dtype.empty()) target = parse_target_dtype(o.dtype);
+  OutputTensors out = output_tensors(in, format);
   // --dtype casts the floating-point tensors; integer, packed and
   // block-quantised tensors keep their dtype (as llama.cpp's --outtype
-  // leaves quantised and integer tensors alone).
+  // leaves quantised and integer tensors alone), and so do the scales of
+  // affine-quantised ones, which belong to their codes.
   std::vector<DType> dtypes;
-  for (const Tensor& t : in.tensors) {
-    dtypes.push_back(target && is_floating_point(t.dtype()) ? *target
-                                                            : t.dtype());
+  for (std::size_t i = 0; i < out.tensors.size(); ++i) {
+    const DType d = out.tensors[i].dtype();
+    dtypes.push_back(
+        target && is_floating_point(d) && !out.parameters[i] ? *target : d);
   }
-  CastingSource casting(in.tensors, dtypes, CastOptions{o.saturate});
+  CastingSource casting(out.tensors, dtypes, CastOptions{o.saturate});
   std::int64_t total = 0;
   for (std::size_t i = 0; i < casting.size(); ++i)
     total += casting.spec(i).nbytes();
@@ -296,11 +357,8 @@ Summary run_tensor_conversion(const ConvertOptions& o) {
   } else {
     write_output(o, format, in, casting);
   }
-  return {format_name(in.format),
-          format_name(format),
-          in.tensors.size(),
-          total,
-          {}};
+  return {format_name(in.format), format_name(format), in.tensors.size(), total,
+          std::move(out.notes)};
 }
 
 int run_convert(const ConvertOptions& o) {

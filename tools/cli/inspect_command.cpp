@@ -93,6 +93,56 @@ std::string show(const GgufValue& v) {
                      items.size() > 8 ? ", ..." : "", items.size());
 }
 
+// An affine-quantised tensor's statistics are those of its values,
+// (q - zero_point) * scale, dequantised a chunk of rows at a time with the
+// parameters those rows use.
+void accumulate_quantized(Stats& s, const Tensor& q,
+                          const AffineQuantization& p) {
+  if (q.rank() == 0 || q.numel() == 0) {
+    accumulate(s, dequantize_affine(q, p));
+    return;
+  }
+  const AffineGranularity g = affine_granularity(p);
+  const std::int64_t axis = check_affine_quantization(q.shape(), p, "inspect");
+  const std::int64_t rows = q.size(0);
+  std::int64_t step = std::max<std::int64_t>(1, kChunk / (q.numel() / rows));
+  // Groups along the rows: whole groups per chunk, each with its scales.
+  const std::int64_t group =
+      g == AffineGranularity::PerGroup && axis == 0 ? p.group_size : 1;
+  step = (step + group - 1) / group * group;
+  const bool sliced = (g == AffineGranularity::PerChannel && axis == 0) ||
+                      g == AffineGranularity::PerGroup;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += step) {
+    const std::int64_t r1 = std::min(rows, r0 + step);
+    AffineQuantization part = p;
+    if (sliced) {
+      const std::int64_t p0 = r0 / group, p1 = (r1 + group - 1) / group;
+      part.scale = p.scale.slice(0, p0, p1);
+      if (p.zero_point.defined()) {
+        part.zero_point = p.zero_point.slice(0, p0, p1);
+      }
+    }
+    accumulate(s, dequantize_affine(q.slice(0, r0, r1), part));
+  }
+}
+
+// "per_group_affine, axis 1, groups of 32, scale w_scale, zero point
+// w_zero_point"
+std::string quantization_text(const AffineQuantization& p) {
+  std::string text = affine_scheme_name(p);
+  const AffineGranularity g = affine_granularity(p);
+  if (g != AffineGranularity::PerTensor)
+    text += fmt::format(", axis {}", p.axis);
+  if (g == AffineGranularity::PerGroup) {
+    text += fmt::format(", groups of {}", p.group_size);
+  }
+  text += fmt::format(", scale {}", p.scale.name());
+  if (p.zero_point.defined()) {
+    text += fmt::format(", zero point {}", p.zero_point.name());
+  }
+  return text;
+}
+
 int run_inspect(const InspectOptions& o) {
   namespace fs = std::filesystem;
   const fs::path path = o.path;
@@ -103,9 +153,23 @@ int run_inspect(const InspectOptions& o) {
     // a checkpoint of 80k tensors (60 MB of JSON) is not held twice as a
     // tree; the text is what dump(2) of the whole document would give.
     constexpr auto kShown = nlohmann::json::error_handler_t::replace;
+    // Affine-quantised tensors as the file's tessel.quantization entry
+    // names them: the descriptors show their codes, and a descriptor's
+    // own quantization would carry every scale (data, not header).
+    nlohmann::json quantized = nlohmann::json::object();
+    for (const auto& [name, p] : file.quantization) {
+      nlohmann::json& e = quantized[name];
+      e["scheme"] = affine_scheme_name(p);
+      const AffineGranularity g = affine_granularity(p);
+      if (g != AffineGranularity::PerTensor) e["axis"] = p.axis;
+      if (g == AffineGranularity::PerGroup) e["group_size"] = p.group_size;
+      e["scale"] = p.scale.name();
+      if (p.zero_point.defined()) e["zero_point"] = p.zero_point.name();
+    }
     const nlohmann::json head = {{"path", path.string()},
                                  {"big_endian", file.big_endian},
-                                 {"metadata", file.metadata}};
+                                 {"metadata", file.metadata},
+                                 {"quantization", quantized}};
     std::string text = head.dump(2, ' ', false, kShown);
     text.resize(text.size() - 2);  // reopen the object: drop "\n}"
     text += file.tensors.empty() ? ",\n  \"tensors\": []\n}\n"
@@ -142,6 +206,14 @@ int run_inspect(const InspectOptions& o) {
     std::int64_t done = 0;
     for (std::size_t i = 0; i < file.tensors.size(); ++i) {
       const Tensor& t = file.tensors[i];
+      if (const auto q = file.quantization.find(t.name());
+          q != file.quantization.end()) {
+        accumulate_quantized(stats[i], t, q->second);
+        check_mapped_files();
+        done += t.nbytes();
+        progress.update(done, static_cast<double>(done), t.name());
+        continue;
+      }
       const Tensor flat = t.reshape({t.numel()});
       for (std::int64_t start = 0; start < t.numel(); start += kChunk) {
         const std::int64_t stop = std::min(t.numel(), start + kChunk);
@@ -181,6 +253,13 @@ int run_inspect(const InspectOptions& o) {
                       std::sqrt(var), s.nan, s.inf);
     }
     fmt::print("{}\n", line);
+  }
+  if (!file.quantization.empty()) {
+    fmt::print("affine-quantised{}:\n",
+               o.stats ? " (statistics of the dequantised values)" : "");
+    for (const auto& [name, p] : file.quantization) {
+      fmt::print("  {:<{}}  {}\n", name, width, quantization_text(p));
+    }
   }
   return 0;
 }

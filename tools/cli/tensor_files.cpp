@@ -94,6 +94,7 @@ TensorFile open_tensor_file(const fs::path& path) {
       SafetensorsFile file = load_safetensors_checkpoint(path);
       out.tensors = std::move(file.tensors);
       out.metadata = std::move(file.metadata);
+      out.quantization = std::move(file.quantization);
       break;
     }
     case TensorFormat::Gguf: {

@@ -27,6 +27,10 @@ struct TensorFile {
   // arrays) as well as, typed, in gguf_metadata.
   std::map<std::string, std::string> metadata;
   std::vector<std::pair<std::string, GgufValue>> gguf_metadata;
+  // A safetensors file's affine-quantised tensors (its
+  // tessel.quantization entry), by name; their scales and zero points are
+  // among `tensors`.
+  std::map<std::string, AffineQuantization> quantization;
   // A big-endian GGUF (its tensors were byte-swapped into memory).
   bool big_endian = false;
 };
