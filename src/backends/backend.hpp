@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "backends/kernel_problems.hpp"
@@ -151,6 +152,13 @@ class Backend {
   virtual void narrow_weight_linear(const Tensor& x, const Tensor& w,
                                     const Tensor* bias,
                                     const Tensor& out) const;
+  // narrow_weight_linear for several block-quantised weights of one x
+  // (out[i] = x @ w[i]^T + *bias[i], a null bias for none), with the same
+  // results; a backend may share the work on x. By default, one call each.
+  virtual void narrow_weight_linears(std::span<const Tensor> w,
+                                     std::span<const Tensor* const> bias,
+                                     const Tensor& x,
+                                     std::span<const Tensor> out) const;
   // y = conv(x, w) + bias on channels-first views of one float dtype
   // (transposed: w is (C, O/groups, K...)).
   virtual void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -26,6 +26,16 @@ Tensor Linear::forward(const Tensor& x) const {
   return linear(x, weight.value(), detail::use<Tensor>(bias));
 }
 
+std::vector<Tensor> forward_shared(std::span<const Linear* const> layers,
+                                   const Tensor& x) {
+  std::vector<Tensor> weights, biases;
+  for (const Linear* l : layers) {
+    weights.push_back(l->weight.value());
+    biases.push_back(detail::use<Tensor>(l->bias));
+  }
+  return linear_shared(x, weights, biases);
+}
+
 Embedding::Embedding(const Weights& w, std::int64_t num_embeddings,
                      std::int64_t dim) {
   weight =
@@ -65,8 +75,14 @@ namespace {
 
 template <class T>
 T mlp_forward(const SwiGLUMLP& m, const T& x) {
-  return m.down_proj.forward(
-      swiglu(m.gate_proj.forward(x), m.up_proj.forward(x)));
+  if constexpr (detail::kRecords<T>) {
+    return m.down_proj.forward(
+        swiglu(m.gate_proj.forward(x), m.up_proj.forward(x)));
+  } else {
+    const Linear* gate_up[] = {&m.gate_proj, &m.up_proj};
+    const std::vector<Tensor> h = forward_shared(gate_up, x);
+    return m.down_proj.forward(swiglu(h[0], h[1]));
+  }
 }
 
 }  // namespace

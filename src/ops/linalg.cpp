@@ -98,58 +98,133 @@ Tensor outer(const Tensor& a, const Tensor& b) {
   return mul(a.unsqueeze(1), b.unsqueeze(0));
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const ops::CheckedOperands checked("linear", {&x, &weight});
-  const Shape shape = rules::linear<Shape>(x.shape(), weight.shape(), "linear");
-  const std::int64_t k = weight.shape()[1], n = weight.shape()[0];
+namespace {
+
+// What linear(x, weight, bias) computes, after its checks.
+struct LinearPlan {
+  Shape shape;     // the result's
+  std::int64_t m;  // x's leading axes, flattened
+  std::int64_t k;
+  std::int64_t n;
+  DType dtype;  // of the arithmetic and the result
+  // The weight multiplies as stored (Backend::narrow_weight_linear), with x
+  // in x_dtype.
+  bool narrow;
+  DType x_dtype;
+};
+
+LinearPlan plan_linear(const Tensor& x, const Tensor& weight,
+                       const Tensor& bias, const char* op) {
+  LinearPlan p;
+  p.shape = rules::linear<Shape>(x.shape(), weight.shape(), op);
+  p.k = weight.shape()[1];
+  p.n = weight.shape()[0];
   if (bias.defined()) {
-    TESSEL_CHECK(bias.rank() == 1 && bias.shape()[0] == n, BadShape, "linear",
+    TESSEL_CHECK(bias.rank() == 1 && bias.shape()[0] == p.n, BadShape, op,
                  "bias {} must be [{}] for weight {}",
-                 shape_string(bias.shape()), n, shape_string(weight.shape()));
+                 shape_string(bias.shape()), p.n, shape_string(weight.shape()));
   }
-  DType dtype = product_dtype(x.dtype(), weight.dtype(), "linear");
-  if (bias.defined()) dtype = promote_types(dtype, bias.dtype(), "linear");
+  p.dtype = product_dtype(x.dtype(), weight.dtype(), op);
+  if (bias.defined()) p.dtype = promote_types(p.dtype, bias.dtype(), op);
   // x's leading axes flattened into M, counted rather than inferred: an
   // empty reduction (K = 0) leaves reshape nothing to infer -1 from.
-  std::int64_t m = 1;
-  for (std::size_t i = 0; i + 1 < x.shape().size(); ++i) m *= x.shape()[i];
+  p.m = 1;
+  for (std::size_t i = 0; i + 1 < x.shape().size(); ++i) p.m *= x.shape()[i];
   // GGUF weights (blocks along K) and 16-bit weights under f32 activations
   // (a bf16 checkpoint run in f32) multiply as stored: the backend never
   // widens W whole (DESIGN §1 rule 4 still decides the f32 result).
-  const bool narrow = is_block_quantized(weight.dtype()) ||
-                      weight.dtype() == DType::F16 ||
-                      weight.dtype() == DType::BF16;
-  if (narrow && dtype == DType::F32 && k > 0 &&
-      (is_block_quantized(weight.dtype()) || weight.stride(1) == 1)) {
-    // MatmulPrecision::BF16: the activations reach the backend rounded.
-    const DType x_dtype = weight.dtype() == DType::BF16 &&
-                                  matmul_precision() == MatmulPrecision::BF16
-                              ? DType::BF16
-                              : DType::F32;
-    const Tensor x2 = x.reshape({m, k}).to(x_dtype).contiguous();
-    Tensor out = empty({x2.shape()[0], n}, DType::F32, x.device());
+  const bool narrow_dtype = is_block_quantized(weight.dtype()) ||
+                            weight.dtype() == DType::F16 ||
+                            weight.dtype() == DType::BF16;
+  p.narrow = narrow_dtype && p.dtype == DType::F32 && p.k > 0 &&
+             (is_block_quantized(weight.dtype()) || weight.stride(1) == 1);
+  // MatmulPrecision::BF16: the activations reach the backend rounded.
+  p.x_dtype = weight.dtype() == DType::BF16 &&
+                      matmul_precision() == MatmulPrecision::BF16
+                  ? DType::BF16
+                  : DType::F32;
+  return p;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const ops::CheckedOperands checked("linear", {&x, &weight});
+  const LinearPlan p = plan_linear(x, weight, bias, "linear");
+  if (p.narrow) {
+    const Tensor x2 = x.reshape({p.m, p.k}).to(p.x_dtype).contiguous();
+    Tensor out = empty({p.m, p.n}, DType::F32, x.device());
     const Tensor b =
         bias.defined() ? bias.to(DType::F32).contiguous() : Tensor();
     if (out.numel() > 0) {
       ops::backend_of(out).narrow_weight_linear(
           x2, weight, bias.defined() ? &b : nullptr, out);
     }
-    return out.reshape(shape);
+    return out.reshape(p.shape);
   }
   // Flatten the leading axes of x into M: one GEMM with a fused bias.
-  const Tensor x2 = x.reshape({m, k}).to(dtype);
+  const DType dtype = p.dtype;
+  const Tensor x2 = x.reshape({p.m, p.k}).to(dtype);
   const Tensor wt = weight.to(dtype).transpose(0, 1);  // [K, N], no copy
-  Tensor out = empty({x2.shape()[0], n}, dtype, x.device());
+  Tensor out = empty({p.m, p.n}, dtype, x.device());
   const Tensor b = bias.defined() ? bias.to(dtype) : Tensor();
   if (dtype == DType::I32 && element_size(x.dtype()) == 1) {
     return add(matmul(x, weight.transpose(0, 1)),
                bias.defined() ? b : full({}, 0, dtype))
         .to(dtype)
-        .reshape(shape);
+        .reshape(p.shape);
   }
   if (out.numel() > 0)
     ops::backend_of(out).matmul(x2, wt, bias.defined() ? &b : nullptr, out);
-  return out.reshape(shape);
+  return out.reshape(p.shape);
+}
+
+std::vector<Tensor> linear_shared(const Tensor& x,
+                                  const std::vector<Tensor>& weights,
+                                  const std::vector<Tensor>& biases) {
+  constexpr const char* op = "linear_shared";
+  TESSEL_CHECK(biases.empty() || biases.size() == weights.size(), BadShape, op,
+               "{} biases for {} weights: give one per weight (an "
+               "undefined tensor for none) or none",
+               biases.size(), weights.size());
+  const auto bias_of = [&](std::size_t i) {
+    return biases.empty() ? Tensor() : biases[i];
+  };
+  // Block-quantised weights multiplying f32 rows as stored are what a
+  // backend can share work between (x quantised once); anything else is
+  // one linear per weight.
+  bool shared = weights.size() > 1;
+  std::vector<LinearPlan> plans;
+  for (std::size_t i = 0; i < weights.size() && shared; ++i) {
+    const ops::CheckedOperands checked(op, {&x, &weights[i]});
+    plans.push_back(plan_linear(x, weights[i], bias_of(i), op));
+    shared = plans.back().narrow && plans.back().m > 0 && plans.back().n > 0 &&
+             is_block_quantized(weights[i].dtype()) &&
+             weights[i].device() == x.device();
+  }
+  std::vector<Tensor> outs;
+  if (!shared) {
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      outs.push_back(linear(x, weights[i], bias_of(i)));
+    }
+    return outs;
+  }
+  const Tensor x2 =
+      x.reshape({plans[0].m, plans[0].k}).to(DType::F32).contiguous();
+  std::vector<Tensor> b(weights.size());
+  std::vector<const Tensor*> bias_ptrs(weights.size(), nullptr);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    outs.push_back(empty({plans[i].m, plans[i].n}, DType::F32, x.device()));
+    if (bias_of(i).defined()) {
+      b[i] = bias_of(i).to(DType::F32).contiguous();
+      bias_ptrs[i] = &b[i];
+    }
+  }
+  ops::backend_of(outs[0]).narrow_weight_linears(weights, bias_ptrs, x2, outs);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    outs[i] = outs[i].reshape(plans[i].shape);
+  }
+  return outs;
 }
 
 // ---- einsum ----

@@ -311,5 +311,57 @@ TEST(Linear, Bf16MatmulPrecisionRoundsTheActivationsOfBf16Weights) {
   EXPECT_THROW(parse_matmul_precision("tf32"), DTypeError);
 }
 
+TEST(Linear, SharedInputEqualsOneLinearEach) {
+  // linear_shared quantises x once per kind of activation blocks and runs
+  // every weight's rows in one pass: the results must be those of one
+  // linear per weight, bit for bit. The weights take every kind (Q4_0's
+  // quads, Q8_0's blocks, Q4_K/Q5_K's groups, Q6_K/IQ4_XS's Q8_K), two
+  // share one, some have biases; one row (every weight shares), two rows
+  // (Q4_0 and Q8_0 leave the dot kernels: one linear each), six rows
+  // (the packed GEMM), an f32 weight among them, on every SIMD target.
+  Generator g(31);
+  std::vector<Tensor> w, b;
+  const std::pair<DType, std::int64_t> weights[] = {
+      {DType::Q4_0, 70}, {DType::Q8_0, 33}, {DType::Q4_K, 40},
+      {DType::Q5_K, 24}, {DType::Q6_K, 72}, {DType::IQ4_XS, 19},
+      {DType::Q4_K, 130}};
+  for (const auto& [d, n] : weights) {
+    w.push_back(randn({n, 512}, g).to(d));
+    b.push_back(w.size() % 2 == 0 ? randn({n}, g) : Tensor());
+  }
+  const auto check = [&](const Tensor& x, const std::vector<Tensor>& ws,
+                         const std::vector<Tensor>& bs) {
+    const std::vector<Tensor> got = linear_shared(x, ws, bs);
+    ASSERT_EQ(got.size(), ws.size());
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      SCOPED_TRACE(::testing::Message()
+                   << "weight " << i << " " << dtype_name(ws[i].dtype()));
+      const Tensor want = linear(x, ws[i], bs.empty() ? Tensor() : bs[i]);
+      ASSERT_EQ(got[i].shape(), want.shape());
+      EXPECT_EQ(values<float>(got[i]), values<float>(want));
+    }
+  };
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const Shape& shape :
+         {Shape{512}, Shape{1, 1, 512}, Shape{1, 2, 512}, Shape{2, 3, 512}}) {
+      SCOPED_TRACE(shape_string(shape));
+      const Tensor x = randn(shape, g);
+      check(x, w, b);
+      check(x, {w[2], w[4]}, {});
+      check(x, {w[0], randn({5, 512}, g), w[6]},
+            {randn({70}, g), randn({5}, g), b[6]});
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  const Tensor x = randn({1, 512}, g);
+  EXPECT_TRUE(linear_shared(x, {}).empty());
+  EXPECT_TESSEL_ERROR(linear_shared(x, w, {b[0]}), "E2102", "1 biases",
+                      "7 weights");
+  EXPECT_TESSEL_ERROR(
+      linear_shared(x, {w[0], randn({4, 256}, g).to(DType::Q8_0)}), "E2103");
+}
+
 }  // namespace
 }  // namespace tessel

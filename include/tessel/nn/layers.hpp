@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "tessel/models/weights.hpp"
 #include "tessel/nn/module.hpp"
@@ -28,6 +30,12 @@ class Linear : public Module {
   Variable weight;
   Variable bias;  // undefined without a bias
 };
+
+// Each layer's forward of the same plain x, as the layers give them one
+// by one; their products share the work on x (linear_shared: one
+// quantisation of x for GGUF block weights).
+std::vector<Tensor> forward_shared(std::span<const Linear* const> layers,
+                                   const Tensor& x);
 
 // Rows of weight [num_embeddings, dim] picked by integer ids.
 class Embedding : public Module {

@@ -21,6 +21,8 @@
 // multiplies at twice the f32 FMA rate (2.0-2.4x the widened rows,
 // BENCHMARKS.md).
 #include <algorithm>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -87,23 +89,61 @@ void add_bias_rows(float* out, std::int64_t m, std::int64_t n,
                });
 }
 
-void integer_path(const float* x, const WeightRows& w, DType w_dtype,
-                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
-  const cpu::simd::ActivationBlocks kind =
-      cpu::simd::dot_activation_blocks(w_dtype);
+// x's m rows in the 8-bit blocks the dot kernels of `kind` read.
+std::vector<std::uint8_t> dot_activations(cpu::simd::ActivationBlocks kind,
+                                          const float* x, std::int64_t m,
+                                          std::int64_t k) {
   const std::size_t act_bytes = cpu::simd::activation_row_bytes(kind, k);
   std::vector<std::uint8_t> act(act_bytes * static_cast<std::size_t>(m));
   parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {
     cpu::simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
                                     act.data() + lo * act_bytes);
   });
+  return act;
+}
+
+// out (m x n) = activations (dot_activations) @ w^T.
+struct DotProduct {
+  WeightRows w;
+  DType dtype;
+  std::int64_t n;
+  const std::uint8_t* act;
+  float* out;
+};
+
+// The products' weight rows in one parallel pass, cut into chunks of about
+// 32 KiB each: a thread done with one product's rows goes on to the
+// next's, where one pass per product would start the team and wait for
+// its slowest thread each time.
+void dot_products(std::span<const DotProduct> products, std::int64_t m,
+                  std::int64_t k) {
+  std::vector<std::int64_t> chunk_rows, first_chunk{0};
+  for (const DotProduct& p : products) {
+    chunk_rows.push_back(
+        cpu::streamed_chunk_rows(static_cast<std::int64_t>(p.w.row_bytes)));
+    first_chunk.push_back(first_chunk.back() +
+                          (p.n + chunk_rows.back() - 1) / chunk_rows.back());
+  }
   parallel_for_dynamic(
-      0, n, cpu::streamed_chunk_rows(static_cast<std::int64_t>(w.row_bytes)),
-      [&](std::int64_t lo, std::int64_t hi) {
-        cpu::simd::quant_dot_rows(w_dtype, w.base + lo * w.row_bytes,
-                                  w.row_bytes, hi - lo, act.data(), m, k,
-                                  out + lo, n);
+      0, first_chunk.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t c = lo; c < hi; ++c) {
+          std::size_t i = 0;
+          while (c >= first_chunk[i + 1]) ++i;
+          const DotProduct& p = products[i];
+          const std::int64_t r0 = (c - first_chunk[i]) * chunk_rows[i];
+          cpu::simd::quant_dot_rows(
+              p.dtype, p.w.base + r0 * p.w.row_bytes, p.w.row_bytes,
+              std::min(chunk_rows[i], p.n - r0), p.act, m, k, p.out + r0, p.n);
+        }
       });
+}
+
+void integer_path(const float* x, const WeightRows& w, DType w_dtype,
+                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+  const std::vector<std::uint8_t> act =
+      dot_activations(cpu::simd::dot_activation_blocks(w_dtype), x, m, k);
+  const DotProduct product{w, w_dtype, n, act.data(), out};
+  dot_products({&product, 1}, m, k);
 }
 
 // Weight rows packed a tile at a time by the thread that owns them and run
@@ -230,6 +270,49 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
     widened_path(x, rows, w.dtype(), out);
   }
   if (bias) add_bias_rows(od, m, n, input_view(*bias).data<float>());
+}
+
+void CpuBackend::narrow_weight_linears(std::span<const Tensor> w,
+                                       std::span<const Tensor* const> bias,
+                                       const Tensor& x,
+                                       std::span<const Tensor> out) const {
+  const std::int64_t m = x.shape()[0], k = x.shape()[1];
+  // Only the dot kernels' rows have work in common: x quantised once per
+  // kind of activation blocks, and one pass over every weight's rows.
+  const bool shared = x.dtype() == DType::F32 &&
+                      std::all_of(w.begin(), w.end(), [&](const Tensor& t) {
+                        return cpu::simd::has_quant_dot(t.dtype()) &&
+                               m <= max_dot_rows(t.dtype());
+                      });
+  if (!shared) {
+    Backend::narrow_weight_linears(w, bias, x, out);
+    return;
+  }
+  const float* xd = input_view(x).data<float>();
+  std::vector<std::pair<cpu::simd::ActivationBlocks, std::vector<std::uint8_t>>>
+      acts;
+  acts.reserve(w.size());
+  std::vector<DotProduct> products;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const DType d = w[i].dtype();
+    const cpu::simd::ActivationBlocks kind =
+        cpu::simd::dot_activation_blocks(d);
+    auto it = std::find_if(acts.begin(), acts.end(),
+                           [&](const auto& a) { return a.first == kind; });
+    if (it == acts.end()) {
+      acts.emplace_back(kind, dot_activations(kind, xd, m, k));
+      it = std::prev(acts.end());
+    }
+    products.push_back({weight_rows(input_view(w[i])), d, w[i].shape()[0],
+                        it->second.data(), output_view(out[i]).data<float>()});
+  }
+  dot_products(products, m, k);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (bias[i]) {
+      add_bias_rows(products[i].out, m, products[i].n,
+                    input_view(*bias[i]).data<float>());
+    }
+  }
 }
 
 }  // namespace tessel

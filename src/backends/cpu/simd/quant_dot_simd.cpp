@@ -6,6 +6,7 @@
 #include <hwy/highway.h>
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
