@@ -144,9 +144,8 @@ void Backend::narrow_weight_linear(const Tensor&, const Tensor&, const Tensor*,
                                    const Tensor&) const {
   missing("narrow_weight_linear");
 }
-void Backend::narrow_weight_linears(std::span<const Tensor> w,
+void Backend::narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
                                     std::span<const Tensor* const> bias,
-                                    const Tensor& x,
                                     std::span<const Tensor> out) const {
   for (std::size_t i = 0; i < w.size(); ++i) {
     narrow_weight_linear(x, w[i], bias[i], out[i]);

@@ -155,9 +155,8 @@ class Backend {
   // narrow_weight_linear for several block-quantised weights of one x
   // (out[i] = x @ w[i]^T + *bias[i], a null bias for none), with the same
   // results; a backend may share the work on x. By default, one call each.
-  virtual void narrow_weight_linears(std::span<const Tensor> w,
+  virtual void narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
                                      std::span<const Tensor* const> bias,
-                                     const Tensor& x,
                                      std::span<const Tensor> out) const;
   // y = conv(x, w) + bias on channels-first views of one float dtype
   // (transposed: w is (C, O/groups, K...)).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 
 #include "core/check.hpp"
@@ -190,17 +191,18 @@ std::vector<Tensor> linear_shared(const Tensor& x,
   const auto bias_of = [&](std::size_t i) {
     return biases.empty() ? Tensor() : biases[i];
   };
+  std::vector<Tensor> operands{x};
+  operands.insert(operands.end(), weights.begin(), weights.end());
+  const ops::CheckedOperands checked(op, std::span<const Tensor>(operands));
   // Block-quantised weights multiplying f32 rows as stored are what a
   // backend can share work between (x quantised once); anything else is
   // one linear per weight.
   bool shared = weights.size() > 1;
   std::vector<LinearPlan> plans;
   for (std::size_t i = 0; i < weights.size() && shared; ++i) {
-    const ops::CheckedOperands checked(op, {&x, &weights[i]});
     plans.push_back(plan_linear(x, weights[i], bias_of(i), op));
     shared = plans.back().narrow && plans.back().m > 0 && plans.back().n > 0 &&
-             is_block_quantized(weights[i].dtype()) &&
-             weights[i].device() == x.device();
+             is_block_quantized(weights[i].dtype());
   }
   std::vector<Tensor> outs;
   if (!shared) {
@@ -220,7 +222,7 @@ std::vector<Tensor> linear_shared(const Tensor& x,
       bias_ptrs[i] = &b[i];
     }
   }
-  ops::backend_of(outs[0]).narrow_weight_linears(weights, bias_ptrs, x2, outs);
+  ops::backend_of(outs[0]).narrow_weight_linears(x2, weights, bias_ptrs, outs);
   for (std::size_t i = 0; i < weights.size(); ++i) {
     outs[i] = outs[i].reshape(plans[i].shape);
   }

@@ -89,9 +89,8 @@ class CpuBackend final : public Backend {
   void narrow_weight_linear(const Tensor& x, const Tensor& w,
                             const Tensor* bias,
                             const Tensor& out) const override;
-  void narrow_weight_linears(std::span<const Tensor> w,
+  void narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
                              std::span<const Tensor* const> bias,
-                             const Tensor& x,
                              std::span<const Tensor> out) const override;
   void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,
                    const Tensor& y, const ConvGeometry& g,

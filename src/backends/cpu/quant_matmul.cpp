@@ -272,9 +272,9 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
   if (bias) add_bias_rows(od, m, n, input_view(*bias).data<float>());
 }
 
-void CpuBackend::narrow_weight_linears(std::span<const Tensor> w,
+void CpuBackend::narrow_weight_linears(const Tensor& x,
+                                       std::span<const Tensor> w,
                                        std::span<const Tensor* const> bias,
-                                       const Tensor& x,
                                        std::span<const Tensor> out) const {
   const std::int64_t m = x.shape()[0], k = x.shape()[1];
   // Only the dot kernels' rows have work in common: x quantised once per
@@ -285,7 +285,7 @@ void CpuBackend::narrow_weight_linears(std::span<const Tensor> w,
                                m <= max_dot_rows(t.dtype());
                       });
   if (!shared) {
-    Backend::narrow_weight_linears(w, bias, x, out);
+    Backend::narrow_weight_linears(x, w, bias, out);
     return;
   }
   const float* xd = input_view(x).data<float>();
