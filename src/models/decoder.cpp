@@ -88,21 +88,11 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
   // Projections stay (B, S, heads, head_dim); RoPE tables (S, 1, D/2)
   // broadcast over the heads, and the transposes to (B, heads, S, D) are
   // views the attention kernel reads in place.
-  T q, k, v;
-  if constexpr (detail::kRecords<T>) {
-    q = a.q_proj.forward(x);
-    k = a.k_proj.forward(x);
-    v = a.v_proj.forward(x);
-  } else {
-    const Linear* qkv[] = {&a.q_proj, &a.k_proj, &a.v_proj};
-    std::vector<Tensor> h = forward_shared(qkv, x);
-    q = std::move(h[0]);
-    k = std::move(h[1]);
-    v = std::move(h[2]);
-  }
-  q = q.reshape({batch, seq, a.heads, a.head_dim});
-  k = k.reshape({batch, seq, a.kv_heads, a.head_dim});
-  v = v.reshape({batch, seq, a.kv_heads, a.head_dim});
+  const Linear* qkv[] = {&a.q_proj, &a.k_proj, &a.v_proj};
+  const std::vector<T> h = forward_shared(qkv, x);
+  T q = h[0].reshape({batch, seq, a.heads, a.head_dim});
+  T k = h[1].reshape({batch, seq, a.kv_heads, a.head_dim});
+  T v = h[2].reshape({batch, seq, a.kv_heads, a.head_dim});
   if (a.q_norm) {
     q = a.q_norm->forward(q);
     k = a.k_norm->forward(k);

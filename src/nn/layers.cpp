@@ -35,6 +35,12 @@ std::vector<Tensor> forward_shared(std::span<const Linear* const> layers,
   }
   return linear_shared(x, weights, biases);
 }
+std::vector<Variable> forward_shared(std::span<const Linear* const> layers,
+                                     const Variable& x) {
+  std::vector<Variable> out;
+  for (const Linear* l : layers) out.push_back(l->forward(x));
+  return out;
+}
 
 Embedding::Embedding(const Weights& w, std::int64_t num_embeddings,
                      std::int64_t dim) {
@@ -75,14 +81,9 @@ namespace {
 
 template <class T>
 T mlp_forward(const SwiGLUMLP& m, const T& x) {
-  if constexpr (detail::kRecords<T>) {
-    return m.down_proj.forward(
-        swiglu(m.gate_proj.forward(x), m.up_proj.forward(x)));
-  } else {
-    const Linear* gate_up[] = {&m.gate_proj, &m.up_proj};
-    const std::vector<Tensor> h = forward_shared(gate_up, x);
-    return m.down_proj.forward(swiglu(h[0], h[1]));
-  }
+  const Linear* gate_up[] = {&m.gate_proj, &m.up_proj};
+  const std::vector<T> h = forward_shared(gate_up, x);
+  return m.down_proj.forward(swiglu(h[0], h[1]));
 }
 
 }  // namespace

@@ -147,22 +147,42 @@ LinearPlan plan_linear(const Tensor& x, const Tensor& weight,
   return p;
 }
 
+// The products of x with weights that multiply as stored (every plan
+// narrow, of one x_dtype), in one backend call; biases[i] may be
+// undefined.
+std::vector<Tensor> narrow_linears(const Tensor& x,
+                                   std::span<const Tensor> weights,
+                                   std::span<const Tensor> biases,
+                                   std::span<const LinearPlan> plans) {
+  const Tensor x2 =
+      x.reshape({plans[0].m, plans[0].k}).to(plans[0].x_dtype).contiguous();
+  std::vector<Tensor> outs, b(weights.size());
+  std::vector<const Tensor*> bias_ptrs(weights.size(), nullptr);
+  bool empty_product = false;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    outs.push_back(empty({plans[i].m, plans[i].n}, DType::F32, x.device()));
+    empty_product = empty_product || outs.back().numel() == 0;
+    if (biases[i].defined()) {
+      b[i] = biases[i].to(DType::F32).contiguous();
+      bias_ptrs[i] = &b[i];
+    }
+  }
+  if (!empty_product) {
+    ops::backend_of(outs[0]).narrow_weight_linears(x2, weights, bias_ptrs,
+                                                   outs);
+  }
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    outs[i] = outs[i].reshape(plans[i].shape);
+  }
+  return outs;
+}
+
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const ops::CheckedOperands checked("linear", {&x, &weight});
   const LinearPlan p = plan_linear(x, weight, bias, "linear");
-  if (p.narrow) {
-    const Tensor x2 = x.reshape({p.m, p.k}).to(p.x_dtype).contiguous();
-    Tensor out = empty({p.m, p.n}, DType::F32, x.device());
-    const Tensor b =
-        bias.defined() ? bias.to(DType::F32).contiguous() : Tensor();
-    if (out.numel() > 0) {
-      ops::backend_of(out).narrow_weight_linear(
-          x2, weight, bias.defined() ? &b : nullptr, out);
-    }
-    return out.reshape(p.shape);
-  }
+  if (p.narrow) return narrow_linears(x, {&weight, 1}, {&bias, 1}, {&p, 1})[0];
   // Flatten the leading axes of x into M: one GEMM with a fused bias.
   const DType dtype = p.dtype;
   const Tensor x2 = x.reshape({p.m, p.k}).to(dtype);
@@ -188,9 +208,8 @@ std::vector<Tensor> linear_shared(const Tensor& x,
                "{} biases for {} weights: give one per weight (an "
                "undefined tensor for none) or none",
                biases.size(), weights.size());
-  const auto bias_of = [&](std::size_t i) {
-    return biases.empty() ? Tensor() : biases[i];
-  };
+  std::vector<Tensor> bias = biases;
+  bias.resize(weights.size());
   std::vector<Tensor> operands{x};
   operands.insert(operands.end(), weights.begin(), weights.end());
   const ops::CheckedOperands checked(op, std::span<const Tensor>(operands));
@@ -200,31 +219,13 @@ std::vector<Tensor> linear_shared(const Tensor& x,
   bool shared = weights.size() > 1;
   std::vector<LinearPlan> plans;
   for (std::size_t i = 0; i < weights.size() && shared; ++i) {
-    plans.push_back(plan_linear(x, weights[i], bias_of(i), op));
-    shared = plans.back().narrow && plans.back().m > 0 && plans.back().n > 0 &&
-             is_block_quantized(weights[i].dtype());
+    plans.push_back(plan_linear(x, weights[i], bias[i], op));
+    shared = plans.back().narrow && is_block_quantized(weights[i].dtype());
   }
+  if (shared) return narrow_linears(x, weights, bias, plans);
   std::vector<Tensor> outs;
-  if (!shared) {
-    for (std::size_t i = 0; i < weights.size(); ++i) {
-      outs.push_back(linear(x, weights[i], bias_of(i)));
-    }
-    return outs;
-  }
-  const Tensor x2 =
-      x.reshape({plans[0].m, plans[0].k}).to(DType::F32).contiguous();
-  std::vector<Tensor> b(weights.size());
-  std::vector<const Tensor*> bias_ptrs(weights.size(), nullptr);
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    outs.push_back(empty({plans[i].m, plans[i].n}, DType::F32, x.device()));
-    if (bias_of(i).defined()) {
-      b[i] = bias_of(i).to(DType::F32).contiguous();
-      bias_ptrs[i] = &b[i];
-    }
-  }
-  ops::backend_of(outs[0]).narrow_weight_linears(x2, weights, bias_ptrs, outs);
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    outs[i] = outs[i].reshape(plans[i].shape);
+    outs.push_back(linear(x, weights[i], bias[i]));
   }
   return outs;
 }

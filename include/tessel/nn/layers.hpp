@@ -31,11 +31,13 @@ class Linear : public Module {
   Variable bias;  // undefined without a bias
 };
 
-// Each layer's forward of the same plain x, as the layers give them one
-// by one; their products share the work on x (linear_shared: one
-// quantisation of x for GGUF block weights).
+// Each layer's forward of the same x, as the layers give them one by one.
+// For a plain x the products share the work on x (linear_shared: one
+// quantisation of x for GGUF block weights); a Variable records each.
 std::vector<Tensor> forward_shared(std::span<const Linear* const> layers,
                                    const Tensor& x);
+std::vector<Variable> forward_shared(std::span<const Linear* const> layers,
+                                     const Variable& x);
 
 // Rows of weight [num_embeddings, dim] picked by integer ids.
 class Embedding : public Module {

@@ -48,9 +48,9 @@ namespace {
 std::int64_t max_dot_rows(DType w) {
   return w == DType::Q4_0 || w == DType::Q8_0 ? 1 : 3;
 }
-// Weight rows widened per oneDNN call: about 8 MiB of f32, which
-// stays in the last-level cache between the widening and the product. One
-// threaded matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
+// Weight rows widened per oneDNN call: about 8 MiB of f32, which stays in
+// the last-level cache between the widening and the product. One threaded
+// matmul over a chunk this size ran 190-204 GFLOP/s for 128 rows of x
 // (Zen 4, K 1024-3072), where a 256-row tile per thread through a
 // single-threaded sgemm ran 166-170: oneDNN blocks a large product better
 // than the threads' separate small ones (BENCHMARKS.md).
@@ -89,36 +89,46 @@ void add_bias_rows(float* out, std::int64_t m, std::int64_t n,
                });
 }
 
-// x's m rows in the 8-bit blocks the dot kernels of `kind` read.
-std::vector<std::uint8_t> dot_activations(cpu::simd::ActivationBlocks kind,
-                                          const float* x, std::int64_t m,
-                                          std::int64_t k) {
-  const std::size_t act_bytes = cpu::simd::activation_row_bytes(kind, k);
-  std::vector<std::uint8_t> act(act_bytes * static_cast<std::size_t>(m));
-  parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {
-    cpu::simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
-                                    act.data() + lo * act_bytes);
-  });
-  return act;
+// Whether m rows of x against w take the dot kernels.
+bool takes_dot_kernels(DType w, std::int64_t m) {
+  return cpu::simd::has_quant_dot(w) && m <= max_dot_rows(w);
 }
 
-// out (m x n) = activations (dot_activations) @ w^T.
+// A weight the dot kernels multiply: out (m x n, row stride n) = x @ w^T.
 struct DotProduct {
   WeightRows w;
   DType dtype;
   std::int64_t n;
-  const std::uint8_t* act;
   float* out;
 };
 
-// The products' weight rows in one parallel pass, cut into chunks of about
-// 32 KiB each: a thread done with one product's rows goes on to the
-// next's, where one pass per product would start the team and wait for
-// its slowest thread each time.
-void dot_products(std::span<const DotProduct> products, std::int64_t m,
-                  std::int64_t k) {
+// Each product's out from x (m x k): x quantised once per kind of 8-bit
+// activation blocks the weights read (Q4_K and Q5_K share one, Q6_K and
+// IQ4_XS another), then every weight's rows in one parallel pass, cut into
+// chunks of about 32 KiB: a thread done with one weight's rows goes on to
+// the next's, where one pass per weight started the team and waited for
+// its slowest thread each time (linear_shared).
+void integer_path(const float* x, std::int64_t m, std::int64_t k,
+                  std::span<const DotProduct> products) {
+  namespace simd = cpu::simd;
+  std::vector<std::pair<simd::ActivationBlocks, std::vector<std::uint8_t>>>
+      quantized;
+  std::vector<const std::uint8_t*> act;
   std::vector<std::int64_t> chunk_rows, first_chunk{0};
   for (const DotProduct& p : products) {
+    const simd::ActivationBlocks kind = simd::dot_activation_blocks(p.dtype);
+    auto it = std::find_if(quantized.begin(), quantized.end(),
+                           [&](const auto& q) { return q.first == kind; });
+    if (it == quantized.end()) {
+      const std::size_t row_bytes = simd::activation_row_bytes(kind, k);
+      std::vector<std::uint8_t> blocks(row_bytes * static_cast<std::size_t>(m));
+      parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {
+        simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
+                                   blocks.data() + lo * row_bytes);
+      });
+      it = quantized.emplace(quantized.end(), kind, std::move(blocks));
+    }
+    act.push_back(it->second.data());
     chunk_rows.push_back(
         cpu::streamed_chunk_rows(static_cast<std::int64_t>(p.w.row_bytes)));
     first_chunk.push_back(first_chunk.back() +
@@ -131,19 +141,11 @@ void dot_products(std::span<const DotProduct> products, std::int64_t m,
           while (c >= first_chunk[i + 1]) ++i;
           const DotProduct& p = products[i];
           const std::int64_t r0 = (c - first_chunk[i]) * chunk_rows[i];
-          cpu::simd::quant_dot_rows(
-              p.dtype, p.w.base + r0 * p.w.row_bytes, p.w.row_bytes,
-              std::min(chunk_rows[i], p.n - r0), p.act, m, k, p.out + r0, p.n);
+          simd::quant_dot_rows(p.dtype, p.w.base + r0 * p.w.row_bytes,
+                               p.w.row_bytes, std::min(chunk_rows[i], p.n - r0),
+                               act[i], m, k, p.out + r0, p.n);
         }
       });
-}
-
-void integer_path(const float* x, const WeightRows& w, DType w_dtype,
-                  std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
-  const std::vector<std::uint8_t> act =
-      dot_activations(cpu::simd::dot_activation_blocks(w_dtype), x, m, k);
-  const DotProduct product{w, w_dtype, n, act.data(), out};
-  dot_products({&product, 1}, m, k);
 }
 
 // Weight rows packed a tile at a time by the thread that owns them and run
@@ -261,9 +263,9 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
               output_view(out));
   } else if (half) {
     widened_path(x, rows, w.dtype(), out);
-  } else if (cpu::simd::has_quant_dot(w.dtype()) &&
-             m <= max_dot_rows(w.dtype())) {
-    integer_path(xd, rows, w.dtype(), m, n, k, od);
+  } else if (takes_dot_kernels(w.dtype(), m)) {
+    const DotProduct product{rows, w.dtype(), n, od};
+    integer_path(xd, m, k, {&product, 1});
   } else if (cpu::simd::has_quant_gemm(w.dtype())) {
     gemm_path(xd, rows, w.dtype(), m, n, k, od);
   } else {
@@ -277,36 +279,20 @@ void CpuBackend::narrow_weight_linears(const Tensor& x,
                                        std::span<const Tensor* const> bias,
                                        std::span<const Tensor> out) const {
   const std::int64_t m = x.shape()[0], k = x.shape()[1];
-  // Only the dot kernels' rows have work in common: x quantised once per
-  // kind of activation blocks, and one pass over every weight's rows.
-  const bool shared = x.dtype() == DType::F32 &&
-                      std::all_of(w.begin(), w.end(), [&](const Tensor& t) {
-                        return cpu::simd::has_quant_dot(t.dtype()) &&
-                               m <= max_dot_rows(t.dtype());
-                      });
-  if (!shared) {
+  // Only the dot kernels' rows have work in common.
+  if (x.dtype() != DType::F32 ||
+      !std::all_of(w.begin(), w.end(), [&](const Tensor& t) {
+        return takes_dot_kernels(t.dtype(), m);
+      })) {
     Backend::narrow_weight_linears(x, w, bias, out);
     return;
   }
-  const float* xd = input_view(x).data<float>();
-  std::vector<std::pair<cpu::simd::ActivationBlocks, std::vector<std::uint8_t>>>
-      acts;
-  acts.reserve(w.size());
   std::vector<DotProduct> products;
   for (std::size_t i = 0; i < w.size(); ++i) {
-    const DType d = w[i].dtype();
-    const cpu::simd::ActivationBlocks kind =
-        cpu::simd::dot_activation_blocks(d);
-    auto it = std::find_if(acts.begin(), acts.end(),
-                           [&](const auto& a) { return a.first == kind; });
-    if (it == acts.end()) {
-      acts.emplace_back(kind, dot_activations(kind, xd, m, k));
-      it = std::prev(acts.end());
-    }
-    products.push_back({weight_rows(input_view(w[i])), d, w[i].shape()[0],
-                        it->second.data(), output_view(out[i]).data<float>()});
+    products.push_back({weight_rows(input_view(w[i])), w[i].dtype(),
+                        w[i].shape()[0], output_view(out[i]).data<float>()});
   }
-  dot_products(products, m, k);
+  integer_path(input_view(x).data<float>(), m, k, products);
   for (std::size_t i = 0; i < w.size(); ++i) {
     if (bias[i]) {
       add_bias_rows(products[i].out, m, products[i].n,

@@ -1,8 +1,9 @@
 // Per-target helpers of the block-quantised kernels (quant_dot_simd.cpp,
 // dequant_simd.cpp, quant_gemm_pack_simd.cpp) on AVX2 and up: unaligned
 // loads, an f16 block scale, the 32 nibbles of a 16-byte code run, a
-// Q4_K/Q5_K sub-block's codes and an IQ4_XS super-block's scales. Included once per target by
-// files that use foreach_target.h, hence Highway's include-guard idiom.
+// Q4_K/Q5_K sub-block's codes and an IQ4_XS super-block's scales. Included
+// once per target by files that use foreach_target.h, hence Highway's
+// include-guard idiom.
 #if defined(TESSEL_BLOCK_BYTES_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSEL_BLOCK_BYTES_X86_INL_H_
 #undef TESSEL_BLOCK_BYTES_X86_INL_H_
