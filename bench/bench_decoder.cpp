@@ -3,7 +3,9 @@
 // bench/compare_models.py runs it beside llama.cpp on the same file.
 //   BM_Prompt/N   a fresh KV cache, then N prompt tokens in one forward
 //                 (the next token's logits only, as llama.cpp computes)
-//   BM_Decode/N   N single-token steps after a 16-token prompt
+//   BM_Decode/N   N single-token steps after a 16-token prompt (or
+//                 TESSEL_BENCH_DECODE_AFTER tokens: decode at a long
+//                 context, where the KV cache is read as much as weights)
 //   BM_Load       CausalLM::load of the file (its pages cached): the
 //                 header, the configuration and the module tree, no weight
 //   BM_Header     load_gguf alone (what `tessel inspect` reads), for scale
@@ -12,7 +14,9 @@
 // items_per_second is tokens per second. TESSEL_BENCH_NO_MMAP=1 loads the
 // weights with MapMode::Resident (read into 2 MiB pages) instead of mapping
 // the file; TESSEL_BENCH_MATMUL_PRECISION=bf16 runs with
-// MatmulPrecision::BF16 (`--matmul-precision bf16`).
+// MatmulPrecision::BF16 (`--matmul-precision bf16`);
+// TESSEL_BENCH_CACHE_TYPE=f16|bf16 keeps the KV cache in 16 bits
+// (`--cache-type`).
 //
 // `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
 // f32 GGUF the comparison starts from (SHAPE 160m: hidden 1024, 8 layers,
@@ -58,6 +62,11 @@ MapMode load_mode() {
                                                            : MapMode::ReadOnly;
 }
 
+DType cache_dtype() {
+  const char* type = std::getenv("TESSEL_BENCH_CACHE_TYPE");
+  return type != nullptr ? parse_dtype(type) : DType::F32;
+}
+
 const CausalLM* model() {
   static const CausalLM* lm = []() -> const CausalLM* {
     const char* path = std::getenv("TESSEL_BENCH_MODEL");
@@ -78,7 +87,7 @@ void BM_Prompt(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   const Tensor ids = token_ids(n, lm->config().vocab_size);
   for (auto _ : state) {
-    KVCache cache(lm->config(), 1, n);
+    KVCache cache(lm->config(), 1, n, cache_dtype());
     const auto start = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(lm->next_token_logits(ids, &cache));
     state.SetIterationTime(
@@ -94,10 +103,12 @@ void BM_Decode(benchmark::State& state) {
     state.SkipWithError("set TESSEL_BENCH_MODEL");
     return;
   }
-  const std::int64_t n = state.range(0), prompt = 16;
+  const char* after = std::getenv("TESSEL_BENCH_DECODE_AFTER");
+  const std::int64_t n = state.range(0),
+                     prompt = after != nullptr ? std::atoll(after) : 16;
   const Tensor ids = token_ids(prompt + n, lm->config().vocab_size);
   for (auto _ : state) {
-    KVCache cache(lm->config(), 1, prompt + n);
+    KVCache cache(lm->config(), 1, prompt + n, cache_dtype());
     lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
     const auto start = std::chrono::steady_clock::now();
     for (std::int64_t i = prompt; i < prompt + n; ++i) {

@@ -7,7 +7,13 @@ decode as a fraction of this machine's read bandwidth in weight bytes.
 Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
        [--ceilings BUILD/bench/bench_kernels] [--no-mmap]
-       [--matmul-precision f32|bf16]
+       [--matmul-precision f32|bf16] [--cache-type f32|f16|bf16]
+       [--decode-after P]
+--cache-type is what tessel keeps its KV cache in (f32 by default; f16 is
+llama.cpp's default, which llama.cpp always runs with here). Decode is 64
+single-token steps after a 16-token prompt, or after P tokens with
+--decode-after P: at long contexts each step reads the KV cache as well as
+the weights (the GB/s column still counts weight bytes only).
 With --ceilings, the machine's DRAM read bandwidth (BM_StreamRead, arrays
 twice the last-level cache) is measured just before and just after each
 type's tessel run and decode is reported as a fraction of the higher of the
@@ -62,10 +68,11 @@ def make_files(tool, shape, types, cache):
     return paths
 
 
-def llama_speeds(path, threads, rounds, mmap):
+def llama_speeds(path, threads, rounds, mmap, decode_after):
     import llama_cpp
     start = time.perf_counter()
-    llm = llama_cpp.Llama(model_path=path, n_ctx=1024, n_batch=512, n_ubatch=512,
+    llm = llama_cpp.Llama(model_path=path, n_ctx=max(1024, decode_after + 64),
+                          n_batch=512, n_ubatch=512,
                           n_threads=threads, n_threads_batch=threads, use_mmap=mmap,
                           verbose=False)
     llm.eval([0])
@@ -81,13 +88,13 @@ def llama_speeds(path, threads, rounds, mmap):
             llm.eval(ids)
             best = min(best, time.perf_counter() - start)
         out[f"prompt{n}"] = n / best
-    ids = [int(i) for i in rng.integers(0, vocab, 16 + 64)]
+    ids = [int(i) for i in rng.integers(0, vocab, decode_after + 64)]
     best = float("inf")
     for _ in range(rounds):
         llm.reset()
-        llm.eval(ids[:16])
+        llm.eval(ids[:decode_after])
         start = time.perf_counter()
-        for t in ids[16:]:
+        for t in ids[decode_after:]:
             llm.eval([t])
         best = min(best, time.perf_counter() - start)
     out["decode"] = 64 / best
@@ -95,10 +102,12 @@ def llama_speeds(path, threads, rounds, mmap):
     return out
 
 
-def tessel_speeds(tool, path, rounds, mmap, precision):
+def tessel_speeds(tool, path, rounds, mmap, precision, cache_type, decode_after):
     os.environ["TESSEL_BENCH_MODEL"] = path
     os.environ["TESSEL_BENCH_NO_MMAP"] = "0" if mmap else "1"
     os.environ["TESSEL_BENCH_MATMUL_PRECISION"] = precision
+    os.environ["TESSEL_BENCH_CACHE_TYPE"] = cache_type
+    os.environ["TESSEL_BENCH_DECODE_AFTER"] = str(decode_after)
     out = {}
     for _ in range(rounds):
         r = run_benchmarks(tool, "BM_(Prompt|Decode)/|BM_LoadAndFirstToken", min_time=0.5)
@@ -138,6 +147,10 @@ def main():
     ap.add_argument("--matmul-precision", default="f32", choices=("f32", "bf16"),
                     help="tessel's MatmulPrecision (bf16: bf16 weights multiply "
                     "bf16-rounded activations, as llama.cpp does)")
+    ap.add_argument("--cache-type", default="f32", choices=("f32", "f16", "bf16"),
+                    help="what tessel keeps its KV cache in (llama.cpp: f16, its default)")
+    ap.add_argument("--decode-after", type=int, default=16,
+                    help="prompt tokens before the 64 timed decode steps")
     ap.add_argument("--ceilings", default=None,
                     help="bench_kernels, to measure DRAM read bandwidth in the same run")
     args = ap.parse_args()
@@ -151,19 +164,22 @@ def main():
     print(f"Qwen3 {args.shape}, {args.threads} threads, "
           f"weights {'read into memory' if args.no_mmap else 'mapped'}, "
           f"tessel's matmul precision {args.matmul_precision}, "
+          f"tessel's KV cache {args.cache_type} (llama.cpp's f16), "
+          f"decode after {args.decode_after} tokens, "
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
           "decode | ratio | decode GB/s (weights) | load + first token ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
-        lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap)
+        lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap,
+                          args.decode_after)
         # The ceiling moves with the other tenants of the host (31-41 GB/s
         # within one hour here): measured on each side of tessel's run, the
         # higher one counts.
         before = read_ceiling() if args.ceilings else None
         ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap,
-                           args.matmul_precision)
+                           args.matmul_precision, args.cache_type, args.decode_after)
         read_gbps = max(before, read_ceiling()) if args.ceilings else None
         if read_gbps:
             reads.append(read_gbps)

@@ -24,16 +24,21 @@ namespace tessel {
 // ----------------------------------------------------------------
 
 KVCache::KVCache(const DecoderConfig& config, std::int64_t batch,
-                 std::int64_t capacity)
-    : batch_(batch), capacity_(capacity) {
+                 std::int64_t capacity, DType dtype)
+    : batch_(batch), capacity_(capacity), dtype_(dtype) {
   TESSEL_CHECK(batch > 0 && capacity > 0, BadShape, "KVCache",
                "batch ({}) and capacity ({}) must be positive", batch,
                capacity);
+  TESSEL_CHECK(
+      dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16,
+      BadDType, "KVCache",
+      "keys and values are kept in f32, f16 or bf16, not {}",
+      dtype_name(dtype));
   for (std::int64_t i = 0; i < config.num_hidden_layers; ++i) {
     const Shape shape{batch, config.num_key_value_heads, capacity,
                       config.head_dim};
-    keys_.push_back(zeros(shape));
-    values_.push_back(zeros(shape));
+    keys_.push_back(zeros(shape, dtype));
+    values_.push_back(zeros(shape, dtype));
   }
 }
 

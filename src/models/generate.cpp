@@ -83,7 +83,8 @@ std::vector<std::vector<std::int64_t>> generate(
   const std::int64_t capacity =
       std::min(prompts.size(1) + options.max_new_tokens,
                lm.config().max_position_embeddings);
-  KVCache cache(lm.config(), batch, std::max(capacity, prompts.size(1)));
+  KVCache cache(lm.config(), batch, std::max(capacity, prompts.size(1)),
+                options.cache_dtype);
   Sampler sampler(options.sampling);
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(batch));
   std::vector<bool> done(static_cast<std::size_t>(batch), false);

@@ -36,8 +36,13 @@ double negative_log_prob(const float* logits, std::int64_t vocab,
 PerplexityMeter::PerplexityMeter(const CausalLM& lm,
                                  std::vector<std::int64_t> tokens,
                                  std::int64_t context,
-                                 std::optional<std::int64_t> bos)
-    : lm_(lm), tokens_(std::move(tokens)), context_(context), bos_(bos) {
+                                 std::optional<std::int64_t> bos,
+                                 DType cache_dtype)
+    : lm_(lm),
+      tokens_(std::move(tokens)),
+      context_(context),
+      bos_(bos),
+      cache_dtype_(cache_dtype) {
   const std::int64_t positions = lm.config().max_position_embeddings;
   TESSEL_CHECK(context >= 3 && context <= positions, BadConfig, kOp,
                "the context must be between 3 and the model's {} positions, "
@@ -65,7 +70,7 @@ void PerplexityMeter::score_next() {
   if (bos_) window[0] = *bos_;
   const std::int64_t first = context_ / 2;
   const std::int64_t vocab = lm_.config().vocab_size;
-  KVCache cache(lm_.config(), 1, context_);
+  KVCache cache(lm_.config(), 1, context_, cache_dtype_);
   const auto piece_ids = [&](std::int64_t p, std::int64_t q) {
     const std::vector<std::int64_t> piece(window.begin() + p,
                                           window.begin() + q);

@@ -135,9 +135,10 @@ AttentionGradients attention_backward_unfused(const Tensor& g, const Tensor& q,
 }
 
 // The fused kernel reads rows with unit inner stride and a row stride
-// that sgemm accepts (at least the row length: no stride-0 rows).
-Tensor kernel_operand(const Tensor& t) {
-  Tensor f = t.to(DType::F32);
+// that sgemm accepts (at least the row length: no stride-0 rows), in f32
+// or, for the forward pass's keys and values, `dtype`.
+Tensor kernel_operand(const Tensor& t, DType dtype = DType::F32) {
+  Tensor f = t.to(dtype);
   const bool inner = f.strides()[3] == 1 || f.shape()[3] <= 1;
   const bool rows = f.strides()[2] >= std::max<std::int64_t>(f.shape()[3], 1);
   if (!inner || !rows) f = f.contiguous();
@@ -239,8 +240,16 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
     check_finite(y, kOp);
     return y;
   }
-  const Tensor q = kernel_operand(q_in), k = kernel_operand(k_in),
-               v = kernel_operand(v_in);
+  // Keys and values of one 16-bit dtype (a KV cache kept in f16 or bf16)
+  // go to the kernel as they are: it widens them a tile at a time, exactly,
+  // so the result is that of their f32 values without an f32 copy of the
+  // whole cache at every step.
+  const bool narrow_kv =
+      k_in.dtype() == v_in.dtype() &&
+      (k_in.dtype() == DType::F16 || k_in.dtype() == DType::BF16);
+  const DType kv_dtype = narrow_kv ? k_in.dtype() : DType::F32;
+  const Tensor q = kernel_operand(q_in), k = kernel_operand(k_in, kv_dtype),
+               v = kernel_operand(v_in, kv_dtype);
   const Tensor mask = broadcast_mask(o.mask, d, DType::F32, q_in.device());
   Tensor out =
       empty({d.batch, d.q_heads, d.q_len, d.value_dim}, DType::F32, q.device());

@@ -279,6 +279,27 @@ TEST_F(RunCommands, DirectoryAndGgufGiveTheSameGreedyText) {
       << hf_text.err;
 }
 
+TEST_F(RunCommands, CacheTypeReachesTheKVCache) {
+  // f32 by default; f16 and bf16 keep the keys and values in 16 bits. The
+  // greedy tokens of a model this small need not move, the scores do:
+  // perplexity shows it (tests/oracle/test_perplexity.py compares f16
+  // with llama.cpp's f16 cache).
+  const json exact =
+      generate_json(root_ / "model.gguf", kPrompt, {"--max-tokens", "4"});
+  EXPECT_EQ(exact["cache_type"], "f32");
+  for (const char* type : {"f16", "bf16"}) {
+    const json j = generate_json(root_ / "model.gguf", kPrompt,
+                                 {"--max-tokens", "4", "--cache-type", type});
+    EXPECT_EQ(j["cache_type"], type);
+    EXPECT_EQ(j["tokens"], 4);
+  }
+  const Result refused =
+      run({"generate", "--model", (root_ / "model.gguf").string(), "--prompt",
+           kPrompt, "--cache-type", "f64"});
+  EXPECT_NE(refused.rc, 0);
+  EXPECT_NE(refused.err.find("--cache-type"), std::string::npos) << refused.err;
+}
+
 TEST_F(RunCommands, EndTokensStopGeneration) {
   const json free = generate_json(root_ / "hf", kPrompt, {"--max-tokens", "8"});
   const Ids ids = free["token_ids"].get<Ids>();

@@ -148,6 +148,69 @@ TEST(Attention, DecodeStepsMatchTheUnfusedForm) {
   }
 }
 
+TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
+  // Keys and values of one 16-bit dtype (a KV cache in f16 or bf16) are
+  // widened exactly, a key tile at a time for one block of queries (decode
+  // steps, grouped or not; caches read in the decoder's (B, S, H, D) order
+  // or contiguous), all at once for longer prefills (130 queries, 600
+  // keys, a mask, causality, softcap): the result is that of their f32
+  // values, bit for bit, in f32 for f32 queries.
+  Generator g(8);
+  const auto f32 = [](const Tensor& t) { return t.to(DType::F32); };
+  for (const DType dtype : {DType::F16, DType::BF16}) {
+    const Tensor q = randn({2, 4, 130, 32}, g);
+    const Tensor k = randn({2, 2, 600, 32}, g).to(dtype),
+                 v = randn({2, 2, 600, 24}, g).to(dtype);
+    AttentionOptions o;
+    o.mask = randn({2, 1, 130, 600}, g);
+    o.causal = true;
+    o.softcap = 5.0;
+    const Tensor y = scaled_dot_product_attention(q, k, v, o);
+    EXPECT_EQ(y.dtype(), DType::F32);
+    EXPECT_TRUE(equal(y, scaled_dot_product_attention(q, f32(k), f32(v), o)))
+        << dtype_name(dtype);
+    // All three in 16 bits: computed the same way, rounded at the end.
+    const Tensor y16 = scaled_dot_product_attention(q.to(dtype), k, v, o);
+    EXPECT_EQ(y16.dtype(), dtype);
+    EXPECT_TRUE(equal(
+        y16, scaled_dot_product_attention(f32(q.to(dtype)), f32(k), f32(v), o)
+                 .to(dtype)));
+    // A cache laid out (B, capacity, H, D), its first 300 positions.
+    const std::int64_t len = 300;
+    const Tensor kc = randn({2, 2 * len, 3, 40}, g)
+                          .to(dtype)
+                          .slice(1, 0, len)
+                          .permute({0, 2, 1, 3});
+    const Tensor vc = randn({2, 2 * len, 3, 24}, g)
+                          .to(dtype)
+                          .slice(1, 0, len)
+                          .permute({0, 2, 1, 3});
+    // ... and one laid out (B, H, S, D), whose tiles widen in one call.
+    const Tensor kd = randn({2, 3, len, 40}, g).to(dtype),
+                 vd = randn({2, 3, len, 24}, g).to(dtype);
+    for (const std::int64_t rows : {1, 5}) {
+      const Tensor qc = randn({2, rows, 6, 40}, g).permute({0, 2, 1, 3});
+      AttentionOptions causal;
+      causal.causal = true;
+      EXPECT_TRUE(
+          equal(scaled_dot_product_attention(qc, kc, vc, causal),
+                scaled_dot_product_attention(qc, f32(kc), f32(vc), causal)))
+          << dtype_name(dtype) << " rows " << rows;
+      EXPECT_TRUE(
+          equal(scaled_dot_product_attention(qc, kd, vd, causal),
+                scaled_dot_product_attention(qc, f32(kd), f32(vd), causal)))
+          << dtype_name(dtype) << " rows " << rows;
+    }
+  }
+  // Keys and values of different dtypes are read in f32.
+  const Tensor q = randn({1, 2, 3, 8}, g), k = randn({1, 2, 5, 8}, g),
+               v = randn({1, 2, 5, 8}, g);
+  EXPECT_TRUE(equal(
+      scaled_dot_product_attention(q, k.to(DType::F16), v.to(DType::BF16)),
+      scaled_dot_product_attention(q, f32(k.to(DType::F16)),
+                                   f32(v.to(DType::BF16)))));
+}
+
 TEST(Attention, StridedAndThreeDimensionalOperands) {
   Generator g(6);
   // (B, S, H, D) memory viewed as (B, H, S, D).

@@ -32,6 +32,10 @@ import model_fixtures as mf  # noqa: E402
 # Relative, by GGUF type; HF directories as f32.
 TOLERANCE = {"f32": 1e-5, "q4_k_m": 2.5e-3}
 DEFAULT_TOLERANCE = 2e-3
+# f32 GGUFs with f16 KV caches on both sides (llama.cpp's default), where
+# llama.cpp also rounds the queries and attention weights: see
+# check_f16_cache. Measured 1.2e-4 (llama), 2e-5 (qwen2, qwen3).
+F16_CACHE_TOLERANCE = 1e-3
 FAILURES = []
 
 
@@ -41,9 +45,10 @@ def check(cond, what):
         FAILURES.append(what)
 
 
-def tessel_perplexity(tessel, model, text, n_ctx, precision="f32"):
+def tessel_perplexity(tessel, model, text, n_ctx, precision="f32", cache_type="f32"):
     p = subprocess.run([tessel, "perplexity", "--model", model, "--file", text,
-                        "--ctx", str(n_ctx), "--json", "--matmul-precision", precision],
+                        "--ctx", str(n_ctx), "--json", "--matmul-precision", precision,
+                        "--cache-type", cache_type],
                        capture_output=True, text=True)
     if p.returncode != 0:
         print(p.stderr)
@@ -67,6 +72,46 @@ def compare(tessel, fixtures, text, n_ctx, model, reference, add_bos, label, tol
     return got["perplexity"]
 
 
+def llama_cpp_f16_cache_perplexity(path, text, n_ctx):
+    """llama.cpp's perplexity with its default KV cache (f16 keys and
+    values), computed here: the fixtures hold the f32 cache's."""
+    import llama_cpp
+    import model_fixtures_llama as mfl
+    with mfl.stderr_to(os.devnull):
+        llm = llama_cpp.Llama(model_path=path, logits_all=True, n_threads=2,
+                              n_threads_batch=2, n_ctx=n_ctx, n_batch=n_ctx,
+                              n_ubatch=n_ctx, verbose=False)
+        with open(text, encoding="utf-8") as f:
+            tokens = llm.tokenize(f.read().encode(), add_bos=True, special=False)
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        bos = llm.token_bos() if llama_cpp.llama_vocab_get_add_bos(vocab) else None
+        value, _ = mf.perplexity(tokens, n_ctx, bos,
+                                 lambda chunk: mfl.logits_for(llm, chunk))
+        llm.close()
+    return value
+
+
+def check_f16_cache(tessel, fixtures, text, n_ctx, g):
+    """--cache-type f16 against llama.cpp's default cache, which keeps keys
+    and values in f16 too (and also rounds the queries and the attention
+    weights to f16, which tessel does not: it computes in f32 on the
+    rounded keys and values); and different from tessel's f32 cache."""
+    path = os.path.join(fixtures, g["file"])
+    ref = llama_cpp_f16_cache_perplexity(path, text, n_ctx)
+    got = tessel_perplexity(tessel, path, text, n_ctx, cache_type="f16")
+    exact = tessel_perplexity(tessel, path, text, n_ctx)
+    if got is None or exact is None:
+        check(False, f"{g['file']}: tessel perplexity --cache-type f16 runs")
+        return
+    diff = abs(got["perplexity"] - ref) / ref
+    check(diff <= F16_CACHE_TOLERANCE and got["cache_type"] == "f16",
+          f"{g['file']} (--cache-type f16): PPL {got['perplexity']:.4f} vs llama.cpp's "
+          f"f16 cache {ref:.4f} (relative {diff:.1e})")
+    check(got["perplexity"] != exact["perplexity"],
+          f"{g['file']}: --cache-type f16 changes the perplexity "
+          f"({exact['perplexity']:.6f} with the f32 cache)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tessel", required=True)
@@ -87,6 +132,9 @@ def main():
                               ref["add_bos"], "llama.cpp", tolerance, "bf16")
             check(exact is not None and rounded is not None and rounded != exact,
                   f"{g['file']}: --matmul-precision bf16 changes the perplexity")
+    for g in index["ggufs"].values():
+        if g["type"] == "f32":
+            check_f16_cache(args.tessel, fixtures, text, n_ctx, g)
     for name, m in index["models"].items():
         compare(args.tessel, fixtures, text, n_ctx, m["hf_dir"],
                 m["transformers_perplexity"], m["add_bos"], "transformers",

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/cache_type_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/matmul_precision_option.hpp"
 #include "cli/text_stream.hpp"
@@ -34,6 +35,7 @@ struct GenerateCommandOptions {
   bool json = false;
   bool no_mmap = false;
   std::string matmul_precision = "f32";
+  std::string cache_type = "f32";
 };
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
@@ -134,7 +136,7 @@ int run_generate(const GenerateCommandOptions& o) {
   const auto prompt_tokens = static_cast<std::int64_t>(ids.size());
 
   Sampler sampler({o.temperature, o.top_k, o.top_p, o.seed});
-  KVCache cache(config, 1, ctx);
+  KVCache cache(config, 1, ctx, parse_dtype(o.cache_type));
   TextStream stream(
       [&](std::span<const std::int64_t> s) { return tokenizer.decode(s); },
       ids);
@@ -220,6 +222,7 @@ int run_generate(const GenerateCommandOptions& o) {
     j["decode_tokens_per_second"] =
         has_decode_rate ? nlohmann::ordered_json(decode_rate) : nullptr;
     j["context"] = ctx;
+    j["cache_type"] = o.cache_type;
     j["seconds"] = seconds_between(start, end);
     // Raw GGUF pieces may be invalid UTF-8; JSON text cannot be.
     fmt::print("{}\n", j.dump(-1, ' ', false,
@@ -277,6 +280,7 @@ Runner add_generate_command(CLI::App& app) {
                 "Apply the checkpoint's chat template (not supported: see "
                 "docs/models.md)");
   add_matmul_precision_option(cmd, &o->matmul_precision);
+  add_cache_type_option(cmd, &o->cache_type);
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the weights into memory (2 MiB pages) instead of mapping "
                 "the file: slower to load, faster to run (docs/models.md)");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/cache_type_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/matmul_precision_option.hpp"
 #include "cli/progress.hpp"
@@ -24,6 +25,7 @@ struct PerplexityCommandOptions {
   bool json = false;
   bool no_mmap = false;
   std::string matmul_precision = "f32";
+  std::string cache_type = "f32";
 };
 
 std::string read_text_file(const std::string& path) {
@@ -65,7 +67,8 @@ int run_perplexity(const PerplexityCommandOptions& o) {
   const auto n_tokens = static_cast<std::int64_t>(tokens.size());
   PerplexityMeter meter(
       *lm, std::move(tokens), ctx,
-      tokenizer.adds_bos() ? tokenizer.bos_id() : std::nullopt);
+      tokenizer.adds_bos() ? tokenizer.bos_id() : std::nullopt,
+      parse_dtype(o.cache_type));
 
   // On a terminal a bar shows the running estimate and the list follows
   // at the end; piped, the list grows chunk by chunk (llama-perplexity's
@@ -98,6 +101,7 @@ int run_perplexity(const PerplexityCommandOptions& o) {
     j["model"] = o.model;
     j["tokens"] = n_tokens;
     j["context"] = ctx;
+    j["cache_type"] = o.cache_type;
     j["windows"] = meter.windows();
     j["scored"] = meter.scored();
     j["add_bos"] = tokenizer.adds_bos();
@@ -135,6 +139,7 @@ Runner add_perplexity_command(CLI::App& app) {
                   "most the model's positions")
       ->capture_default_str();
   add_matmul_precision_option(cmd, &o->matmul_precision);
+  add_cache_type_option(cmd, &o->cache_type);
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the weights into memory (2 MiB pages) instead of mapping "
                 "the file: slower to load, faster to run (docs/models.md)");

@@ -32,14 +32,21 @@ namespace tessel {
 
 // Keys and values of every layer for incremental decoding: per layer
 // (batch, kv_heads, capacity, head_dim) buffers of which the first
-// length() positions are filled.
+// length() positions are filled. `dtype` is what they are kept in: f32
+// (the default: attention sees the keys and values the layer computed),
+// or f16 / bf16 as llama.cpp's --cache-type-k/-v f16 (its default) and
+// bf16: half the memory, and half the bytes a decode step reads at long
+// contexts; each key and value is rounded once, to nearest even, when
+// stored, and attention computes in f32 on those values. Other dtypes:
+// E2201.
 class KVCache {
  public:
   KVCache(const DecoderConfig& config, std::int64_t batch,
-          std::int64_t capacity);
+          std::int64_t capacity, DType dtype = DType::F32);
   std::int64_t length() const { return length_; }
   std::int64_t capacity() const { return capacity_; }
   std::int64_t batch() const { return batch_; }
+  DType dtype() const { return dtype_; }
   void clear() { length_ = 0; }
 
   // Stores positions [length, length + S) of layer `layer` and returns the
@@ -54,6 +61,7 @@ class KVCache {
   std::vector<Tensor> values_;
   std::int64_t batch_;
   std::int64_t capacity_;
+  DType dtype_;
   std::int64_t length_ = 0;
 };
 

@@ -43,6 +43,8 @@ struct GenerateOptions {
   SamplingOptions sampling;
   // Generation of a sequence stops after this token (it is included).
   std::optional<std::int64_t> stop_token;
+  // What the KV cache keeps keys and values in (KVCache).
+  DType cache_dtype = DType::F32;
 };
 
 // Continues each row of prompts (B, S) (ids) and returns the new tokens of

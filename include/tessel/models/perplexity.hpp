@@ -18,10 +18,12 @@ class PerplexityMeter {
  public:
   // `tokens`: the whole text as llama.cpp tokenises it (BOS first when the
   // vocabulary adds it). `bos`: the token each window starts with, or none.
+  // `cache_dtype`: what the KV cache keeps keys and values in (KVCache).
   // E4001 for a context below 3 or past the model's positions, and for
   // fewer than 2 * context tokens (llama.cpp's rule).
   PerplexityMeter(const CausalLM& lm, std::vector<std::int64_t> tokens,
-                  std::int64_t context, std::optional<std::int64_t> bos);
+                  std::int64_t context, std::optional<std::int64_t> bos,
+                  DType cache_dtype = DType::F32);
 
   std::int64_t windows() const { return windows_; }
   std::int64_t windows_done() const { return done_; }
@@ -42,6 +44,7 @@ class PerplexityMeter {
   std::vector<std::int64_t> tokens_;
   std::int64_t context_;
   std::optional<std::int64_t> bos_;
+  DType cache_dtype_;
   std::int64_t windows_;
   std::int64_t done_ = 0;
   std::int64_t count_ = 0;

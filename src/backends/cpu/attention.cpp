@@ -1,7 +1,8 @@
 // Flash-style attention: for each (batch, head, block of query rows), the
 // key/value sequence is visited in tiles; the score tile comes from one
 // small GEMM, goes through an online softmax, and is multiplied into an
-// f32 output accumulator by a second GEMM.
+// f32 output accumulator by a second GEMM. Keys and values in f16 or bf16
+// are widened a tile at a time.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "backends/cpu/attention_kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/attention_simd.hpp"
+#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/simd/tile_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
@@ -20,25 +22,58 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Sized for the rows a query block can have: a decode step's single query
-// row zero-fills 1/64th of a full block's 96 KiB, once per layer.
+// row zero-fills 1/64th of a full block's 96 KiB, once per layer. Keys and
+// values held in 16 bits are widened into f32 tiles of their own.
 struct Scratch {
-  std::vector<float> scores, acc, m, l, corr;
-  Scratch(std::int64_t rows, std::int64_t value_dim)
+  std::vector<float> scores, acc, m, l, corr, keys, values;
+  Scratch(const AttentionProblem& p, std::int64_t rows)
       : scores(static_cast<std::size_t>(rows * kAttentionKeyBlock)),
-        acc(static_cast<std::size_t>(rows * value_dim)),
+        acc(static_cast<std::size_t>(rows * p.value_dim)),
         m(static_cast<std::size_t>(rows)),
         l(static_cast<std::size_t>(rows)),
-        corr(static_cast<std::size_t>(rows)) {}
+        corr(static_cast<std::size_t>(rows)),
+        keys(p.k.dtype == DType::F32
+                 ? 0
+                 : static_cast<std::size_t>(kAttentionKeyBlock * p.head_dim)),
+        values(
+            p.v.dtype == DType::F32
+                ? 0
+                : static_cast<std::size_t>(kAttentionKeyBlock * p.value_dim)) {}
 };
+
+// Rows [j0, j0 + cols) of one head of keys or values (element offset
+// `head` into x) as f32 rows: in place when x is f32 (row stride *ld),
+// else widened into `tile` (row stride width). The widening is exact.
+const float* f32_rows(const HeadsView& x, std::int64_t head, std::int64_t j0,
+                      std::int64_t cols, std::int64_t width,
+                      std::vector<float>& tile, std::int64_t* ld) {
+  const std::int64_t first = head + j0 * x.row_stride;
+  if (x.dtype == DType::F32) {
+    *ld = x.row_stride;
+    return x.f32() + first;
+  }
+  *ld = width;
+  const auto* in = static_cast<const std::uint16_t*>(x.data) + first;
+  const auto widen = x.dtype == DType::F16 ? simd::widen_f16_operand
+                                           : simd::widen_bf16_operand;
+  if (x.row_stride == width) {
+    widen(in, tile.data(), cols * width);
+  } else {
+    for (std::int64_t r = 0; r < cols; ++r) {
+      widen(in + r * x.row_stride, tile.data() + r * width, width);
+    }
+  }
+  return tile.data();
+}
 
 void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
                  std::int64_t h, std::int64_t i0) {
   const std::int64_t rows = std::min(kAttentionQueryBlock, p.q_len - i0);
   const std::int64_t kv = h / (p.q_heads / p.kv_heads);
-  const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
+  const float* q = p.q.f32() + b * p.q.batch_stride + h * p.q.head_stride +
                    i0 * p.q.row_stride;
-  const float* k = p.k.data + b * p.k.batch_stride + kv * p.k.head_stride;
-  const float* v = p.v.data + b * p.v.batch_stride + kv * p.v.head_stride;
+  const std::int64_t k_head = b * p.k.batch_stride + kv * p.k.head_stride;
+  const std::int64_t v_head = b * p.v.batch_stride + kv * p.v.head_stride;
   float* out = p.out + ((b * p.q_heads + h) * p.q_len + i0) * p.value_dim;
   const std::int64_t dv = p.value_dim;
 
@@ -49,9 +84,10 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
   float* s = w.scores.data();
   for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
     const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
+    std::int64_t ldk = 0, ldv = 0;
+    const float* k = f32_rows(p.k, k_head, j0, cols, p.head_dim, w.keys, &ldk);
     tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
-              k + j0 * p.k.row_stride, p.k.row_stride, 0.0f, s,
-              kAttentionKeyBlock);
+              k, ldk, 0.0f, s, kAttentionKeyBlock);
     if (p.softcap > 0.0f)
       simd::softcap_tile(s, rows, cols, kAttentionKeyBlock, p.softcap);
     mask_score_tile(p, s, kAttentionKeyBlock, b, h, i0, rows, j0, cols);
@@ -65,8 +101,9 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
         for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
       }
     }
-    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock,
-              v + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(), dv);
+    const float* v = f32_rows(p.v, v_head, j0, cols, dv, w.values, &ldv);
+    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock, v, ldv,
+              1.0f, w.acc.data(), dv);
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
@@ -170,7 +207,7 @@ void attention_forward(const AttentionProblem& problem) {
       (p.q_len + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   const std::int64_t items = p.batch * p.q_heads * blocks;
   parallel_for(0, items, 1, [&](std::int64_t lo, std::int64_t hi) {
-    Scratch w(std::min(kAttentionQueryBlock, p.q_len), p.value_dim);
+    Scratch w(p, std::min(kAttentionQueryBlock, p.q_len));
     for (std::int64_t it = lo; it < hi; ++it) {
       const std::int64_t blk = it % blocks;
       const std::int64_t bh = it / blocks;

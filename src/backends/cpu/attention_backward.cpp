@@ -59,10 +59,10 @@ void query_block(const AttentionProblem& p, const AttentionGradientBuffers& g,
   const std::int64_t rows = std::min(kAttentionQueryBlock, p.q_len - i0);
   const std::int64_t kv = h / (p.q_heads / p.kv_heads);
   const std::int64_t d = p.head_dim, dv = p.value_dim;
-  const float* q = p.q.data + b * p.q.batch_stride + h * p.q.head_stride +
+  const float* q = p.q.f32() + b * p.q.batch_stride + h * p.q.head_stride +
                    i0 * p.q.row_stride;
-  const float* k = p.k.data + b * p.k.batch_stride + kv * p.k.head_stride;
-  const float* v = p.v.data + b * p.v.batch_stride + kv * p.v.head_stride;
+  const float* k = p.k.f32() + b * p.k.batch_stride + kv * p.k.head_stride;
+  const float* v = p.v.f32() + b * p.v.batch_stride + kv * p.v.head_stride;
   const std::int64_t head_row = (b * p.q_heads + h) * p.q_len + i0;
   const float* out = g.out + head_row * dv;
   const float* dout = g.dout + head_row * dv;

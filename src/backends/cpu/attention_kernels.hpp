@@ -1,14 +1,22 @@
-// Fused scaled-dot-product attention on f32 data.
+// Fused scaled-dot-product attention in f32 arithmetic.
 #pragma once
 
 #include <cstdint>
 
+#include "tessel/core/dtype.hpp"
+
 namespace tessel::cpu {
 
-// An (B, H, S, D) operand: element strides per axis, D contiguous.
+// An (B, H, S, D) operand: element strides per axis, D contiguous. The
+// forward pass reads keys and values in f32, f16 or bf16 (a KV cache kept
+// in 16 bits, widened a tile at a time: a decode step then reads half the
+// bytes); queries, and every operand of the backward pass, are f32.
 struct HeadsView {
-  const float* data = nullptr;
+  const void* data = nullptr;
+  DType dtype = DType::F32;
   std::int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
+
+  const float* f32() const { return static_cast<const float*>(data); }
 };
 
 struct AttentionProblem {

@@ -26,9 +26,10 @@ namespace {
 KernelInput in(const Tensor& t) { return input_view(t); }
 KernelOutput out(const Tensor& t) { return output_view(t); }
 
-// An (B, H, S, D) f32 operand as the attention kernel reads it.
+// An (B, H, S, D) operand as the attention kernel reads it.
 cpu::HeadsView heads(const KernelInput& t) {
-  return {t.data<float>(), t.strides()[0], t.strides()[1], t.strides()[2]};
+  return {t.raw_data(), t.dtype(), t.strides()[0], t.strides()[1],
+          t.strides()[2]};
 }
 
 }  // namespace
@@ -293,6 +294,11 @@ cpu::AttentionProblem attention_problem(const AttentionShape& s,
 void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
                            const Tensor& k, const Tensor& v, const Tensor& mask,
                            const Tensor& y) const {
+  // The kernel widens 16-bit keys and values a tile at a time, again for
+  // each block of queries: a prefill of several blocks widens them once.
+  if (k.dtype() != DType::F32 && s.q_len > cpu::kAttentionQueryBlock) {
+    return attention(s, q, k.to(DType::F32), v.to(DType::F32), mask, y);
+  }
   cpu::AttentionProblem p = attention_problem(s, q, k, v, mask);
   p.out = out(y).data<float>();
   cpu::attention_forward(p);
