@@ -115,12 +115,13 @@ void bind_models(nb::module_& m) {
           "generate",
           [](const CausalLM& lm, nb::handle ids, std::int64_t max_new_tokens,
              double temperature, std::int64_t top_k, double top_p,
-             std::uint64_t seed, nb::handle stop_token) {
+             std::uint64_t seed, nb::handle stop_token, nb::handle cache_type) {
             bool batched = false;
             const Tensor t = token_ids(ids, &batched);
             GenerateOptions options;
             options.max_new_tokens = max_new_tokens;
             options.sampling = {temperature, top_k, top_p, seed};
+            options.cache_dtype = to_dtype(cache_type);
             if (!stop_token.is_none())
               options.stop_token = nb::cast<std::int64_t>(stop_token);
             std::vector<std::vector<std::int64_t>> rows;
@@ -134,9 +135,13 @@ void bind_models(nb::module_& m) {
           nb::arg("temperature") = 1.0, nb::arg("top_k") = 0,
           nb::arg("top_p") = 1.0, nb::arg("seed") = 0,
           nb::arg("stop_token") = nb::none(),
+          nb::arg("cache_type") = "f32",
           "The new token ids after the prompt ids (a list, or a list per "
           "row): temperature 0 is greedy; top_k / top_p filter; a row ends "
-          "at stop_token (included) or max_new_tokens.")
+          "at stop_token (included) or max_new_tokens. cache_type: what the "
+          "KV cache keeps keys and values in, 'f32', or 'f16' / 'bf16' "
+          "(half the memory; each rounded once, as llama.cpp's default f16 "
+          "cache).")
       .def(
           "state_dict",
           [](const CausalLM& lm) {

@@ -97,6 +97,12 @@ def test_random_model_saves_and_loads(tmp_path):
     # Sampling with a seed repeats itself.
     a = lm.generate(ids, max_new_tokens=5, temperature=0.8, top_k=10, seed=7)
     assert a == lm.generate(ids, max_new_tokens=5, temperature=0.8, top_k=10, seed=7)
+    # A KV cache in 16 bits runs the same loop; other dtypes are refused.
+    assert len(lm.generate(ids, max_new_tokens=5, temperature=0, cache_type="f16")) == 5
+    assert len(lm.generate(ids, max_new_tokens=5, temperature=0,
+                           cache_type=tessel.bfloat16)) == 5
+    with pytest.raises(tessel.DTypeError):
+        lm.generate(ids, max_new_tokens=2, cache_type="int8")
     with pytest.raises(tessel.ConfigError):
         tessel.CausalLM({"model_type": "gpt2"})
     with pytest.raises(tessel.DTypeError):
