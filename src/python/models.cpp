@@ -134,8 +134,7 @@ void bind_models(nb::module_& m) {
           nb::arg("ids"), nb::kw_only(), nb::arg("max_new_tokens") = 32,
           nb::arg("temperature") = 1.0, nb::arg("top_k") = 0,
           nb::arg("top_p") = 1.0, nb::arg("seed") = 0,
-          nb::arg("stop_token") = nb::none(),
-          nb::arg("cache_type") = "f32",
+          nb::arg("stop_token") = nb::none(), nb::arg("cache_type") = "f32",
           "The new token ids after the prompt ids (a list, or a list per "
           "row): temperature 0 is greedy; top_k / top_p filter; a row ends "
           "at stop_token (included) or max_new_tokens. cache_type: what the "
