@@ -188,6 +188,7 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
     // ... and one laid out (B, H, S, D), whose tiles widen in one call.
     const Tensor kd = randn({2, 3, len, 40}, g).to(dtype),
                  vd = randn({2, 3, len, 24}, g).to(dtype);
+    // Up to four rows read the 16 bits in the products; five widen tiles.
     for (const std::int64_t rows : {1, 5}) {
       const Tensor qc = randn({2, rows, 6, 40}, g).permute({0, 2, 1, 3});
       AttentionOptions causal;
@@ -201,6 +202,16 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
                 scaled_dot_product_attention(qc, f32(kd), f32(vd), causal)))
           << dtype_name(dtype) << " rows " << rows;
     }
+  }
+  // Four rows whose tiles are large enough for oneDNN (4 x 256 x 128
+  // multiply-adds) widen them, as their f32 values take oneDNN.
+  for (const DType dtype : {DType::F16, DType::BF16}) {
+    const Tensor q = randn({1, 8, 1, 128}, g), k = randn({1, 2, 600, 128}, g),
+                 v = randn({1, 2, 600, 128}, g);
+    EXPECT_TRUE(equal(
+        scaled_dot_product_attention(q, k.to(dtype), v.to(dtype)),
+        scaled_dot_product_attention(q, f32(k.to(dtype)), f32(v.to(dtype)))))
+        << dtype_name(dtype);
   }
   // Keys and values of different dtypes are read in f32.
   const Tensor q = randn({1, 2, 3, 8}, g), k = randn({1, 2, 5, 8}, g),

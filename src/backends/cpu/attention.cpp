@@ -21,6 +21,19 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// tile_gemm's products up to this many multiply-adds run simd::small_gemm,
+// larger ones oneDNN's sgemm.
+constexpr std::int64_t kSmallTileProducts = 65536;
+
+// Whether a product of `rows` query rows with 16-bit keys or values (x)
+// reads them in place: where tile_gemm would run small_gemm's row loops on
+// their f32 values, which then see the same numbers in the same order.
+bool reads_narrow(const HeadsView& x, std::int64_t rows, std::int64_t cols,
+                  std::int64_t depth) {
+  return x.dtype != DType::F32 && rows <= simd::kRowDotsMaxRows &&
+         rows * cols * depth <= kSmallTileProducts;
+}
+
 // Sized for the rows a query block can have: a decode step's single query
 // row zero-fills 1/64th of a full block's 96 KiB, once per layer. Keys and
 // values held in 16 bits are widened into f32 tiles of their own.
@@ -82,12 +95,24 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
   std::fill_n(w.l.begin(), rows, 0.0f);
   std::fill_n(w.acc.begin(), rows * dv, 0.0f);
   float* s = w.scores.data();
+  // A decode step's few rows read 16-bit keys and values in the products
+  // themselves; more rows widen each tile once for all of them.
+  const auto* k16 = static_cast<const std::uint16_t*>(p.k.data) + k_head;
+  const auto* v16 = static_cast<const std::uint16_t*>(p.v.data) + v_head;
   for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
     const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
-    std::int64_t ldk = 0, ldv = 0;
-    const float* k = f32_rows(p.k, k_head, j0, cols, p.head_dim, w.keys, &ldk);
-    tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
-              k, ldk, 0.0f, s, kAttentionKeyBlock);
+    if (reads_narrow(p.k, rows, cols, p.head_dim)) {
+      simd::small_gemm_narrow_b(p.k.dtype, false, true, rows, cols, p.head_dim,
+                                p.scale, q, p.q.row_stride,
+                                k16 + j0 * p.k.row_stride, p.k.row_stride, 0.0f,
+                                s, kAttentionKeyBlock);
+    } else {
+      std::int64_t ldk = 0;
+      const float* k =
+          f32_rows(p.k, k_head, j0, cols, p.head_dim, w.keys, &ldk);
+      tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
+                k, ldk, 0.0f, s, kAttentionKeyBlock);
+    }
     if (p.softcap > 0.0f)
       simd::softcap_tile(s, rows, cols, kAttentionKeyBlock, p.softcap);
     mask_score_tile(p, s, kAttentionKeyBlock, b, h, i0, rows, j0, cols);
@@ -101,9 +126,16 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
         for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
       }
     }
-    const float* v = f32_rows(p.v, v_head, j0, cols, dv, w.values, &ldv);
-    tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock, v, ldv,
-              1.0f, w.acc.data(), dv);
+    if (reads_narrow(p.v, rows, dv, cols)) {
+      simd::small_gemm_narrow_b(
+          p.v.dtype, false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock,
+          v16 + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(), dv);
+    } else {
+      std::int64_t ldv = 0;
+      const float* v = f32_rows(p.v, v_head, j0, cols, dv, w.values, &ldv);
+      tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock, v,
+                ldv, 1.0f, w.acc.data(), dv);
+    }
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
@@ -156,7 +188,6 @@ void tile_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                std::int64_t k, float alpha, const float* a, std::int64_t lda,
                const float* b, std::int64_t ldb, float beta, float* c,
                std::int64_t ldc) {
-  constexpr std::int64_t kSmallTileProducts = 65536;
   if (m * n * k <= kSmallTileProducts) {
     simd::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                      ldc);

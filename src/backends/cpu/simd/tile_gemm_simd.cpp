@@ -8,6 +8,7 @@
 #include "backends/cpu/simd/float_io-inl.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/simd/tile_gemm_simd.hpp"
@@ -15,6 +16,21 @@
 HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// b's lanes as f32: a whole vector when count is 0, else the first count
+// (the rest 0). TB is float, or the 16-bit type of a KV cache kept in f16
+// or bf16, widened exactly as it is loaded.
+template <class TB>
+HWY_INLINE V load_b(D d, const TB* p, std::size_t count) {
+  if constexpr (std::is_same_v<TB, float>) {
+    return load_lanes(d, p, count);
+  } else {
+    // (The clamp changes nothing, count < a vector: it tells GCC so.)
+    return count == 0
+               ? load(d, p)
+               : load_partial(d, p, std::min(count, hn::MaxLanes(d)), 0.0f);
+  }
+}
 
 // c = alpha * acc + beta * c over `count` lanes (0: a whole vector).
 HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
@@ -29,12 +45,12 @@ HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
 // of them `count` lanes (0 for all): R x C independent FMA chains. One or
 // two rows (a decode step's query against its values) get their chains
 // from the columns instead of the rows.
-template <int R, int C>
+template <int R, int C, class TB>
 HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
                           std::int64_t k, float alpha, const float* a,
-                          std::int64_t a_row, std::int64_t a_col,
-                          const float* b, std::int64_t ldb, float beta,
-                          float* c, std::int64_t ldc) {
+                          std::int64_t a_row, std::int64_t a_col, const TB* b,
+                          std::int64_t ldb, float beta, float* c,
+                          std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V acc[R][C];
@@ -44,7 +60,7 @@ HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
   for (std::int64_t p = 0; p < k; ++p) {
     V bv[C];
     for (int v = 0; v < C; ++v)
-      bv[v] = load_lanes(d, b + p * ldb + j + v * N, v == C - 1 ? count : 0);
+      bv[v] = load_b(d, b + p * ldb + j + v * N, v == C - 1 ? count : 0);
     const float* ap = a0 + p * a_col;
     for (int r = 0; r < R; ++r) {
       const V av = hn::Set(d, ap[r * a_row]);
@@ -61,10 +77,10 @@ HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
 
 // Rows i .. i + R of the output over every column, C vectors of columns at
 // a time while they last.
-template <int R, int C>
+template <int R, int C, class TB>
 HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
                           float alpha, const float* a, std::int64_t a_row,
-                          std::int64_t a_col, const float* b, std::int64_t ldb,
+                          std::int64_t a_col, const TB* b, std::int64_t ldb,
                           float beta, float* c, std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -81,10 +97,10 @@ HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
 
 // op(b) = b (k x n): each vector of an output row is a sum of the same
 // vectors of the rows of b, scaled by the row's elements of op(a).
-static void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n,
-                      std::int64_t k, float alpha, const float* a,
-                      std::int64_t lda, const float* b, std::int64_t ldb,
-                      float beta, float* c, std::int64_t ldc) {
+template <class TB>
+void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
+               float alpha, const float* a, std::int64_t lda, const TB* b,
+               std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
   std::int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
@@ -107,9 +123,9 @@ static void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n,
 // c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
 // c: J chains of vector FMAs along k that share each load of a, each ending
 // in one horizontal sum.
-template <int J>
+template <int J, class TB>
 HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
-                          const float* bj, std::int64_t ldb, float beta,
+                          const TB* bj, std::int64_t ldb, float beta,
                           float* cij) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -119,7 +135,7 @@ HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
     const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
     const V av = load_lanes(d, ai + p, count);
     for (int r = 0; r < J; ++r)
-      acc[r] = hn::MulAdd(av, load_lanes(d, bj + r * ldb + p, count), acc[r]);
+      acc[r] = hn::MulAdd(av, load_b(d, bj + r * ldb + p, count), acc[r]);
   }
   for (int r = 0; r < J; ++r) {
     const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
@@ -130,10 +146,10 @@ HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
 // c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
 // op(b) = b^T): four rows of b at a time, for every row of a while those
 // four rows are in L1.
-static void row_dots(std::int64_t m, std::int64_t n, std::int64_t k,
-                     float alpha, const float* a, std::int64_t lda,
-                     const float* b, std::int64_t ldb, float beta, float* c,
-                     std::int64_t ldc) {
+template <class TB>
+void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              const float* a, std::int64_t lda, const TB* b, std::int64_t ldb,
+              float beta, float* c, std::int64_t ldc) {
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
     for (std::int64_t i = 0; i < m; ++i) {
@@ -148,12 +164,6 @@ static void row_dots(std::int64_t m, std::int64_t n, std::int64_t k,
     }
   }
 }
-
-// Up to this many rows of op(a), op(b) = b^T takes row_dots: a horizontal
-// sum per output against a copy of b transposed (n * k scalar moves), so
-// row_dots wins while m * n sums cost less than n * k moves. A decode
-// step's scores are one query row against the keys.
-constexpr std::int64_t kRowDotsMaxRows = 4;
 
 static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha,
@@ -178,6 +188,35 @@ static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
   }
 }
 
+// b in f16 or bf16: row_dots for op(b) = b^T (m <= kRowDotsMaxRows, the
+// caller's promise), rows_of_b otherwise.
+template <class TB>
+void narrow_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const float* a, std::int64_t lda,
+              const std::uint16_t* b, std::int64_t ldb, float beta, float* c,
+              std::int64_t ldc) {
+  const auto* bt = reinterpret_cast<const TB*>(b);
+  if (trans_b) {
+    row_dots(m, n, k, alpha, a, lda, bt, ldb, beta, c, ldc);
+  } else {
+    rows_of_b(trans_a, m, n, k, alpha, a, lda, bt, ldb, beta, c, ldc);
+  }
+}
+
+static void SmallGemmNarrowBImpl(bool bf16, bool trans_a, bool trans_b,
+                                 std::int64_t m, std::int64_t n, std::int64_t k,
+                                 float alpha, const float* a, std::int64_t lda,
+                                 const std::uint16_t* b, std::int64_t ldb,
+                                 float beta, float* c, std::int64_t ldc) {
+  if (bf16) {
+    narrow_b<hwy::bfloat16_t>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                              beta, c, ldc);
+  } else {
+    narrow_b<hwy::float16_t>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                             beta, c, ldc);
+  }
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -185,6 +224,7 @@ HWY_AFTER_NAMESPACE();
 namespace tessel::cpu::simd {
 
 HWY_EXPORT(SmallGemmImpl);
+HWY_EXPORT(SmallGemmNarrowBImpl);
 
 void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                 std::int64_t k, float alpha, const float* a, std::int64_t lda,
@@ -192,6 +232,16 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                 std::int64_t ldc) {
   HWY_DYNAMIC_DISPATCH(SmallGemmImpl)
   (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void small_gemm_narrow_b(DType b_dtype, bool trans_a, bool trans_b,
+                         std::int64_t m, std::int64_t n, std::int64_t k,
+                         float alpha, const float* a, std::int64_t lda,
+                         const std::uint16_t* b, std::int64_t ldb, float beta,
+                         float* c, std::int64_t ldc) {
+  HWY_DYNAMIC_DISPATCH(SmallGemmNarrowBImpl)
+  (b_dtype == DType::BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+   beta, c, ldc);
 }
 
 }  // namespace tessel::cpu::simd

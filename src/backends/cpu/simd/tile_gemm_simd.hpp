@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "tessel/core/dtype.hpp"
+
 namespace tessel::cpu::simd {
 
 // c = alpha * op(a) op(b) + beta * c, row-major, with sgemm's conventions:
@@ -15,5 +17,21 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                 std::int64_t k, float alpha, const float* a, std::int64_t lda,
                 const float* b, std::int64_t ldb, float beta, float* c,
                 std::int64_t ldc);
+
+// Up to this many rows of op(a), small_gemm takes op(b) = b^T as one
+// horizontal sum per output rather than against a copy of b transposed
+// (n * k scalar moves): the sums win while m * n of them cost less than
+// n * k moves. A decode step's scores are one query row (or the few that
+// share a key/value head) against the keys.
+inline constexpr std::int64_t kRowDotsMaxRows = 4;
+
+// small_gemm with b in f16 or bf16 (b_dtype), each element widened exactly
+// as it is loaded: a KV cache kept in 16 bits read by a decode step without
+// an f32 copy. trans_b needs !trans_a and m <= kRowDotsMaxRows.
+void small_gemm_narrow_b(DType b_dtype, bool trans_a, bool trans_b,
+                         std::int64_t m, std::int64_t n, std::int64_t k,
+                         float alpha, const float* a, std::int64_t lda,
+                         const std::uint16_t* b, std::int64_t ldb, float beta,
+                         float* c, std::int64_t ldc);
 
 }  // namespace tessel::cpu::simd
