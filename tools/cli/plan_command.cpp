@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/cache_type_option.hpp"
 #include "cli/commands.hpp"
 #include "tessel/tessel.hpp"
 
@@ -19,6 +20,7 @@ struct PlanOptions {
   std::string model;  // a checkpoint directory or a config.json; empty: default
   std::int64_t batch = 1;
   std::int64_t seq = 0;  // 0: the config's max_position_embeddings
+  std::string cache_type = "f32";
   bool json = false;
 };
 
@@ -39,7 +41,7 @@ struct Plan {
 };
 
 Plan measure(const DecoderConfig& config, std::int64_t batch,
-             std::int64_t seq) {
+             std::int64_t seq, DType cache_dtype) {
   const DeviceGuard on_meta(Device::meta());
   Plan plan;
   const CausalLM lm(config);
@@ -50,7 +52,7 @@ Plan measure(const DecoderConfig& config, std::int64_t batch,
   const Tensor ids = zeros({batch, seq}, DType::I64);
   {
     const std::int64_t before = meta_memory_stats().live_bytes;
-    const KVCache cache(config, batch, seq);
+    const KVCache cache(config, batch, seq, cache_dtype);
     plan.kv_cache_bytes = meta_memory_stats().live_bytes - before;
   }
   {
@@ -90,7 +92,7 @@ int run_plan(const PlanOptions& o) {
   const DecoderConfig config = plan_config(o.model);
   config.validate();
   const std::int64_t seq = o.seq > 0 ? o.seq : config.max_position_embeddings;
-  const Plan p = measure(config, o.batch, seq);
+  const Plan p = measure(config, o.batch, seq, parse_dtype(o.cache_type));
   const std::int64_t inference_total = p.parameter_bytes + p.inference_peak;
   const std::int64_t training_total =
       p.parameter_bytes + p.training_peak + p.optimizer_bytes;
@@ -103,6 +105,7 @@ int run_plan(const PlanOptions& o) {
         {"parameters", p.parameters},
         {"parameter_bytes", p.parameter_bytes},
         {"kv_cache_bytes", p.kv_cache_bytes},
+        {"cache_type", o.cache_type},
         {"inference_activation_peak_bytes", p.inference_peak},
         {"inference_total_bytes", inference_total},
         {"training_activation_peak_bytes", p.training_peak},
@@ -118,7 +121,8 @@ int run_plan(const PlanOptions& o) {
       config.vocab_size, o.batch, seq);
   fmt::print("  parameters           {:>14}  ({} values)\n",
              bytes_text(p.parameter_bytes), p.parameters);
-  fmt::print("  KV cache             {:>14}\n", bytes_text(p.kv_cache_bytes));
+  fmt::print("  KV cache             {:>14}  ({})\n",
+             bytes_text(p.kv_cache_bytes), o.cache_type);
   fmt::print("  forward, peak extra  {:>14}  (total {})\n",
              bytes_text(p.inference_peak), bytes_text(inference_total));
   fmt::print("  train step, peak     {:>14}  (activations and gradients)\n",
@@ -147,6 +151,7 @@ Runner add_plan_command(CLI::App& app) {
   cmd->add_option("--seq", o->seq,
                   "Tokens per sequence (default: max_position_embeddings)")
       ->check(CLI::PositiveNumber);
+  add_cache_type_option(cmd, &o->cache_type);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   return [o] { return run_plan(*o); };
 }
