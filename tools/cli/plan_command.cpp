@@ -40,8 +40,8 @@ struct Plan {
   std::int64_t optimizer_bytes = 0;
 };
 
-Plan measure(const DecoderConfig& config, std::int64_t batch,
-             std::int64_t seq, DType cache_dtype) {
+Plan measure(const DecoderConfig& config, std::int64_t batch, std::int64_t seq,
+             DType cache_dtype) {
   const DeviceGuard on_meta(Device::meta());
   Plan plan;
   const CausalLM lm(config);
