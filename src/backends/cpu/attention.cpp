@@ -2,7 +2,8 @@
 // key/value sequence is visited in tiles; the score tile comes from one
 // small GEMM, goes through an online softmax, and is multiplied into an
 // f32 output accumulator by a second GEMM. Keys and values in f16 or bf16
-// are widened a tile at a time.
+// are read in place by a decode step's products, widened a tile at a time
+// by the others (key_tile_gemm).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -25,58 +26,58 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // larger ones oneDNN's sgemm.
 constexpr std::int64_t kSmallTileProducts = 65536;
 
-// Whether a product of `rows` query rows with 16-bit keys or values (x)
-// reads them in place: where tile_gemm would run small_gemm's row loops on
-// their f32 values, which then see the same numbers in the same order.
-bool reads_narrow(const HeadsView& x, std::int64_t rows, std::int64_t cols,
-                  std::int64_t depth) {
-  return x.dtype != DType::F32 && rows <= simd::kRowDotsMaxRows &&
-         rows * cols * depth <= kSmallTileProducts;
-}
-
 // Sized for the rows a query block can have: a decode step's single query
-// row zero-fills 1/64th of a full block's 96 KiB, once per layer. Keys and
-// values held in 16 bits are widened into f32 tiles of their own.
+// row zero-fills 1/64th of a full block's 96 KiB, once per layer. `tile`
+// holds keys or values widened from 16 bits, sized when first needed (a
+// decode step reads them in place and never is).
 struct Scratch {
-  std::vector<float> scores, acc, m, l, corr, keys, values;
-  Scratch(const AttentionProblem& p, std::int64_t rows)
+  std::vector<float> scores, acc, m, l, corr, tile;
+  Scratch(std::int64_t rows, std::int64_t value_dim)
       : scores(static_cast<std::size_t>(rows * kAttentionKeyBlock)),
-        acc(static_cast<std::size_t>(rows * p.value_dim)),
+        acc(static_cast<std::size_t>(rows * value_dim)),
         m(static_cast<std::size_t>(rows)),
         l(static_cast<std::size_t>(rows)),
-        corr(static_cast<std::size_t>(rows)),
-        keys(p.k.dtype == DType::F32
-                 ? 0
-                 : static_cast<std::size_t>(kAttentionKeyBlock * p.head_dim)),
-        values(
-            p.v.dtype == DType::F32
-                ? 0
-                : static_cast<std::size_t>(kAttentionKeyBlock * p.value_dim)) {}
+        corr(static_cast<std::size_t>(rows)) {}
 };
 
-// Rows [j0, j0 + cols) of one head of keys or values (element offset
-// `head` into x) as f32 rows: in place when x is f32 (row stride *ld),
-// else widened into `tile` (row stride width). The widening is exact.
-const float* f32_rows(const HeadsView& x, std::int64_t head, std::int64_t j0,
-                      std::int64_t cols, std::int64_t width,
-                      std::vector<float>& tile, std::int64_t* ld) {
+// c = alpha * a op(b) + beta * c (tile_gemm's conventions, a not
+// transposed), b rows [j0, j0 + rows) of one head of keys or values (x,
+// element offset `head`), each `width` long: the scores (op(b) = b^T) or
+// the weighted values. f32 rows are read in place. 16-bit ones are read in
+// place too where tile_gemm would run small_gemm's row loops on their f32
+// values (a decode step's few rows), which then see the same numbers in
+// the same order; elsewhere they are widened (exactly) into the scratch
+// tile first.
+void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
+                   std::int64_t rows, std::int64_t width, bool trans_b,
+                   std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                   const float* a, std::int64_t lda, float beta, float* c,
+                   std::int64_t ldc, std::vector<float>& tile) {
   const std::int64_t first = head + j0 * x.row_stride;
   if (x.dtype == DType::F32) {
-    *ld = x.row_stride;
-    return x.f32() + first;
+    tile_gemm(false, trans_b, m, n, k, alpha, a, lda, x.f32() + first,
+              x.row_stride, beta, c, ldc);
+    return;
   }
-  *ld = width;
   const auto* in = static_cast<const std::uint16_t*>(x.data) + first;
+  if (m <= simd::kRowDotsMaxRows && m * n * k <= kSmallTileProducts) {
+    simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
+                              in, x.row_stride, beta, c, ldc);
+    return;
+  }
   const auto widen = x.dtype == DType::F16 ? simd::widen_f16_operand
                                            : simd::widen_bf16_operand;
+  const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
+  if (tile.size() < size) tile.resize(size);
   if (x.row_stride == width) {
-    widen(in, tile.data(), cols * width);
+    widen(in, tile.data(), rows * width);
   } else {
-    for (std::int64_t r = 0; r < cols; ++r) {
+    for (std::int64_t r = 0; r < rows; ++r) {
       widen(in + r * x.row_stride, tile.data() + r * width, width);
     }
   }
-  return tile.data();
+  tile_gemm(false, trans_b, m, n, k, alpha, a, lda, tile.data(), width, beta, c,
+            ldc);
 }
 
 void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
@@ -95,24 +96,11 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
   std::fill_n(w.l.begin(), rows, 0.0f);
   std::fill_n(w.acc.begin(), rows * dv, 0.0f);
   float* s = w.scores.data();
-  // A decode step's few rows read 16-bit keys and values in the products
-  // themselves; more rows widen each tile once for all of them.
-  const auto* k16 = static_cast<const std::uint16_t*>(p.k.data) + k_head;
-  const auto* v16 = static_cast<const std::uint16_t*>(p.v.data) + v_head;
   for (std::int64_t j0 = 0; j0 < end; j0 += kAttentionKeyBlock) {
     const std::int64_t cols = std::min(kAttentionKeyBlock, end - j0);
-    if (reads_narrow(p.k, rows, cols, p.head_dim)) {
-      simd::small_gemm_narrow_b(p.k.dtype, false, true, rows, cols, p.head_dim,
-                                p.scale, q, p.q.row_stride,
-                                k16 + j0 * p.k.row_stride, p.k.row_stride, 0.0f,
-                                s, kAttentionKeyBlock);
-    } else {
-      std::int64_t ldk = 0;
-      const float* k =
-          f32_rows(p.k, k_head, j0, cols, p.head_dim, w.keys, &ldk);
-      tile_gemm(false, true, rows, cols, p.head_dim, p.scale, q, p.q.row_stride,
-                k, ldk, 0.0f, s, kAttentionKeyBlock);
-    }
+    key_tile_gemm(p.k, k_head, j0, cols, p.head_dim, true, rows, cols,
+                  p.head_dim, p.scale, q, p.q.row_stride, 0.0f, s,
+                  kAttentionKeyBlock, w.tile);
     if (p.softcap > 0.0f)
       simd::softcap_tile(s, rows, cols, kAttentionKeyBlock, p.softcap);
     mask_score_tile(p, s, kAttentionKeyBlock, b, h, i0, rows, j0, cols);
@@ -126,16 +114,8 @@ void query_block(const AttentionProblem& p, Scratch& w, std::int64_t b,
         for (std::int64_t e = 0; e < dv; ++e) a[e] *= c;
       }
     }
-    if (reads_narrow(p.v, rows, dv, cols)) {
-      simd::small_gemm_narrow_b(
-          p.v.dtype, false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock,
-          v16 + j0 * p.v.row_stride, p.v.row_stride, 1.0f, w.acc.data(), dv);
-    } else {
-      std::int64_t ldv = 0;
-      const float* v = f32_rows(p.v, v_head, j0, cols, dv, w.values, &ldv);
-      tile_gemm(false, false, rows, dv, cols, 1.0f, s, kAttentionKeyBlock, v,
-                ldv, 1.0f, w.acc.data(), dv);
-    }
+    key_tile_gemm(p.v, v_head, j0, cols, dv, false, rows, dv, cols, 1.0f, s,
+                  kAttentionKeyBlock, 1.0f, w.acc.data(), dv, w.tile);
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
@@ -238,7 +218,7 @@ void attention_forward(const AttentionProblem& problem) {
       (p.q_len + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   const std::int64_t items = p.batch * p.q_heads * blocks;
   parallel_for(0, items, 1, [&](std::int64_t lo, std::int64_t hi) {
-    Scratch w(p, std::min(kAttentionQueryBlock, p.q_len));
+    Scratch w(std::min(kAttentionQueryBlock, p.q_len), p.value_dim);
     for (std::int64_t it = lo; it < hi; ++it) {
       const std::int64_t blk = it % blocks;
       const std::int64_t bh = it / blocks;

@@ -136,8 +136,8 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
   }
   parallel_for_dynamic(
       0, first_chunk.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
+        std::size_t i = 0;  // the product chunk c is of; c only grows
         for (std::int64_t c = lo; c < hi; ++c) {
-          std::size_t i = 0;
           while (c >= first_chunk[i + 1]) ++i;
           const DotProduct& p = products[i];
           const std::int64_t r0 = (c - first_chunk[i]) * chunk_rows[i];
