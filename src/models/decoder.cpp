@@ -20,44 +20,6 @@
 
 namespace tessel {
 
-// ---- KV cache
-// ----------------------------------------------------------------
-
-KVCache::KVCache(const DecoderConfig& config, std::int64_t batch,
-                 std::int64_t capacity, DType dtype)
-    : batch_(batch), capacity_(capacity), dtype_(dtype) {
-  TESSEL_CHECK(batch > 0 && capacity > 0, BadShape, "KVCache",
-               "batch ({}) and capacity ({}) must be positive", batch,
-               capacity);
-  TESSEL_CHECK(
-      dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16,
-      BadDType, "KVCache",
-      "keys and values are kept in f32, f16 or bf16, not {}",
-      dtype_name(dtype));
-  for (std::int64_t i = 0; i < config.num_hidden_layers; ++i) {
-    const Shape shape{batch, config.num_key_value_heads, capacity,
-                      config.head_dim};
-    keys_.push_back(zeros(shape, dtype));
-    values_.push_back(zeros(shape, dtype));
-  }
-}
-
-std::pair<Tensor, Tensor> KVCache::append(std::int64_t layer, const Tensor& k,
-                                          const Tensor& v) {
-  const std::int64_t steps = k.size(2);
-  TESSEL_CHECK(length_ + steps <= capacity_, OutOfRange, "KVCache",
-               "{} cached + {} new positions exceed the capacity of {}",
-               length_, steps, capacity_);
-  Tensor& keys = keys_.at(static_cast<std::size_t>(layer));
-  Tensor& values = values_.at(static_cast<std::size_t>(layer));
-  keys.slice(2, length_, length_ + steps).copy_(k);
-  values.slice(2, length_, length_ + steps).copy_(v);
-  return {keys.slice(2, 0, length_ + steps),
-          values.slice(2, 0, length_ + steps)};
-}
-
-void KVCache::advance(std::int64_t steps) { length_ += steps; }
-
 namespace nn {
 
 // ---- layers ---------------------------------------------------------------
@@ -85,6 +47,17 @@ Attention::Attention(const DecoderConfig& c, const Weights& w)
 
 namespace {
 
+// x (..., D) with each run of n values multiplied by `rotation` (n x n,
+// symmetric): the block-diagonal rotation of a quantised KV cache.
+template <class T>
+T rotate_runs(const T& x, const Tensor& rotation) {
+  const std::int64_t n = rotation.size(0);
+  Shape runs = x.shape();
+  runs.back() /= n;
+  runs.push_back(n);
+  return linear(x.reshape(runs), detail::as<T>(rotation)).reshape(x.shape());
+}
+
 template <class T>
 T attention_forward(const Attention& a, const T& x, const Tensor& cos,
                     const Tensor& sin, KVCache* cache, std::int64_t layer) {
@@ -104,8 +77,16 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
   }
   // Interleaved rows (llama GGUF files) rotate adjacent pairs: the same
   // attention as HF's halves, since q and k share the order.
-  q = rope_with_tables(q, cos, sin, a.rope_style).transpose(1, 2);
-  k = rope_with_tables(k, cos, sin, a.rope_style).transpose(1, 2);
+  q = rope_with_tables(q, cos, sin, a.rope_style);
+  k = rope_with_tables(k, cos, sin, a.rope_style);
+  const bool rotated = cache != nullptr && cache->key_rotation().defined();
+  if (rotated) {
+    q = rotate_runs(q, cache->key_rotation());
+    k = rotate_runs(k, cache->key_rotation());
+    v = rotate_runs(v, cache->value_rotation());
+  }
+  q = q.transpose(1, 2);
+  k = k.transpose(1, 2);
   v = v.transpose(1, 2);
   AttentionOptions options;
   options.causal = true;
@@ -118,8 +99,9 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
   } else {
     out = scaled_dot_product_attention(q, k, v, options);
   }
-  return a.o_proj.forward(
-      out.transpose(1, 2).reshape({batch, seq, a.heads * a.head_dim}));
+  out = out.transpose(1, 2);
+  if (rotated) out = rotate_runs(out, cache->value_rotation());
+  return a.o_proj.forward(out.reshape({batch, seq, a.heads * a.head_dim}));
 }
 
 template <class T>

@@ -240,13 +240,14 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in,
     check_finite(y, kOp);
     return y;
   }
-  // Keys and values of one 16-bit dtype (a KV cache kept in f16 or bf16)
-  // go to the kernel as they are: it widens them a tile at a time, exactly,
-  // so the result is that of their f32 values without an f32 copy of the
-  // whole cache at every step.
+  // Keys and values of one 16-bit or block dtype (a KV cache kept in f16,
+  // bf16 or a quantised type) go to the kernel as they are: it widens or
+  // dequantises them a tile at a time, exactly, so the result is that of
+  // their f32 values without an f32 copy of the whole cache at every step.
   const bool narrow_kv =
       k_in.dtype() == v_in.dtype() &&
-      (k_in.dtype() == DType::F16 || k_in.dtype() == DType::BF16);
+      (k_in.dtype() == DType::F16 || k_in.dtype() == DType::BF16 ||
+       is_block_quantized(k_in.dtype()));
   const DType kv_dtype = narrow_kv ? k_in.dtype() : DType::F32;
   const Tensor q = kernel_operand(q_in), k = kernel_operand(k_in, kv_dtype),
                v = kernel_operand(v_in, kv_dtype);

@@ -140,7 +140,8 @@ void bind_models(nb::module_& m) {
           "at stop_token (included) or max_new_tokens. cache_type: what the "
           "KV cache keeps keys and values in, 'f32', or 'f16' / 'bf16' "
           "(half the memory; each rounded once, as llama.cpp's default f16 "
-          "cache).")
+          "cache), or llama.cpp's block types 'q8_0', 'q4_0', 'q4_1', "
+          "'q5_0', 'q5_1', 'iq4_nl' (head_dim a multiple of 32).")
       .def(
           "state_dict",
           [](const CausalLM& lm) {

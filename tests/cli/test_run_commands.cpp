@@ -298,6 +298,13 @@ TEST_F(RunCommands, CacheTypeReachesTheKVCache) {
            kPrompt, "--cache-type", "f64"});
   EXPECT_NE(refused.rc, 0);
   EXPECT_NE(refused.err.find("--cache-type"), std::string::npos) << refused.err;
+  // A quantised cache needs heads of whole blocks; this model's are 8 wide.
+  const Result small =
+      run({"generate", "--model", (root_ / "model.gguf").string(), "--prompt",
+           kPrompt, "--cache-type", "q8_0"});
+  EXPECT_NE(small.rc, 0);
+  EXPECT_NE(small.err.find("E2102"), std::string::npos) << small.err;
+  EXPECT_NE(small.err.find("head_dim 8"), std::string::npos) << small.err;
 }
 
 TEST_F(RunCommands, EndTokensStopGeneration) {

@@ -222,6 +222,56 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
                                    f32(v.to(DType::BF16)))));
 }
 
+TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
+  // Keys and values of one block type (a quantised KV cache) are
+  // dequantised a key tile at a time for one block of queries (decode
+  // steps, grouped or not, over a cache read in the decoder's (B, S, H, D)
+  // order), all at once for longer prefills: the result is that of their
+  // dequantised f32 values, bit for bit.
+  Generator g(9);
+  const auto f32 = [](const Tensor& t) { return t.to(DType::F32); };
+  for (const DType dtype :
+       {DType::Q8_0, DType::Q4_0, DType::Q5_1, DType::IQ4_NL}) {
+    const Tensor q = randn({1, 4, 130, 64}, g);
+    const Tensor k = randn({1, 2, 300, 64}, g).to(dtype),
+                 v = randn({1, 2, 300, 32}, g).to(dtype);
+    AttentionOptions o;
+    o.causal = true;
+    o.softcap = 5.0;
+    const Tensor y = scaled_dot_product_attention(q, k, v, o);
+    EXPECT_EQ(y.dtype(), DType::F32);
+    EXPECT_TRUE(equal(y, scaled_dot_product_attention(q, f32(k), f32(v), o)))
+        << dtype_name(dtype);
+    // A cache laid out (B, capacity, H, D), its first 200 positions; one
+    // and five query rows per key/value head, and one block of 64.
+    const std::int64_t len = 200;
+    const Tensor kc = randn({2, 2 * len, 3, 64}, g)
+                          .to(dtype)
+                          .slice(1, 0, len)
+                          .permute({0, 2, 1, 3});
+    const Tensor vc = randn({2, 2 * len, 3, 96}, g)
+                          .to(dtype)
+                          .slice(1, 0, len)
+                          .permute({0, 2, 1, 3});
+    for (const std::int64_t rows : {1, 5, 64}) {
+      const Tensor qc = randn({2, rows, 6, 64}, g).permute({0, 2, 1, 3});
+      AttentionOptions causal;
+      causal.causal = true;
+      EXPECT_TRUE(
+          equal(scaled_dot_product_attention(qc, kc, vc, causal),
+                scaled_dot_product_attention(qc, f32(kc), f32(vc), causal)))
+          << dtype_name(dtype) << " rows " << rows;
+    }
+  }
+  // Keys and values of different dtypes are read in f32.
+  const Tensor q = randn({1, 2, 3, 32}, g), k = randn({1, 2, 5, 32}, g),
+               v = randn({1, 2, 5, 32}, g);
+  EXPECT_TRUE(equal(
+      scaled_dot_product_attention(q, k.to(DType::Q8_0), v.to(DType::F16)),
+      scaled_dot_product_attention(q, f32(k.to(DType::Q8_0)),
+                                   f32(v.to(DType::F16)))));
+}
+
 TEST(Attention, StridedAndThreeDimensionalOperands) {
   Generator g(6);
   // (B, S, H, D) memory viewed as (B, H, S, D).

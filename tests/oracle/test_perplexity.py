@@ -16,7 +16,10 @@ tessel widens to f32; the K-quant mixes), and these random models amplify
 a perturbation about five times (test_model_fixtures.py). The bf16 files
 again with `--matmul-precision bf16` (llama.cpp's rounding): as close
 (measured 0.04-0.06%; the perturbation, not the rounding, dominates), and
-different from the f32 run. The plain output is llama-perplexity's.
+different from the f32 run. The f32 GGUFs again with tessel's KV cache in
+f16 and in the block types q8_0, q4_0 and q5_1, against llama.cpp's cache
+in the same type (see CACHE_TOLERANCE). The plain output is
+llama-perplexity's.
 
 Usage: test_perplexity.py --tessel PATH (TESSEL_MODEL_FIXTURES set)."""
 import argparse
@@ -32,10 +35,21 @@ import model_fixtures as mf  # noqa: E402
 # Relative, by GGUF type; HF directories as f32.
 TOLERANCE = {"f32": 1e-5, "q4_k_m": 2.5e-3}
 DEFAULT_TOLERANCE = 2e-3
-# f32 GGUFs with f16 KV caches on both sides (llama.cpp's default), where
-# llama.cpp also rounds the queries and attention weights: see
-# check_f16_cache. Measured 1.2e-4 (llama), 2e-5 (qwen2, qwen3).
-F16_CACHE_TOLERANCE = 1e-3
+# f32 GGUFs with the KV cache in the same type on both sides (see
+# check_cache_type), relative:
+# - f16 (llama.cpp's default), where llama.cpp also rounds the queries and
+#   attention weights: measured 1.2e-4 (llama), 2e-5 (qwen2, qwen3).
+# - q8_0, q4_0, q5_1: both rotate keys and values by the same Hadamard
+#   blocks and quantise them with the same ggml quantiser; llama.cpp also
+#   quantises the queries to q8_0 (q8_1 against q5_1) for the key products,
+#   tessel computes in f32 on the dequantised keys. Measured q8_0 2.2e-3,
+#   q4_0 3.2e-3, q5_1 3.9e-3 (these random models amplify a perturbation
+#   about five times; a cache without the rotation missed llama.cpp's by
+#   up to 6.3e-3 in q8_0 and 2.3e-2 in q4_0).
+# iq4_nl is not compared: llama.cpp stores its cache through ggml's row
+# quantiser, which skips the scale search of the quantiser tessel and
+# ggml_quantize_chunk use (docs/models.md).
+CACHE_TOLERANCE = {"f16": 1e-3, "q8_0": 5e-3, "q4_0": 1e-2, "q5_1": 1e-2}
 FAILURES = []
 
 
@@ -72,15 +86,20 @@ def compare(tessel, fixtures, text, n_ctx, model, reference, add_bos, label, tol
     return got["perplexity"]
 
 
-def llama_cpp_f16_cache_perplexity(path, text, n_ctx):
-    """llama.cpp's perplexity with its default KV cache (f16 keys and
-    values), computed here: the fixtures hold the f32 cache's."""
+def llama_cpp_cache_perplexity(path, text, n_ctx, cache_type):
+    """llama.cpp's perplexity with its KV cache in `cache_type`, computed
+    here (the fixtures hold the f32 cache's): f16 is its default; a block
+    type needs its flash attention, which takes quantised keys and values."""
     import llama_cpp
     import model_fixtures_llama as mfl
+    options = {}
+    if cache_type != "f16":
+        ggml_type = getattr(llama_cpp, "GGML_TYPE_" + cache_type.upper())
+        options = {"type_k": ggml_type, "type_v": ggml_type, "flash_attn": True}
     with mfl.stderr_to(os.devnull):
         llm = llama_cpp.Llama(model_path=path, logits_all=True, n_threads=2,
                               n_threads_batch=2, n_ctx=n_ctx, n_batch=n_ctx,
-                              n_ubatch=n_ctx, verbose=False)
+                              n_ubatch=n_ctx, verbose=False, **options)
         with open(text, encoding="utf-8") as f:
             tokens = llm.tokenize(f.read().encode(), add_bos=True, special=False)
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
@@ -91,23 +110,24 @@ def llama_cpp_f16_cache_perplexity(path, text, n_ctx):
     return value
 
 
-def check_f16_cache(tessel, fixtures, text, n_ctx, g, exact):
-    """--cache-type f16 against llama.cpp's default cache, which keeps keys
-    and values in f16 too (and also rounds the queries and the attention
-    weights to f16, which tessel does not: it computes in f32 on the
-    rounded keys and values); and different from tessel's f32 cache."""
+def check_cache_type(tessel, fixtures, text, n_ctx, g, exact, cache_type):
+    """--cache-type against llama.cpp's cache in the same type; and
+    different from tessel's f32 cache. f16: llama.cpp also rounds the
+    queries and the attention weights to f16, which tessel does not (it
+    computes in f32 on the rounded keys and values). Block types: see
+    CACHE_TOLERANCE."""
     path = os.path.join(fixtures, g["file"])
-    ref = llama_cpp_f16_cache_perplexity(path, text, n_ctx)
-    got = tessel_perplexity(tessel, path, text, n_ctx, cache_type="f16")
+    ref = llama_cpp_cache_perplexity(path, text, n_ctx, cache_type)
+    got = tessel_perplexity(tessel, path, text, n_ctx, cache_type=cache_type)
     if got is None or exact is None:
-        check(False, f"{g['file']}: tessel perplexity --cache-type f16 runs")
+        check(False, f"{g['file']}: tessel perplexity --cache-type {cache_type} runs")
         return
     diff = abs(got["perplexity"] - ref) / ref
-    check(diff <= F16_CACHE_TOLERANCE and got["cache_type"] == "f16",
-          f"{g['file']} (--cache-type f16): PPL {got['perplexity']:.4f} vs llama.cpp's "
-          f"f16 cache {ref:.4f} (relative {diff:.1e})")
+    check(diff <= CACHE_TOLERANCE[cache_type] and got["cache_type"] == cache_type,
+          f"{g['file']} (--cache-type {cache_type}): PPL {got['perplexity']:.4f} vs "
+          f"llama.cpp's {cache_type} cache {ref:.4f} (relative {diff:.1e})")
     check(got["perplexity"] != exact,
-          f"{g['file']}: --cache-type f16 changes the perplexity "
+          f"{g['file']}: --cache-type {cache_type} changes the perplexity "
           f"({exact:.6f} with the f32 cache)")
 
 
@@ -125,7 +145,8 @@ def main():
         exact = compare(args.tessel, fixtures, text, n_ctx, g["file"], ref,
                         ref["add_bos"], "llama.cpp", tolerance)
         if g["type"] == "f32":
-            check_f16_cache(args.tessel, fixtures, text, n_ctx, g, exact)
+            for cache_type in CACHE_TOLERANCE:
+                check_cache_type(args.tessel, fixtures, text, n_ctx, g, exact, cache_type)
         if g["type"] == "bf16":
             # The activations rounded as llama.cpp rounds them: a different
             # number (so the option reached the model), as close.

@@ -103,6 +103,12 @@ def test_random_model_saves_and_loads(tmp_path):
                            cache_type=tessel.bfloat16)) == 5
     with pytest.raises(tessel.DTypeError):
         lm.generate(ids, max_new_tokens=2, cache_type="int8")
+    # A quantised cache needs heads of whole 32-element blocks.
+    with pytest.raises(tessel.ShapeError, match="head_dim 8"):
+        lm.generate(ids, max_new_tokens=2, cache_type="q8_0")
+    wide = tessel.CausalLM(dict(config, hidden_size=64, num_attention_heads=2,
+                                num_key_value_heads=1, head_dim=64), seed=3)
+    assert len(wide.generate(ids, max_new_tokens=5, temperature=0, cache_type="q8_0")) == 5
     with pytest.raises(tessel.ConfigError):
         tessel.CausalLM({"model_type": "gpt2"})
     with pytest.raises(tessel.DTypeError):

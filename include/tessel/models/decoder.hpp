@@ -24,46 +24,12 @@
 
 #include "tessel/core/storage.hpp"
 #include "tessel/models/config.hpp"
+#include "tessel/models/kv_cache.hpp"
 #include "tessel/models/weights.hpp"
 #include "tessel/nn/layers.hpp"
 #include "tessel/ops/embedding.hpp"
 
 namespace tessel {
-
-// Keys and values of every layer for incremental decoding: per layer
-// (batch, kv_heads, capacity, head_dim) buffers of which the first
-// length() positions are filled. `dtype` is what they are kept in: f32
-// (the default: attention sees the keys and values the layer computed),
-// or f16 / bf16 as llama.cpp's --cache-type-k/-v f16 (its default) and
-// bf16: half the memory, and half the bytes a decode step reads at long
-// contexts; each key and value is rounded once, to nearest even, when
-// stored, and attention computes in f32 on those values. Other dtypes:
-// E2201.
-class KVCache {
- public:
-  KVCache(const DecoderConfig& config, std::int64_t batch,
-          std::int64_t capacity, DType dtype = DType::F32);
-  std::int64_t length() const { return length_; }
-  std::int64_t capacity() const { return capacity_; }
-  std::int64_t batch() const { return batch_; }
-  DType dtype() const { return dtype_; }
-  void clear() { length_ = 0; }
-
-  // Stores positions [length, length + S) of layer `layer` and returns the
-  // keys and values of positions [0, length + S).
-  std::pair<Tensor, Tensor> append(std::int64_t layer, const Tensor& k,
-                                   const Tensor& v);
-  // Marks the S positions appended to every layer as filled.
-  void advance(std::int64_t steps);
-
- private:
-  std::vector<Tensor> keys_;
-  std::vector<Tensor> values_;
-  std::int64_t batch_;
-  std::int64_t capacity_;
-  DType dtype_;
-  std::int64_t length_ = 0;
-};
 
 namespace nn {
 

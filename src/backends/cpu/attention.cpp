@@ -3,13 +3,15 @@
 // small GEMM, goes through an online softmax, and is multiplied into an
 // f32 output accumulator by a second GEMM. Keys and values in f16 or bf16
 // are read in place by a decode step's products, widened a tile at a time
-// by the others (key_tile_gemm).
+// by the others; block-quantised ones are dequantised a tile at a time
+// (key_tile_gemm).
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/attention_kernels.hpp"
+#include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/attention_simd.hpp"
 #include "backends/cpu/simd/cast_simd.hpp"
@@ -28,8 +30,8 @@ constexpr std::int64_t kSmallTileProducts = 65536;
 
 // Sized for the rows a query block can have: a decode step's single query
 // row zero-fills 1/64th of a full block's 96 KiB, once per layer. `tile`
-// holds keys or values widened from 16 bits, sized when first needed (a
-// decode step reads them in place and never is).
+// holds keys or values widened from 16 bits or dequantised, sized when
+// first needed (a decode step reads 16 bits in place and never is).
 struct Scratch {
   std::vector<float> scores, acc, m, l, corr, tile;
   Scratch(std::int64_t rows, std::int64_t value_dim)
@@ -47,7 +49,8 @@ struct Scratch {
 // place too where tile_gemm would run small_gemm's row loops on their f32
 // values (a decode step's few rows), which then see the same numbers in
 // the same order; elsewhere they are widened (exactly) into the scratch
-// tile first.
+// tile first. Block-quantised rows are always dequantised into the tile
+// (the same values as .to(F32), row by row).
 void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
                    std::int64_t rows, std::int64_t width, bool trans_b,
                    std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -59,6 +62,20 @@ void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
               x.row_stride, beta, c, ldc);
     return;
   }
+  const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
+  if (is_block_quantized(x.dtype)) {
+    if (tile.size() < size) tile.resize(size);
+    const auto& tr = dtype_traits(x.dtype);
+    const auto* blocks = static_cast<const std::uint8_t*>(x.data);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t at = first + r * x.row_stride;
+      dequantize_run(x.dtype, blocks + at / tr.block_size * tr.block_bytes,
+                     tile.data() + r * width, width / tr.block_size);
+    }
+    tile_gemm(false, trans_b, m, n, k, alpha, a, lda, tile.data(), width, beta,
+              c, ldc);
+    return;
+  }
   const auto* in = static_cast<const std::uint16_t*>(x.data) + first;
   if (m <= simd::kRowDotsMaxRows && m * n * k <= kSmallTileProducts) {
     simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
@@ -67,7 +84,6 @@ void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
   }
   const auto widen = x.dtype == DType::F16 ? simd::widen_f16_operand
                                            : simd::widen_bf16_operand;
-  const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
   if (tile.size() < size) tile.resize(size);
   if (x.row_stride == width) {
     widen(in, tile.data(), rows * width);

@@ -294,8 +294,9 @@ cpu::AttentionProblem attention_problem(const AttentionShape& s,
 void CpuBackend::attention(const AttentionShape& s, const Tensor& q,
                            const Tensor& k, const Tensor& v, const Tensor& mask,
                            const Tensor& y) const {
-  // The kernel widens 16-bit keys and values a tile at a time, again for
-  // each block of queries: a prefill of several blocks widens them once.
+  // The kernel widens 16-bit keys and values (dequantises block ones) a
+  // tile at a time, again for each block of queries: a prefill of several
+  // blocks converts them once.
   if (k.dtype() != DType::F32 && s.q_len > cpu::kAttentionQueryBlock) {
     return attention(s, q, k.to(DType::F32), v.to(DType::F32), mask, y);
   }
