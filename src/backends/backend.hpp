@@ -223,9 +223,9 @@ class Backend {
                     const Tensor& cos, const Tensor& sin) const;
   // q, k, v (B, H, S, D) with unit inner stride: q f32, k and v both f32,
   // both f16, both bf16 or both of one block type (a KV cache kept in 16
-  // bits or quantised; computed as their exact f32 values); mask (may be undefined) f32 additive or bool,
-  // broadcast to (B, Hq, Sq, Skv) by strides; out (B, Hq, Sq, Dv)
-  // contiguous f32.
+  // bits or quantised; computed as their exact f32 values); mask (may be
+  // undefined) f32 additive or bool, broadcast to (B, Hq, Sq, Skv) by strides;
+  // out (B, Hq, Sq, Dv) contiguous f32.
   virtual void attention(const AttentionShape& s, const Tensor& q,
                          const Tensor& k, const Tensor& v, const Tensor& mask,
                          const Tensor& out) const;

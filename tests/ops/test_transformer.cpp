@@ -1,6 +1,7 @@
 // Attention, RoPE and embedding by hand; PyTorch checks random cases in
 // tests/oracle/test_torch_ops.py.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cmath>
 
@@ -223,11 +224,12 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
 }
 
 TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
-  // Keys and values of one block type (a quantised KV cache) are
-  // dequantised a key tile at a time for one block of queries (decode
-  // steps, grouped or not, over a cache read in the decoder's (B, S, H, D)
-  // order), all at once for longer prefills: the result is that of their
-  // dequantised f32 values, bit for bit.
+  // Keys and values of one block type (a quantised KV cache) are read in
+  // place by a decode step's products (Q8_0, Q4_0), dequantised a key tile
+  // at a time for other blocks of queries (decode steps, grouped or not,
+  // over a cache read in the decoder's (B, S, H, D) order), all at once for
+  // longer prefills: the result is that of their dequantised f32 values,
+  // bit for bit.
   Generator g(9);
   const auto f32 = [](const Tensor& t) { return t.to(DType::F32); };
   for (const DType dtype :
@@ -263,6 +265,20 @@ TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
           << dtype_name(dtype) << " rows " << rows;
     }
   }
+  // Up to four rows read Q8_0 and Q4_0 in the products, on every SIMD
+  // target (lanes of 4 to 16 within each 32-code block).
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (const DType dtype : {DType::Q8_0, DType::Q4_0}) {
+      const Tensor qc = randn({1, 3, 1, 64}, g);
+      const Tensor kc = randn({1, 1, 70, 64}, g).to(dtype),
+                   vc = randn({1, 1, 70, 96}, g).to(dtype);
+      EXPECT_TRUE(equal(scaled_dot_product_attention(qc, kc, vc),
+                        scaled_dot_product_attention(qc, f32(kc), f32(vc))))
+          << dtype_name(dtype) << " on " << hwy::TargetName(target);
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
   // Keys and values of different dtypes are read in f32.
   const Tensor q = randn({1, 2, 3, 32}, g), k = randn({1, 2, 5, 32}, g),
                v = randn({1, 2, 5, 32}, g);

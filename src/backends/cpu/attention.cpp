@@ -62,22 +62,35 @@ void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
               x.row_stride, beta, c, ldc);
     return;
   }
+  const bool in_place =
+      m <= simd::kRowDotsMaxRows && m * n * k <= kSmallTileProducts;
   const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
   if (is_block_quantized(x.dtype)) {
-    if (tile.size() < size) tile.resize(size);
     const auto& tr = dtype_traits(x.dtype);
     const auto* blocks = static_cast<const std::uint8_t*>(x.data);
-    for (std::int64_t r = 0; r < rows; ++r) {
+    if (in_place && simd::small_gemm_reads_blocks(x.dtype)) {
+      simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
+                                blocks + first / tr.block_size * tr.block_bytes,
+                                x.row_stride, beta, c, ldc);
+      return;
+    }
+    if (tile.size() < size) tile.resize(size);
+    // A cache's rows of one head are one run of blocks (B, H, S, D): one
+    // call for the tile (a row of Qwen3's 128 values is 4 blocks, too few
+    // to pay a call's dispatch each).
+    const bool one_run = x.row_stride == width;
+    for (std::int64_t r = 0; r < rows; r += one_run ? rows : 1) {
       const std::int64_t at = first + r * x.row_stride;
       dequantize_run(x.dtype, blocks + at / tr.block_size * tr.block_bytes,
-                     tile.data() + r * width, width / tr.block_size);
+                     tile.data() + r * width,
+                     (one_run ? rows : 1) * width / tr.block_size);
     }
     tile_gemm(false, trans_b, m, n, k, alpha, a, lda, tile.data(), width, beta,
               c, ldc);
     return;
   }
   const auto* in = static_cast<const std::uint16_t*>(x.data) + first;
-  if (m <= simd::kRowDotsMaxRows && m * n * k <= kSmallTileProducts) {
+  if (in_place) {
     simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
                               in, x.row_stride, beta, c, ldc);
     return;

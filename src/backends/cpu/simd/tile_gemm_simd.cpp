@@ -8,8 +8,11 @@
 #include "backends/cpu/simd/float_io-inl.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <vector>
+
+#include "tessel/core/float_formats.hpp"
 
 #include "backends/cpu/simd/tile_gemm_simd.hpp"
 
@@ -45,10 +48,10 @@ HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
 // of them `count` lanes (0 for all): R x C independent FMA chains. One or
 // two rows (a decode step's query against its values) get their chains
 // from the columns instead of the rows.
-template <int R, int C, class TB>
+template <int R, int C, class PB>
 HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
                           std::int64_t k, float alpha, const float* a,
-                          std::int64_t a_row, std::int64_t a_col, const TB* b,
+                          std::int64_t a_row, std::int64_t a_col, PB b,
                           std::int64_t ldb, float beta, float* c,
                           std::int64_t ldc) {
   const D d;
@@ -77,10 +80,10 @@ HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
 
 // Rows i .. i + R of the output over every column, C vectors of columns at
 // a time while they last.
-template <int R, int C, class TB>
+template <int R, int C, class PB>
 HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
                           float alpha, const float* a, std::int64_t a_row,
-                          std::int64_t a_col, const TB* b, std::int64_t ldb,
+                          std::int64_t a_col, PB b, std::int64_t ldb,
                           float beta, float* c, std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -97,9 +100,9 @@ HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
 
 // op(b) = b (k x n): each vector of an output row is a sum of the same
 // vectors of the rows of b, scaled by the row's elements of op(a).
-template <class TB>
+template <class PB>
 void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
-               float alpha, const float* a, std::int64_t lda, const TB* b,
+               float alpha, const float* a, std::int64_t lda, PB b,
                std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
   std::int64_t i = 0;
@@ -123,10 +126,9 @@ void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
 // c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
 // c: J chains of vector FMAs along k that share each load of a, each ending
 // in one horizontal sum.
-template <int J, class TB>
-HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
-                          const TB* bj, std::int64_t ldb, float beta,
-                          float* cij) {
+template <int J, class PB>
+HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai, PB bj,
+                          std::int64_t ldb, float beta, float* cij) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V acc[J];
@@ -146,9 +148,9 @@ HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
 // c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
 // op(b) = b^T): four rows of b at a time, for every row of a while those
 // four rows are in L1.
-template <class TB>
+template <class PB>
 void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-              const float* a, std::int64_t lda, const TB* b, std::int64_t ldb,
+              const float* a, std::int64_t lda, PB b, std::int64_t ldb,
               float beta, float* c, std::int64_t ldc) {
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
@@ -162,6 +164,197 @@ void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
       dot_block<1>(k, alpha, a + i * lda, b + j * ldb, ldb, beta,
                    c + i * ldc + j);
     }
+  }
+}
+
+// ---- b in Q8_0 or Q4_0 blocks: a quantised KV cache ----
+//
+// Each lane is dequantised as it is loaded: the code (Q4_0's nibble less
+// 8) times the block's f16 scale, the same exact product the block
+// decoders make, so the sums below are those of row_dots and rows_of_b on
+// the dequantised rows, in the same order, bit for bit. Rows are whole
+// blocks; the loops walk a row a block at a time, which the element
+// pointers of the 16-bit loads cannot do cheaply.
+
+template <DType T>
+constexpr std::size_t kBlockBytes = T == DType::Q8_0 ? 34 : 18;
+
+HWY_INLINE float block_scale(const std::uint8_t* block) {
+  std::uint16_t bits;
+  std::memcpy(&bits, block, 2);
+  return fp::f16_to_f32(bits);
+}
+
+// Lanes `within` .. `within` + N of a block (within a multiple of N).
+template <DType T>
+HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
+                         V scale) {
+  const hn::RebindToSigned<D> di;
+  if constexpr (T == DType::Q8_0) {
+    const hn::Rebind<std::int8_t, D> d8;
+    const auto* codes =
+        reinterpret_cast<const std::int8_t*>(block + 2 + within);
+    return hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, codes))),
+                   scale);
+  } else {
+    // Codes 0-15 are the low nibbles of the 16 bytes, 16-31 the high ones.
+    const hn::Rebind<std::uint8_t, D> d8;
+    const auto bytes =
+        hn::PromoteTo(di, hn::LoadU(d8, block + 2 + within % 16));
+    const auto codes = hn::And(within >= 16 ? hn::ShiftRight<4>(bytes) : bytes,
+                               hn::Set(di, 15));
+    return hn::Mul(hn::Sub(hn::ConvertTo(d, codes), hn::Set(d, 8.0f)), scale);
+  }
+}
+
+// dot_block on J rows of blocks, `row_bytes` apart; k whole blocks.
+template <int J, DType T>
+HWY_INLINE void dot_block_blocks(std::int64_t k, float alpha, const float* ai,
+                                 const std::uint8_t* bj, std::size_t row_bytes,
+                                 float beta, float* cij) {
+  const D d;
+  const std::size_t N = hn::Lanes(d);
+  V acc[J];
+  for (int r = 0; r < J; ++r) acc[r] = hn::Zero(d);
+  for (std::int64_t p0 = 0; p0 < k; p0 += 32) {
+    const std::uint8_t* block[J];
+    V scale[J];
+    for (int r = 0; r < J; ++r) {
+      block[r] = bj + static_cast<std::size_t>(r) * row_bytes +
+                 static_cast<std::size_t>(p0 / 32) * kBlockBytes<T>;
+      scale[r] = hn::Set(d, block_scale(block[r]));
+    }
+    for (std::size_t w = 0; w < 32; w += N) {
+      const V av = hn::LoadU(d, ai + p0 + static_cast<std::int64_t>(w));
+      for (int r = 0; r < J; ++r) {
+        acc[r] =
+            hn::MulAdd(av, block_lanes<T>(d, block[r], w, scale[r]), acc[r]);
+      }
+    }
+  }
+  for (int r = 0; r < J; ++r) {
+    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
+    cij[r] = beta == 0.0f ? sum : sum + beta * cij[r];
+  }
+}
+
+template <DType T>
+void row_dots_blocks(std::int64_t m, std::int64_t n, std::int64_t k,
+                     float alpha, const float* a, std::int64_t lda,
+                     const std::uint8_t* b, std::size_t row_bytes, float beta,
+                     float* c, std::int64_t ldc) {
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      dot_block_blocks<4, T>(k, alpha, a + i * lda,
+                             b + static_cast<std::size_t>(j) * row_bytes,
+                             row_bytes, beta, c + i * ldc + j);
+    }
+  }
+  for (; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      dot_block_blocks<1, T>(k, alpha, a + i * lda,
+                             b + static_cast<std::size_t>(j) * row_bytes,
+                             row_bytes, beta, c + i * ldc + j);
+    }
+  }
+}
+
+// row_block on rows of blocks; n - j whole vectors.
+template <int R, int C, DType T>
+HWY_INLINE void row_block_blocks(std::int64_t i, std::int64_t j, std::int64_t k,
+                                 float alpha, const float* a,
+                                 std::int64_t a_row, std::int64_t a_col,
+                                 const std::uint8_t* b, std::size_t row_bytes,
+                                 float beta, float* c, std::int64_t ldc) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  V acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < C; ++v) acc[r][v] = hn::Zero(d);
+  const float* a0 = a + i * a_row;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const std::uint8_t* row = b + static_cast<std::size_t>(p) * row_bytes;
+    V bv[C];
+    for (int v = 0; v < C; ++v) {
+      const auto col = static_cast<std::size_t>(j + v * N);
+      const std::uint8_t* block = row + col / 32 * kBlockBytes<T>;
+      bv[v] =
+          block_lanes<T>(d, block, col % 32, hn::Set(d, block_scale(block)));
+    }
+    const float* ap = a0 + p * a_col;
+    for (int r = 0; r < R; ++r) {
+      const V av = hn::Set(d, ap[r * a_row]);
+      for (int v = 0; v < C; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < C; ++v) {
+      finish(d, acc[r][v], alpha, beta, c + (i + r) * ldc + j + v * N, 0);
+    }
+  }
+}
+
+template <int R, int C, DType T>
+HWY_INLINE void row_strip_blocks(std::int64_t i, std::int64_t n, std::int64_t k,
+                                 float alpha, const float* a,
+                                 std::int64_t a_row, std::int64_t a_col,
+                                 const std::uint8_t* b, std::size_t row_bytes,
+                                 float beta, float* c, std::int64_t ldc) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t j = 0;
+  for (; j + C * N <= n; j += C * N) {
+    row_block_blocks<R, C, T>(i, j, k, alpha, a, a_row, a_col, b, row_bytes,
+                              beta, c, ldc);
+  }
+  for (; j < n; j += N) {
+    row_block_blocks<R, 1, T>(i, j, k, alpha, a, a_row, a_col, b, row_bytes,
+                              beta, c, ldc);
+  }
+}
+
+// rows_of_b's split of the rows, on rows of blocks.
+template <DType T>
+void rows_of_b_blocks(bool trans_a, std::int64_t m, std::int64_t n,
+                      std::int64_t k, float alpha, const float* a,
+                      std::int64_t lda, const std::uint8_t* b,
+                      std::size_t row_bytes, float beta, float* c,
+                      std::int64_t ldc) {
+  const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
+  std::int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    row_strip_blocks<4, 1, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
+                              beta, c, ldc);
+  }
+  switch (m - i) {
+    case 3:
+      row_strip_blocks<3, 1, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
+                                beta, c, ldc);
+      break;
+    case 2:
+      row_strip_blocks<2, 2, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
+                                beta, c, ldc);
+      break;
+    case 1:
+      row_strip_blocks<1, 4, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
+                                beta, c, ldc);
+      break;
+    default: break;
+  }
+}
+
+template <DType T>
+void blocks_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const float* a, std::int64_t lda,
+              const std::uint8_t* b, std::int64_t ldb, float beta, float* c,
+              std::int64_t ldc) {
+  const auto row_bytes = static_cast<std::size_t>(ldb / 32) * kBlockBytes<T>;
+  if (trans_b) {
+    row_dots_blocks<T>(m, n, k, alpha, a, lda, b, row_bytes, beta, c, ldc);
+  } else {
+    rows_of_b_blocks<T>(trans_a, m, n, k, alpha, a, lda, b, row_bytes, beta, c,
+                        ldc);
   }
 }
 
@@ -188,32 +381,39 @@ static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
   }
 }
 
-// b in f16 or bf16: row_dots for op(b) = b^T (m <= kRowDotsMaxRows, the
-// caller's promise), rows_of_b otherwise.
-template <class TB>
+// b in f16 or bf16 (PB, its element pointer): row_dots for op(b) = b^T
+// (m <= kRowDotsMaxRows, the caller's promise), rows_of_b otherwise.
+template <class PB>
 void narrow_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, float alpha, const float* a, std::int64_t lda,
-              const std::uint16_t* b, std::int64_t ldb, float beta, float* c,
-              std::int64_t ldc) {
-  const auto* bt = reinterpret_cast<const TB*>(b);
+              PB b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (trans_b) {
-    row_dots(m, n, k, alpha, a, lda, bt, ldb, beta, c, ldc);
+    row_dots(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
-    rows_of_b(trans_a, m, n, k, alpha, a, lda, bt, ldb, beta, c, ldc);
+    rows_of_b(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
-static void SmallGemmNarrowBImpl(bool bf16, bool trans_a, bool trans_b,
+static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
                                  std::int64_t m, std::int64_t n, std::int64_t k,
                                  float alpha, const float* a, std::int64_t lda,
-                                 const std::uint16_t* b, std::int64_t ldb,
-                                 float beta, float* c, std::int64_t ldc) {
-  if (bf16) {
-    narrow_b<hwy::bfloat16_t>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                              beta, c, ldc);
-  } else {
-    narrow_b<hwy::float16_t>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                             beta, c, ldc);
+                                 const void* b, std::int64_t ldb, float beta,
+                                 float* c, std::int64_t ldc) {
+  const auto* bytes = static_cast<const std::uint8_t*>(b);
+  switch (b_dtype) {
+    case DType::BF16:
+      return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
+                      static_cast<const hwy::bfloat16_t*>(b), ldb, beta, c,
+                      ldc);
+    case DType::F16:
+      return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
+                      static_cast<const hwy::float16_t*>(b), ldb, beta, c, ldc);
+    case DType::Q8_0:
+      return blocks_b<DType::Q8_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                   bytes, ldb, beta, c, ldc);
+    default:
+      return blocks_b<DType::Q4_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                   bytes, ldb, beta, c, ldc);
   }
 }
 
@@ -237,11 +437,10 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
 void small_gemm_narrow_b(DType b_dtype, bool trans_a, bool trans_b,
                          std::int64_t m, std::int64_t n, std::int64_t k,
                          float alpha, const float* a, std::int64_t lda,
-                         const std::uint16_t* b, std::int64_t ldb, float beta,
-                         float* c, std::int64_t ldc) {
+                         const void* b, std::int64_t ldb, float beta, float* c,
+                         std::int64_t ldc) {
   HWY_DYNAMIC_DISPATCH(SmallGemmNarrowBImpl)
-  (b_dtype == DType::BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-   beta, c, ldc);
+  (b_dtype, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace tessel::cpu::simd
