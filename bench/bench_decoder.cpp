@@ -15,8 +15,8 @@
 // weights with MapMode::Resident (read into 2 MiB pages) instead of mapping
 // the file; TESSEL_BENCH_MATMUL_PRECISION=bf16 runs with
 // MatmulPrecision::BF16 (`--matmul-precision bf16`);
-// TESSEL_BENCH_CACHE_TYPE=f16|bf16 keeps the KV cache in 16 bits
-// (`--cache-type`).
+// TESSEL_BENCH_CACHE_TYPE=f16|bf16|q8_0|... keeps the KV cache in 16 bits
+// or a block type (`--cache-type`).
 //
 // `bench_decoder --write-random-qwen3 PATH SHAPE` writes the random Qwen3
 // f32 GGUF the comparison starts from (SHAPE 160m: hidden 1024, 8 layers,

@@ -7,10 +7,13 @@ decode as a fraction of this machine's read bandwidth in weight bytes.
 Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
        [--ceilings BUILD/bench/bench_kernels] [--no-mmap]
-       [--matmul-precision f32|bf16] [--cache-type f32|f16|bf16]
+       [--matmul-precision f32|bf16]
+       [--cache-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl]
        [--decode-after P]
 --cache-type is what tessel keeps its KV cache in (f32 by default; f16 is
-llama.cpp's default, which llama.cpp always runs with here). Decode is 64
+llama.cpp's default, which llama.cpp runs with for the float types). For
+a block type llama.cpp keeps its cache in the same type, which needs its
+flash attention (on for that run only). Decode is 64
 single-token steps after a 16-token prompt, or after P tokens with
 --decode-after P: at long contexts each step reads the KV cache as well as
 the weights (the GB/s column still counts weight bytes only).
@@ -68,13 +71,20 @@ def make_files(tool, shape, types, cache):
     return paths
 
 
-def llama_speeds(path, threads, rounds, mmap, decode_after):
+BLOCK_CACHE_TYPES = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
+
+
+def llama_speeds(path, threads, rounds, mmap, decode_after, cache_type):
     import llama_cpp
+    cache = {}
+    if cache_type in BLOCK_CACHE_TYPES:
+        ggml_type = getattr(llama_cpp, "GGML_TYPE_" + cache_type.upper())
+        cache = {"type_k": ggml_type, "type_v": ggml_type, "flash_attn": True}
     start = time.perf_counter()
     llm = llama_cpp.Llama(model_path=path, n_ctx=max(1024, decode_after + 64),
                           n_batch=512, n_ubatch=512,
                           n_threads=threads, n_threads_batch=threads, use_mmap=mmap,
-                          verbose=False)
+                          verbose=False, **cache)
     llm.eval([0])
     out = {"first": time.perf_counter() - start}
     rng = np.random.default_rng(7)
@@ -147,8 +157,10 @@ def main():
     ap.add_argument("--matmul-precision", default="f32", choices=("f32", "bf16"),
                     help="tessel's MatmulPrecision (bf16: bf16 weights multiply "
                     "bf16-rounded activations, as llama.cpp does)")
-    ap.add_argument("--cache-type", default="f32", choices=("f32", "f16", "bf16"),
-                    help="what tessel keeps its KV cache in (llama.cpp: f16, its default)")
+    ap.add_argument("--cache-type", default="f32",
+                    choices=("f32", "f16", "bf16") + BLOCK_CACHE_TYPES,
+                    help="what tessel keeps its KV cache in (llama.cpp: f16, its "
+                    "default, or the same block type with flash attention)")
     ap.add_argument("--decode-after", type=int, default=16,
                     help="prompt tokens before the 64 timed decode steps")
     ap.add_argument("--ceilings", default=None,
@@ -164,7 +176,8 @@ def main():
     print(f"Qwen3 {args.shape}, {args.threads} threads, "
           f"weights {'read into memory' if args.no_mmap else 'mapped'}, "
           f"tessel's matmul precision {args.matmul_precision}, "
-          f"tessel's KV cache {args.cache_type} (llama.cpp's f16), "
+          f"tessel's KV cache {args.cache_type} (llama.cpp's "
+          f"{args.cache_type if args.cache_type in BLOCK_CACHE_TYPES else 'f16'}), "
           f"decode after {args.decode_after} tokens, "
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
@@ -173,7 +186,7 @@ def main():
     reads = []
     for t in types:
         lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap,
-                          args.decode_after)
+                          args.decode_after, args.cache_type)
         # The ceiling moves with the other tenants of the host (31-41 GB/s
         # within one hour here): measured on each side of tessel's run, the
         # higher one counts.
