@@ -3,8 +3,8 @@
 // small GEMM, goes through an online softmax, and is multiplied into an
 // f32 output accumulator by a second GEMM. Keys and values in f16 or bf16
 // are read in place by a decode step's products, widened a tile at a time
-// by the others; block-quantised ones are dequantised a tile at a time
-// (key_tile_gemm).
+// by the others; block-quantised ones likewise (Q8_0 and Q4_0 in place,
+// the others dequantised a tile at a time; key_tile_gemm).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -31,7 +31,8 @@ constexpr std::int64_t kSmallTileProducts = 65536;
 // Sized for the rows a query block can have: a decode step's single query
 // row zero-fills 1/64th of a full block's 96 KiB, once per layer. `tile`
 // holds keys or values widened from 16 bits or dequantised, sized when
-// first needed (a decode step reads 16 bits in place and never is).
+// first needed (a decode step reads 16 bits, Q8_0 and Q4_0 in place and
+// never is).
 struct Scratch {
   std::vector<float> scores, acc, m, l, corr, tile;
   Scratch(std::int64_t rows, std::int64_t value_dim)
@@ -49,8 +50,9 @@ struct Scratch {
 // place too where tile_gemm would run small_gemm's row loops on their f32
 // values (a decode step's few rows), which then see the same numbers in
 // the same order; elsewhere they are widened (exactly) into the scratch
-// tile first. Block-quantised rows are always dequantised into the tile
-// (the same values as .to(F32), row by row).
+// tile first. Q8_0 and Q4_0 rows are read in place the same way; other
+// block types are always dequantised into the tile (the same values as
+// .to(F32)).
 void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
                    std::int64_t rows, std::int64_t width, bool trans_b,
                    std::int64_t m, std::int64_t n, std::int64_t k, float alpha,

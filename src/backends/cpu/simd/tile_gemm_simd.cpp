@@ -48,10 +48,10 @@ HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
 // of them `count` lanes (0 for all): R x C independent FMA chains. One or
 // two rows (a decode step's query against its values) get their chains
 // from the columns instead of the rows.
-template <int R, int C, class PB>
+template <int R, int C, class TB>
 HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
                           std::int64_t k, float alpha, const float* a,
-                          std::int64_t a_row, std::int64_t a_col, PB b,
+                          std::int64_t a_row, std::int64_t a_col, const TB* b,
                           std::int64_t ldb, float beta, float* c,
                           std::int64_t ldc) {
   const D d;
@@ -80,10 +80,10 @@ HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
 
 // Rows i .. i + R of the output over every column, C vectors of columns at
 // a time while they last.
-template <int R, int C, class PB>
+template <int R, int C, class TB>
 HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
                           float alpha, const float* a, std::int64_t a_row,
-                          std::int64_t a_col, PB b, std::int64_t ldb,
+                          std::int64_t a_col, const TB* b, std::int64_t ldb,
                           float beta, float* c, std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -100,9 +100,9 @@ HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
 
 // op(b) = b (k x n): each vector of an output row is a sum of the same
 // vectors of the rows of b, scaled by the row's elements of op(a).
-template <class PB>
+template <class TB>
 void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
-               float alpha, const float* a, std::int64_t lda, PB b,
+               float alpha, const float* a, std::int64_t lda, const TB* b,
                std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
   std::int64_t i = 0;
@@ -126,9 +126,10 @@ void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
 // c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
 // c: J chains of vector FMAs along k that share each load of a, each ending
 // in one horizontal sum.
-template <int J, class PB>
-HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai, PB bj,
-                          std::int64_t ldb, float beta, float* cij) {
+template <int J, class TB>
+HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
+                          const TB* bj, std::int64_t ldb, float beta,
+                          float* cij) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V acc[J];
@@ -148,9 +149,9 @@ HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai, PB bj,
 // c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
 // op(b) = b^T): four rows of b at a time, for every row of a while those
 // four rows are in L1.
-template <class PB>
+template <class TB>
 void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-              const float* a, std::int64_t lda, PB b, std::int64_t ldb,
+              const float* a, std::int64_t lda, const TB* b, std::int64_t ldb,
               float beta, float* c, std::int64_t ldc) {
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
@@ -381,12 +382,13 @@ static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
   }
 }
 
-// b in f16 or bf16 (PB, its element pointer): row_dots for op(b) = b^T
-// (m <= kRowDotsMaxRows, the caller's promise), rows_of_b otherwise.
-template <class PB>
+// b in f16 or bf16 (TB): row_dots for op(b) = b^T (m <= kRowDotsMaxRows,
+// the caller's promise), rows_of_b otherwise.
+template <class TB>
 void narrow_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, float alpha, const float* a, std::int64_t lda,
-              PB b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+              const TB* b, std::int64_t ldb, float beta, float* c,
+              std::int64_t ldc) {
   if (trans_b) {
     row_dots(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
