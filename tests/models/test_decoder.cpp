@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
@@ -136,35 +137,69 @@ TEST(Decoder, KVCacheInBlockTypes) {
   // attention computes on their dequantised values and rotates its output
   // back. The logits move by about the quantisation, amplified by this
   // random model (Q8_0 keeps 8 bits of a block's largest value, Q4_0 4;
-  // measured 1.2e-2 and 1.3e-1 of the largest |logit|, about the same
-  // without the rotation on these Gaussian values): an output not rotated
-  // back measured 1.4.
+  // head_dim 64 measured 1.2e-2 and 1.3e-1 of the largest |logit|, about
+  // the same without the rotation on these Gaussian values): an output not
+  // rotated back measured 1.4. head_dim 128 (Q8_0: 6.1e-3) rotates keys in
+  // blocks of 128 and values in blocks of 64, so a swapped matrix shows
+  // too. The stored keys and values measured within half of Q8_0's step
+  // of the rotated f32 ones, and 200 steps from the unrotated ones.
   DecoderConfig c = tiny("qwen3", false);
   c.hidden_size = 128;
   c.num_attention_heads = 4;
   c.num_key_value_heads = 2;
-  c.head_dim = 64;
-  const CausalLM lm(c, 3);
   Generator g(5);
   const Tensor ids = randint(0, 20, {2, 7}, g);
   NoGradGuard no_grad;
-  KVCache exact(lm.config(), 2, 12);
-  const Tensor want = lm.forward(ids, &exact).value();
-  EXPECT_FALSE(exact.key_rotation().defined());
-  for (const auto& [dtype, bound] :
-       {std::pair{DType::Q8_0, 3e-2}, std::pair{DType::Q4_0, 3e-1}}) {
-    KVCache cache(lm.config(), 2, 12, dtype);
-    ASSERT_TRUE(cache.key_rotation().defined());
-    Tensor got = lm.forward(ids.slice(1, 0, 3), &cache).value();
-    for (std::int64_t i = 3; i < 7; ++i) {
-      got =
-          concat({got, lm.forward(ids.slice(1, i, i + 1), &cache).value()}, 1);
+  const auto rotate = [](const Tensor& x, const Tensor& h) {
+    Shape runs = x.shape();
+    runs.back() /= h.size(0);
+    runs.push_back(h.size(0));
+    return matmul(x.reshape(runs), h).reshape(x.shape());
+  };
+  for (const std::int64_t head_dim : {64, 128}) {
+    c.head_dim = head_dim;
+    const CausalLM lm(c, 3);
+    KVCache exact(lm.config(), 2, 12);
+    const Tensor want = lm.forward(ids, &exact).value();
+    EXPECT_FALSE(exact.key_rotation().defined());
+    for (const auto& [dtype, bound] :
+         {std::pair{DType::Q8_0, 3e-2}, std::pair{DType::Q4_0, 3e-1}}) {
+      KVCache cache(lm.config(), 2, 12, dtype);
+      ASSERT_TRUE(cache.key_rotation().defined());
+      Tensor got = lm.forward(ids.slice(1, 0, 3), &cache).value();
+      for (std::int64_t i = 3; i < 7; ++i) {
+        got = concat({got, lm.forward(ids.slice(1, i, i + 1), &cache).value()},
+                     1);
+      }
+      const double scale = max(abs(want)).item<float>();
+      const double err = max(abs(sub(got, want))).item<float>() / scale;
+      EXPECT_LT(err, bound) << dtype_name(dtype) << " head_dim " << head_dim;
+      EXPECT_GT(err, 0.0) << dtype_name(dtype) << ": nothing was quantised";
+      if (dtype != DType::Q8_0) continue;
+      // What layer 0 stored (its inputs are the same embeddings in both
+      // runs): the f32 cache's keys and values rotated, then quantised, so
+      // within Q8_0's step of them (1/127 of a block's largest value), and
+      // far from the values unrotated.
+      const Shape none{2, c.num_key_value_heads, 0, head_dim};
+      const auto [keys, values] =
+          cache.append(0, empty(none, DType::F32), empty(none, DType::F32));
+      const auto [f32_keys, f32_values] =
+          exact.append(0, empty(none, DType::F32), empty(none, DType::F32));
+      for (const auto& [stored, plain, rotation] :
+           {std::tuple{keys, f32_keys, cache.key_rotation()},
+            std::tuple{values, f32_values, cache.value_rotation()}}) {
+        const Tensor rotated = rotate(plain, rotation);
+        const float step = max(abs(rotated)).item<float>() / 127;
+        const Tensor dequantised = stored.to(DType::F32);
+        EXPECT_LT(max(abs(sub(dequantised, rotated))).item<float>(), step)
+            << "head_dim " << head_dim;
+        EXPECT_GT(max(abs(sub(dequantised, plain))).item<float>(), 10 * step)
+            << "head_dim " << head_dim;
+      }
     }
-    const double scale = max(abs(want)).item<float>();
-    const double err = max(abs(sub(got, want))).item<float>() / scale;
-    EXPECT_LT(err, bound) << dtype_name(dtype);
-    EXPECT_GT(err, 0.0) << dtype_name(dtype) << ": nothing was quantised";
   }
+  EXPECT_EQ(KVCache(c, 1, 2, DType::Q8_0).key_rotation().size(0), 128);
+  c.head_dim = 64;
   // The rotations: Sylvester's Hadamard matrices, entry (i, j)
   // (-1)^popcount(i & j) / sqrt(n), keys in blocks of the largest power of
   // two dividing head_dim, values in blocks of 64; none for head sizes
@@ -196,7 +231,7 @@ TEST(Decoder, KVCacheInBlockTypes) {
   EXPECT_FALSE(KVCache(d96, 1, 2, DType::Q8_0).key_rotation().defined());
   EXPECT_FALSE(KVCache(c, 1, 2, DType::F16).key_rotation().defined());
   // What append stores: the values quantised as to(dtype) quantises them.
-  KVCache cache(lm.config(), 1, 4, DType::Q4_0);
+  KVCache cache(c, 1, 4, DType::Q4_0);
   const Tensor k = randn({1, 2, 3, 64}, g), v = randn({1, 2, 3, 64}, g);
   const auto [keys, values] = cache.append(0, k, v);
   EXPECT_EQ(keys.dtype(), DType::Q4_0);
@@ -205,8 +240,8 @@ TEST(Decoder, KVCacheInBlockTypes) {
   // Head sizes that are not whole blocks, and block types llama.cpp does
   // not keep a cache in.
   EXPECT_TESSEL_ERROR(KVCache(tiny(), 1, 4, DType::Q8_0), "E2102");
-  EXPECT_TESSEL_ERROR(KVCache(lm.config(), 1, 4, DType::Q4_K), "E2201");
-  EXPECT_TESSEL_ERROR(KVCache(lm.config(), 1, 4, DType::IQ2_XXS), "E2201");
+  for (const DType refused : {DType::Q4_K, DType::IQ4_XS, DType::IQ2_XXS})
+    EXPECT_TESSEL_ERROR(KVCache(c, 1, 4, refused), "E2201");
 }
 
 TEST(Decoder, RefusesBadInputs) {

@@ -226,10 +226,10 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
 TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
   // Keys and values of one block type (a quantised KV cache) are read in
   // place by a decode step's products (Q8_0, Q4_0), dequantised a key tile
-  // at a time for other blocks of queries (decode steps, grouped or not,
-  // over a cache read in the decoder's (B, S, H, D) order), all at once for
-  // longer prefills: the result is that of their dequantised f32 values,
-  // bit for bit.
+  // at a time for other blocks of queries (five and 64 rows, over a cache
+  // read in the decoder's (B, S, H, D) order), all at once for longer
+  // prefills (130 queries): the result is that of their dequantised f32
+  // values, bit for bit.
   Generator g(9);
   const auto f32 = [](const Tensor& t) { return t.to(DType::F32); };
   for (const DType dtype :
@@ -265,17 +265,21 @@ TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
           << dtype_name(dtype) << " rows " << rows;
     }
   }
-  // Up to four rows read Q8_0 and Q4_0 in the products, on every SIMD
-  // target (lanes of 4 to 16 within each 32-code block).
+  // One to four rows (the query heads of one key/value head) read Q8_0
+  // and Q4_0 in the products, on every SIMD target (lanes of 1 to 16
+  // within each 32-code block).
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     for (const DType dtype : {DType::Q8_0, DType::Q4_0}) {
-      const Tensor qc = randn({1, 3, 1, 64}, g);
       const Tensor kc = randn({1, 1, 70, 64}, g).to(dtype),
                    vc = randn({1, 1, 70, 96}, g).to(dtype);
-      EXPECT_TRUE(equal(scaled_dot_product_attention(qc, kc, vc),
-                        scaled_dot_product_attention(qc, f32(kc), f32(vc))))
-          << dtype_name(dtype) << " on " << hwy::TargetName(target);
+      for (const std::int64_t rows : {1, 2, 3, 4}) {
+        const Tensor qc = randn({1, rows, 1, 64}, g);
+        EXPECT_TRUE(equal(scaled_dot_product_attention(qc, kc, vc),
+                          scaled_dot_product_attention(qc, f32(kc), f32(vc))))
+            << dtype_name(dtype) << " rows " << rows << " on "
+            << hwy::TargetName(target);
+      }
     }
   }
   hwy::SetSupportedTargetsForTest(0);

@@ -179,6 +179,10 @@ void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
 
 template <DType T>
 constexpr std::size_t kBlockBytes = T == DType::Q8_0 ? 34 : 18;
+static_assert(kBlockBytes<DType::Q8_0> == 34 && kBlockBytes<DType::Q4_0> == 18);
+// A vector's lanes lie in one block, and in one half of a Q4_0 block (its
+// 16 bytes hold both halves): at most 16 lanes, dividing 32.
+static_assert(hn::MaxLanes(D()) <= 16 && 32 % hn::MaxLanes(D()) == 0);
 
 HWY_INLINE float block_scale(const std::uint8_t* block) {
   std::uint16_t bits;
@@ -190,6 +194,7 @@ HWY_INLINE float block_scale(const std::uint8_t* block) {
 template <DType T>
 HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
                          V scale) {
+  static_assert(T == DType::Q8_0 || T == DType::Q4_0);
   const hn::RebindToSigned<D> di;
   if constexpr (T == DType::Q8_0) {
     const hn::Rebind<std::int8_t, D> d8;
@@ -413,9 +418,12 @@ static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
     case DType::Q8_0:
       return blocks_b<DType::Q8_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
                                    bytes, ldb, beta, c, ldc);
-    default:
+    case DType::Q4_0:
       return blocks_b<DType::Q4_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
                                    bytes, ldb, beta, c, ldc);
+    default:
+      HWY_ABORT("small_gemm_narrow_b: b of dtype %d",
+                static_cast<int>(b_dtype));
   }
 }
 
