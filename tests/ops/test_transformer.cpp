@@ -225,7 +225,7 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
 
 TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
   // Keys and values of one block type (a quantised KV cache) are read in
-  // place by a decode step's products (Q8_0, Q4_0), dequantised a key tile
+  // place by a decode step's products, dequantised a key tile
   // at a time for other blocks of queries (five and 64 rows, over a cache
   // read in the decoder's (B, S, H, D) order), all at once for longer
   // prefills (130 queries): the result is that of their dequantised f32
@@ -265,12 +265,13 @@ TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
           << dtype_name(dtype) << " rows " << rows;
     }
   }
-  // One to four rows (the query heads of one key/value head) read Q8_0
-  // and Q4_0 in the products, on every SIMD target (lanes of 1 to 16
-  // within each 32-code block).
+  // One to four rows (the query heads of one key/value head) read every
+  // cache block type in the products, on every SIMD target (lanes of 1 to
+  // 16 within each 32-code block).
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    for (const DType dtype : {DType::Q8_0, DType::Q4_0}) {
+    for (const DType dtype : {DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                              DType::Q5_0, DType::Q5_1, DType::IQ4_NL}) {
       const Tensor kc = randn({1, 1, 70, 64}, g).to(dtype),
                    vc = randn({1, 1, 70, 96}, g).to(dtype);
       for (const std::int64_t rows : {1, 2, 3, 4}) {

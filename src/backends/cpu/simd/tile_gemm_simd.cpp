@@ -168,48 +168,106 @@ void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
   }
 }
 
-// ---- b in Q8_0 or Q4_0 blocks: a quantised KV cache ----
+// ---- b in 32-element blocks: a quantised KV cache ----
 //
-// Each lane is dequantised as it is loaded: the code (Q4_0's nibble less
-// 8) times the block's f16 scale, the same exact product the block
-// decoders make, so the sums below are those of row_dots and rows_of_b on
-// the dequantised rows, in the same order, bit for bit. Rows are whole
-// blocks; the loops walk a row a block at a time, which the element
-// pointers of the 16-bit loads cannot do cheaply.
+// Each lane is dequantised as it is loaded, to the value the block decoder
+// makes (src/quant/legacy_blocks.cpp, ggml's dequantize_row_*): the code
+// (less Q4_0's 8 or Q5_0's 16, or IQ4_NL's codebook value) times the
+// block's f16 scale, an exact product, plus Q4_1's and Q5_1's f16 minimum,
+// one rounding either way. So the sums below are those of row_dots and
+// rows_of_b on the dequantised rows, in the same order, bit for bit. Rows
+// are whole blocks; the loops walk a row a block at a time, which the
+// element pointers of the 16-bit loads cannot do cheaply.
+
+// Where a block keeps its parts (ggml's block_q8_0, block_q4_0, ...).
+struct BlockLayout {
+  std::size_t bytes;
+  std::size_t min;   // offset of the f16 minimum; 0: none
+  std::size_t high;  // offset of Q5's 32 fifth bits; 0: none
+  std::size_t codes;
+};
 
 template <DType T>
-constexpr std::size_t kBlockBytes = T == DType::Q8_0 ? 34 : 18;
-static_assert(kBlockBytes<DType::Q8_0> == 34 && kBlockBytes<DType::Q4_0> == 18);
-// A vector's lanes lie in one block, and in one half of a Q4_0 block (its
+constexpr BlockLayout kLayout = T == DType::Q8_0   ? BlockLayout{34, 0, 0, 2}
+                                : T == DType::Q4_1 ? BlockLayout{20, 2, 0, 4}
+                                : T == DType::Q5_0 ? BlockLayout{22, 0, 2, 6}
+                                : T == DType::Q5_1 ? BlockLayout{24, 2, 4, 8}
+                                                   : BlockLayout{18, 0, 0, 2};
+static_assert(kLayout<DType::Q4_0>.bytes == 18 &&
+              kLayout<DType::IQ4_NL>.bytes == 18);
+// A vector's lanes lie in one block, and in one half of a 4-bit block (its
 // 16 bytes hold both halves): at most 16 lanes, dividing 32.
 static_assert(hn::MaxLanes(D()) <= 16 && 32 % hn::MaxLanes(D()) == 0);
 
-HWY_INLINE float block_scale(const std::uint8_t* block) {
+// IQ4_NL's codebook (ggml's kvalues_iq4nl), as floats.
+alignas(64) constexpr float kIq4NlValues[16] = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+HWY_INLINE float f16_at(const std::uint8_t* p) {
   std::uint16_t bits;
-  std::memcpy(&bits, block, 2);
+  std::memcpy(&bits, p, 2);
   return fp::f16_to_f32(bits);
+}
+
+// A block's scale and (Q4_1, Q5_1) minimum, broadcast.
+struct BlockScale {
+  V scale, min;
+};
+
+template <DType T>
+HWY_INLINE BlockScale block_scale(D d, const std::uint8_t* block) {
+  constexpr BlockLayout L = kLayout<T>;
+  return {hn::Set(d, f16_at(block)),
+          L.min != 0 ? hn::Set(d, f16_at(block + L.min)) : hn::Zero(d)};
 }
 
 // Lanes `within` .. `within` + N of a block (within a multiple of N).
 template <DType T>
 HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
-                         V scale) {
-  static_assert(T == DType::Q8_0 || T == DType::Q4_0);
+                         const BlockScale& s) {
+  constexpr BlockLayout L = kLayout<T>;
   const hn::RebindToSigned<D> di;
   if constexpr (T == DType::Q8_0) {
     const hn::Rebind<std::int8_t, D> d8;
     const auto* codes =
-        reinterpret_cast<const std::int8_t*>(block + 2 + within);
+        reinterpret_cast<const std::int8_t*>(block + L.codes + within);
     return hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, codes))),
-                   scale);
+                   s.scale);
   } else {
-    // Codes 0-15 are the low nibbles of the 16 bytes, 16-31 the high ones.
+    // Codes 0-15 are the low nibbles of the 16 bytes, 16-31 the high ones;
+    // Q5's fifth bit of code j is bit j of its 32.
     const hn::Rebind<std::uint8_t, D> d8;
     const auto bytes =
-        hn::PromoteTo(di, hn::LoadU(d8, block + 2 + within % 16));
-    const auto codes = hn::And(within >= 16 ? hn::ShiftRight<4>(bytes) : bytes,
-                               hn::Set(di, 15));
-    return hn::Mul(hn::Sub(hn::ConvertTo(d, codes), hn::Set(d, 8.0f)), scale);
+        hn::PromoteTo(di, hn::LoadU(d8, block + L.codes + within % 16));
+    auto codes = hn::And(within >= 16 ? hn::ShiftRight<4>(bytes) : bytes,
+                         hn::Set(di, 15));
+    if constexpr (L.high != 0) {
+      std::uint32_t high;
+      std::memcpy(&high, block + L.high, 4);
+      const hn::RebindToUnsigned<D> du;
+      const auto bit =
+          hn::And(hn::Shr(hn::Set(du, high),
+                          hn::Iota(du, static_cast<std::uint32_t>(within))),
+                  hn::Set(du, 1u));
+      codes = hn::Or(codes, hn::BitCast(di, hn::ShiftLeft<4>(bit)));
+    }
+    if constexpr (T == DType::IQ4_NL) {
+      // Sixteen lanes hold the codebook (AVX-512: a permute, where a gather
+      // took half the step); fewer gather it.
+      if constexpr (hn::MaxLanes(D()) == 16) {
+        const V book = hn::Load(d, kIq4NlValues);
+        return hn::Mul(hn::TableLookupLanes(book, hn::IndicesFromVec(d, codes)),
+                       s.scale);
+      } else {
+        return hn::Mul(hn::GatherIndex(d, kIq4NlValues, codes), s.scale);
+      }
+    } else if constexpr (L.min != 0) {
+      return hn::MulAdd(hn::ConvertTo(d, codes), s.scale, s.min);
+    } else {
+      constexpr float kOffset = T == DType::Q5_0 ? 16.0f : 8.0f;
+      return hn::Mul(hn::Sub(hn::ConvertTo(d, codes), hn::Set(d, kOffset)),
+                     s.scale);
+    }
   }
 }
 
@@ -224,11 +282,11 @@ HWY_INLINE void dot_block_blocks(std::int64_t k, float alpha, const float* ai,
   for (int r = 0; r < J; ++r) acc[r] = hn::Zero(d);
   for (std::int64_t p0 = 0; p0 < k; p0 += 32) {
     const std::uint8_t* block[J];
-    V scale[J];
+    BlockScale scale[J];
     for (int r = 0; r < J; ++r) {
       block[r] = bj + static_cast<std::size_t>(r) * row_bytes +
-                 static_cast<std::size_t>(p0 / 32) * kBlockBytes<T>;
-      scale[r] = hn::Set(d, block_scale(block[r]));
+                 static_cast<std::size_t>(p0 / 32) * kLayout<T>.bytes;
+      scale[r] = block_scale<T>(d, block[r]);
     }
     for (std::size_t w = 0; w < 32; w += N) {
       const V av = hn::LoadU(d, ai + p0 + static_cast<std::int64_t>(w));
@@ -284,9 +342,8 @@ HWY_INLINE void row_block_blocks(std::int64_t i, std::int64_t j, std::int64_t k,
     V bv[C];
     for (int v = 0; v < C; ++v) {
       const auto col = static_cast<std::size_t>(j + v * N);
-      const std::uint8_t* block = row + col / 32 * kBlockBytes<T>;
-      bv[v] =
-          block_lanes<T>(d, block, col % 32, hn::Set(d, block_scale(block)));
+      const std::uint8_t* block = row + col / 32 * kLayout<T>.bytes;
+      bv[v] = block_lanes<T>(d, block, col % 32, block_scale<T>(d, block));
     }
     const float* ap = a0 + p * a_col;
     for (int r = 0; r < R; ++r) {
@@ -355,7 +412,7 @@ void blocks_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, float alpha, const float* a, std::int64_t lda,
               const std::uint8_t* b, std::int64_t ldb, float beta, float* c,
               std::int64_t ldc) {
-  const auto row_bytes = static_cast<std::size_t>(ldb / 32) * kBlockBytes<T>;
+  const auto row_bytes = static_cast<std::size_t>(ldb / 32) * kLayout<T>.bytes;
   if (trans_b) {
     row_dots_blocks<T>(m, n, k, alpha, a, lda, b, row_bytes, beta, c, ldc);
   } else {
@@ -421,6 +478,18 @@ static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
     case DType::Q4_0:
       return blocks_b<DType::Q4_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
                                    bytes, ldb, beta, c, ldc);
+    case DType::Q4_1:
+      return blocks_b<DType::Q4_1>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                   bytes, ldb, beta, c, ldc);
+    case DType::Q5_0:
+      return blocks_b<DType::Q5_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                   bytes, ldb, beta, c, ldc);
+    case DType::Q5_1:
+      return blocks_b<DType::Q5_1>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                   bytes, ldb, beta, c, ldc);
+    case DType::IQ4_NL:
+      return blocks_b<DType::IQ4_NL>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                     bytes, ldb, beta, c, ldc);
     default:
       HWY_ABORT("small_gemm_narrow_b: b of dtype %d",
                 static_cast<int>(b_dtype));
