@@ -458,12 +458,19 @@ void narrow_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
   }
 }
 
+template <DType T>
+using Type = std::integral_constant<DType, T>;
+
 static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
                                  std::int64_t m, std::int64_t n, std::int64_t k,
                                  float alpha, const float* a, std::int64_t lda,
                                  const void* b, std::int64_t ldb, float beta,
                                  float* c, std::int64_t ldc) {
-  const auto* bytes = static_cast<const std::uint8_t*>(b);
+  const auto blocks = [&](auto type) {
+    blocks_b<decltype(type)::value>(trans_a, trans_b, m, n, k, alpha, a, lda,
+                                    static_cast<const std::uint8_t*>(b), ldb,
+                                    beta, c, ldc);
+  };
   switch (b_dtype) {
     case DType::BF16:
       return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
@@ -472,24 +479,12 @@ static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
     case DType::F16:
       return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
                       static_cast<const hwy::float16_t*>(b), ldb, beta, c, ldc);
-    case DType::Q8_0:
-      return blocks_b<DType::Q8_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                   bytes, ldb, beta, c, ldc);
-    case DType::Q4_0:
-      return blocks_b<DType::Q4_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                   bytes, ldb, beta, c, ldc);
-    case DType::Q4_1:
-      return blocks_b<DType::Q4_1>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                   bytes, ldb, beta, c, ldc);
-    case DType::Q5_0:
-      return blocks_b<DType::Q5_0>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                   bytes, ldb, beta, c, ldc);
-    case DType::Q5_1:
-      return blocks_b<DType::Q5_1>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                   bytes, ldb, beta, c, ldc);
-    case DType::IQ4_NL:
-      return blocks_b<DType::IQ4_NL>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                     bytes, ldb, beta, c, ldc);
+    case DType::Q8_0: return blocks(Type<DType::Q8_0>{});
+    case DType::Q4_0: return blocks(Type<DType::Q4_0>{});
+    case DType::Q4_1: return blocks(Type<DType::Q4_1>{});
+    case DType::Q5_0: return blocks(Type<DType::Q5_0>{});
+    case DType::Q5_1: return blocks(Type<DType::Q5_1>{});
+    case DType::IQ4_NL: return blocks(Type<DType::IQ4_NL>{});
     default:
       HWY_ABORT("small_gemm_narrow_b: b of dtype %d",
                 static_cast<int>(b_dtype));
