@@ -1,6 +1,7 @@
 // KVCache: per-layer key and value buffers in the cache's dtype, and the
 // rotations a quantised cache stores its keys and values under.
 #include <cmath>
+#include <vector>
 
 #include "core/check.hpp"
 #include "tessel/models/kv_cache.hpp"
