@@ -35,138 +35,18 @@ HWY_INLINE V load_b(D d, const TB* p, std::size_t count) {
   }
 }
 
-// c = alpha * acc + beta * c over `count` lanes (0: a whole vector).
-HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
-                       std::size_t count) {
-  V out = hn::Mul(acc, hn::Set(d, alpha));
-  if (beta != 0.0f)
-    out = hn::MulAdd(load_lanes(d, c, count), hn::Set(d, beta), out);
-  store_lanes(d, out, c, count);
-}
-
-// R consecutive output rows from i, C vectors of columns from j, the last
-// of them `count` lanes (0 for all): R x C independent FMA chains. One or
-// two rows (a decode step's query against its values) get their chains
-// from the columns instead of the rows.
-template <int R, int C, class TB>
-HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
-                          std::int64_t k, float alpha, const float* a,
-                          std::int64_t a_row, std::int64_t a_col, const TB* b,
-                          std::int64_t ldb, float beta, float* c,
-                          std::int64_t ldc) {
-  const D d;
-  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  V acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < C; ++v) acc[r][v] = hn::Zero(d);
-  const float* a0 = a + i * a_row;
-  for (std::int64_t p = 0; p < k; ++p) {
-    V bv[C];
-    for (int v = 0; v < C; ++v)
-      bv[v] = load_b(d, b + p * ldb + j + v * N, v == C - 1 ? count : 0);
-    const float* ap = a0 + p * a_col;
-    for (int r = 0; r < R; ++r) {
-      const V av = hn::Set(d, ap[r * a_row]);
-      for (int v = 0; v < C; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < C; ++v) {
-      finish(d, acc[r][v], alpha, beta, c + (i + r) * ldc + j + v * N,
-             v == C - 1 ? count : 0);
-    }
-  }
-}
-
-// Rows i .. i + R of the output over every column, C vectors of columns at
-// a time while they last.
-template <int R, int C, class TB>
-HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
-                          float alpha, const float* a, std::int64_t a_row,
-                          std::int64_t a_col, const TB* b, std::int64_t ldb,
-                          float beta, float* c, std::int64_t ldc) {
-  const D d;
-  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  std::int64_t j = 0;
-  for (; j + C * N <= n; j += C * N) {
-    row_block<R, C>(i, j, 0, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
-  }
-  for (; j < n; j += N) {
-    const auto count = static_cast<std::size_t>(j + N <= n ? 0 : n - j);
-    row_block<R, 1>(i, j, count, k, alpha, a, a_row, a_col, b, ldb, beta, c,
-                    ldc);
-  }
-}
-
-// op(b) = b (k x n): each vector of an output row is a sum of the same
-// vectors of the rows of b, scaled by the row's elements of op(a).
+// How the products read b, a matrix of rows: row(r) is where row r
+// starts, load(d, row, col, count) its lanes from column col as f32
+// (count as load_b's). Rows of f32, f16 or bf16 elements:
 template <class TB>
-void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
-               float alpha, const float* a, std::int64_t lda, const TB* b,
-               std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
-  std::int64_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    row_strip<4, 1>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+struct ElementRows {
+  const TB* b;
+  std::int64_t ldb;
+  const TB* row(std::int64_t r) const { return b + r * ldb; }
+  V load(D d, const TB* start, std::int64_t col, std::size_t count) const {
+    return load_b(d, start + col, count);
   }
-  switch (m - i) {
-    case 3:
-      row_strip<3, 1>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
-      break;
-    case 2:
-      row_strip<2, 2>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
-      break;
-    case 1:
-      row_strip<1, 4>(i, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
-      break;
-    default: break;
-  }
-}
-
-// c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
-// c: J chains of vector FMAs along k that share each load of a, each ending
-// in one horizontal sum.
-template <int J, class TB>
-HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
-                          const TB* bj, std::int64_t ldb, float beta,
-                          float* cij) {
-  const D d;
-  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  V acc[J];
-  for (int r = 0; r < J; ++r) acc[r] = hn::Zero(d);
-  for (std::int64_t p = 0; p < k; p += N) {
-    const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
-    const V av = load_lanes(d, ai + p, count);
-    for (int r = 0; r < J; ++r)
-      acc[r] = hn::MulAdd(av, load_b(d, bj + r * ldb + p, count), acc[r]);
-  }
-  for (int r = 0; r < J; ++r) {
-    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
-    cij[r] = beta == 0.0f ? sum : sum + beta * cij[r];
-  }
-}
-
-// c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
-// op(b) = b^T): four rows of b at a time, for every row of a while those
-// four rows are in L1.
-template <class TB>
-void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-              const float* a, std::int64_t lda, const TB* b, std::int64_t ldb,
-              float beta, float* c, std::int64_t ldc) {
-  std::int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      dot_block<4>(k, alpha, a + i * lda, b + j * ldb, ldb, beta,
-                   c + i * ldc + j);
-    }
-  }
-  for (; j < n; ++j) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      dot_block<1>(k, alpha, a + i * lda, b + j * ldb, ldb, beta,
-                   c + i * ldc + j);
-    }
-  }
-}
+};
 
 // ---- b in 32-element blocks: a quantised KV cache ----
 //
@@ -174,10 +54,8 @@ void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
 // makes (src/quant/legacy_blocks.cpp, ggml's dequantize_row_*): the code
 // (less Q4_0's 8 or Q5_0's 16, or IQ4_NL's codebook value) times the
 // block's f16 scale, an exact product, plus Q4_1's and Q5_1's f16 minimum,
-// one rounding either way. So the sums below are those of row_dots and
-// rows_of_b on the dequantised rows, in the same order, bit for bit. Rows
-// are whole blocks; the loops walk a row a block at a time, which the
-// element pointers of the 16-bit loads cannot do cheaply.
+// one rounding either way. So the products below see the dequantised rows,
+// in the same order, bit for bit. Rows are whole blocks.
 
 // Where a block keeps its parts (ggml's block_q8_0, block_q4_0, ...).
 struct BlockLayout {
@@ -203,10 +81,13 @@ static_assert(hn::MaxLanes(D()) <= 16 && 32 % hn::MaxLanes(D()) == 0);
 alignas(64) constexpr float kIq4NlValues[16] = {
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+// The f16 at p, converted by the CPU where it can (F16C on AVX2 and up):
+// a load converts a scale every vector.
 HWY_INLINE float f16_at(const std::uint8_t* p) {
-  std::uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return fp::f16_to_f32(bits);
+  const hn::CappedTag<hwy::float16_t, 1> dh;
+  const hn::CappedTag<float, 1> df;
+  return hn::GetLane(hn::PromoteTo(
+      df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p))));
 }
 
 // A block's scale and (Q4_1, Q5_1) minimum, broadcast.
@@ -271,66 +152,44 @@ HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
   }
 }
 
-// dot_block on J rows of blocks, `row_bytes` apart; k whole blocks.
-template <int J, DType T>
-HWY_INLINE void dot_block_blocks(std::int64_t k, float alpha, const float* ai,
-                                 const std::uint8_t* bj, std::size_t row_bytes,
-                                 float beta, float* cij) {
-  const D d;
-  const std::size_t N = hn::Lanes(d);
-  V acc[J];
-  for (int r = 0; r < J; ++r) acc[r] = hn::Zero(d);
-  for (std::int64_t p0 = 0; p0 < k; p0 += 32) {
-    const std::uint8_t* block[J];
-    BlockScale scale[J];
-    for (int r = 0; r < J; ++r) {
-      block[r] = bj + static_cast<std::size_t>(r) * row_bytes +
-                 static_cast<std::size_t>(p0 / 32) * kLayout<T>.bytes;
-      scale[r] = block_scale<T>(d, block[r]);
-    }
-    for (std::size_t w = 0; w < 32; w += N) {
-      const V av = hn::LoadU(d, ai + p0 + static_cast<std::int64_t>(w));
-      for (int r = 0; r < J; ++r) {
-        acc[r] =
-            hn::MulAdd(av, block_lanes<T>(d, block[r], w, scale[r]), acc[r]);
-      }
-    }
-  }
-  for (int r = 0; r < J; ++r) {
-    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
-    cij[r] = beta == 0.0f ? sum : sum + beta * cij[r];
-  }
-}
-
+// ... and rows of T's blocks, `row_bytes` apart, whose every load is a
+// whole vector (rows and their lengths are whole blocks).
 template <DType T>
-void row_dots_blocks(std::int64_t m, std::int64_t n, std::int64_t k,
-                     float alpha, const float* a, std::int64_t lda,
-                     const std::uint8_t* b, std::size_t row_bytes, float beta,
-                     float* c, std::int64_t ldc) {
-  std::int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      dot_block_blocks<4, T>(k, alpha, a + i * lda,
-                             b + static_cast<std::size_t>(j) * row_bytes,
-                             row_bytes, beta, c + i * ldc + j);
-    }
+struct BlockRows {
+  const std::uint8_t* b;
+  std::size_t row_bytes;
+  const std::uint8_t* row(std::int64_t r) const {
+    return b + static_cast<std::size_t>(r) * row_bytes;
   }
-  for (; j < n; ++j) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      dot_block_blocks<1, T>(k, alpha, a + i * lda,
-                             b + static_cast<std::size_t>(j) * row_bytes,
-                             row_bytes, beta, c + i * ldc + j);
-    }
+  V load(D d, const std::uint8_t* start, std::int64_t col,
+         [[maybe_unused]] std::size_t count) const {
+    HWY_DASSERT(count == 0);
+    const auto c = static_cast<std::size_t>(col);
+    const std::uint8_t* block = start + c / 32 * kLayout<T>.bytes;
+    return block_lanes<T>(d, block, c % 32, block_scale<T>(d, block));
   }
+};
+
+// ---- the products, over any of these readers ----
+
+// c = alpha * acc + beta * c over `count` lanes (0: a whole vector).
+HWY_INLINE void finish(D d, V acc, float alpha, float beta, float* c,
+                       std::size_t count) {
+  V out = hn::Mul(acc, hn::Set(d, alpha));
+  if (beta != 0.0f)
+    out = hn::MulAdd(load_lanes(d, c, count), hn::Set(d, beta), out);
+  store_lanes(d, out, c, count);
 }
 
-// row_block on rows of blocks; n - j whole vectors.
-template <int R, int C, DType T>
-HWY_INLINE void row_block_blocks(std::int64_t i, std::int64_t j, std::int64_t k,
-                                 float alpha, const float* a,
-                                 std::int64_t a_row, std::int64_t a_col,
-                                 const std::uint8_t* b, std::size_t row_bytes,
-                                 float beta, float* c, std::int64_t ldc) {
+// R consecutive output rows from i, C vectors of columns from j, the last
+// of them `count` lanes (0 for all): R x C independent FMA chains. One or
+// two rows (a decode step's query against its values) get their chains
+// from the columns instead of the rows.
+template <int R, int C, class Rows>
+HWY_INLINE void row_block(std::int64_t i, std::int64_t j, std::size_t count,
+                          std::int64_t k, float alpha, const float* a,
+                          std::int64_t a_row, std::int64_t a_col, const Rows& b,
+                          float beta, float* c, std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   V acc[R][C];
@@ -338,13 +197,10 @@ HWY_INLINE void row_block_blocks(std::int64_t i, std::int64_t j, std::int64_t k,
     for (int v = 0; v < C; ++v) acc[r][v] = hn::Zero(d);
   const float* a0 = a + i * a_row;
   for (std::int64_t p = 0; p < k; ++p) {
-    const std::uint8_t* row = b + static_cast<std::size_t>(p) * row_bytes;
+    const auto row = b.row(p);
     V bv[C];
-    for (int v = 0; v < C; ++v) {
-      const auto col = static_cast<std::size_t>(j + v * N);
-      const std::uint8_t* block = row + col / 32 * kLayout<T>.bytes;
-      bv[v] = block_lanes<T>(d, block, col % 32, block_scale<T>(d, block));
-    }
+    for (int v = 0; v < C; ++v)
+      bv[v] = b.load(d, row, j + v * N, v == C - 1 ? count : 0);
     const float* ap = a0 + p * a_col;
     for (int r = 0; r < R; ++r) {
       const V av = hn::Set(d, ap[r * a_row]);
@@ -353,71 +209,111 @@ HWY_INLINE void row_block_blocks(std::int64_t i, std::int64_t j, std::int64_t k,
   }
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < C; ++v) {
-      finish(d, acc[r][v], alpha, beta, c + (i + r) * ldc + j + v * N, 0);
+      finish(d, acc[r][v], alpha, beta, c + (i + r) * ldc + j + v * N,
+             v == C - 1 ? count : 0);
     }
   }
 }
 
-template <int R, int C, DType T>
-HWY_INLINE void row_strip_blocks(std::int64_t i, std::int64_t n, std::int64_t k,
-                                 float alpha, const float* a,
-                                 std::int64_t a_row, std::int64_t a_col,
-                                 const std::uint8_t* b, std::size_t row_bytes,
-                                 float beta, float* c, std::int64_t ldc) {
+// Rows i .. i + R of the output over every column, C vectors of columns at
+// a time while they last.
+template <int R, int C, class Rows>
+HWY_INLINE void row_strip(std::int64_t i, std::int64_t n, std::int64_t k,
+                          float alpha, const float* a, std::int64_t a_row,
+                          std::int64_t a_col, const Rows& b, float beta,
+                          float* c, std::int64_t ldc) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   std::int64_t j = 0;
   for (; j + C * N <= n; j += C * N) {
-    row_block_blocks<R, C, T>(i, j, k, alpha, a, a_row, a_col, b, row_bytes,
-                              beta, c, ldc);
+    row_block<R, C>(i, j, 0, k, alpha, a, a_row, a_col, b, beta, c, ldc);
   }
   for (; j < n; j += N) {
-    row_block_blocks<R, 1, T>(i, j, k, alpha, a, a_row, a_col, b, row_bytes,
-                              beta, c, ldc);
+    const auto count = static_cast<std::size_t>(j + N <= n ? 0 : n - j);
+    row_block<R, 1>(i, j, count, k, alpha, a, a_row, a_col, b, beta, c, ldc);
   }
 }
 
-// rows_of_b's split of the rows, on rows of blocks.
-template <DType T>
-void rows_of_b_blocks(bool trans_a, std::int64_t m, std::int64_t n,
-                      std::int64_t k, float alpha, const float* a,
-                      std::int64_t lda, const std::uint8_t* b,
-                      std::size_t row_bytes, float beta, float* c,
-                      std::int64_t ldc) {
+// op(b) = b (k x n): each vector of an output row is a sum of the same
+// vectors of the rows of b, scaled by the row's elements of op(a).
+template <class Rows>
+void rows_of_b(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
+               float alpha, const float* a, std::int64_t lda, const Rows& b,
+               float beta, float* c, std::int64_t ldc) {
   const std::int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
   std::int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    row_strip_blocks<4, 1, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
-                              beta, c, ldc);
+    row_strip<4, 1>(i, n, k, alpha, a, a_row, a_col, b, beta, c, ldc);
   }
   switch (m - i) {
     case 3:
-      row_strip_blocks<3, 1, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
-                                beta, c, ldc);
+      row_strip<3, 1>(i, n, k, alpha, a, a_row, a_col, b, beta, c, ldc);
       break;
     case 2:
-      row_strip_blocks<2, 2, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
-                                beta, c, ldc);
+      row_strip<2, 2>(i, n, k, alpha, a, a_row, a_col, b, beta, c, ldc);
       break;
     case 1:
-      row_strip_blocks<1, 4, T>(i, n, k, alpha, a, a_row, a_col, b, row_bytes,
-                                beta, c, ldc);
+      row_strip<1, 4>(i, n, k, alpha, a, a_row, a_col, b, beta, c, ldc);
       break;
     default: break;
   }
 }
 
-template <DType T>
-void blocks_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+// c[i, j .. j + J] = alpha * (row i of a) . (rows j .. j + J of b) + beta *
+// c: J chains of vector FMAs along k that share each load of a, each ending
+// in one horizontal sum.
+template <int J, class Rows>
+HWY_INLINE void dot_block(std::int64_t k, float alpha, const float* ai,
+                          const Rows& b, std::int64_t j, float beta,
+                          float* cij) {
+  const D d;
+  const auto N = static_cast<std::int64_t>(hn::Lanes(d));
+  decltype(b.row(0)) rows[J];
+  V acc[J];
+  for (int r = 0; r < J; ++r) {
+    rows[r] = b.row(j + r);
+    acc[r] = hn::Zero(d);
+  }
+  for (std::int64_t p = 0; p < k; p += N) {
+    const auto count = static_cast<std::size_t>(p + N <= k ? 0 : k - p);
+    const V av = load_lanes(d, ai + p, count);
+    for (int r = 0; r < J; ++r)
+      acc[r] = hn::MulAdd(av, b.load(d, rows[r], p, count), acc[r]);
+  }
+  for (int r = 0; r < J; ++r) {
+    const float sum = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r]));
+    cij[r] = beta == 0.0f ? sum : sum + beta * cij[r];
+  }
+}
+
+// c = alpha * a b^T + beta * c with a and b both read along k (op(a) = a,
+// op(b) = b^T): four rows of b at a time, for every row of a while those
+// four rows are in L1.
+template <class Rows>
+void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              const float* a, std::int64_t lda, const Rows& b, float beta,
+              float* c, std::int64_t ldc) {
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (std::int64_t i = 0; i < m; ++i)
+      dot_block<4>(k, alpha, a + i * lda, b, j, beta, c + i * ldc + j);
+  }
+  for (; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i)
+      dot_block<1>(k, alpha, a + i * lda, b, j, beta, c + i * ldc + j);
+  }
+}
+
+// row_dots for op(b) = b^T (m <= kRowDotsMaxRows, the caller's promise),
+// rows_of_b otherwise.
+template <class Rows>
+void products(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, float alpha, const float* a, std::int64_t lda,
-              const std::uint8_t* b, std::int64_t ldb, float beta, float* c,
-              std::int64_t ldc) {
-  const auto row_bytes = static_cast<std::size_t>(ldb / 32) * kLayout<T>.bytes;
+              const Rows& b, float beta, float* c, std::int64_t ldc) {
   if (trans_b) {
-    row_dots_blocks<T>(m, n, k, alpha, a, lda, b, row_bytes, beta, c, ldc);
+    row_dots(m, n, k, alpha, a, lda, b, beta, c, ldc);
   } else {
-    rows_of_b_blocks<T>(trans_a, m, n, k, alpha, a, lda, b, row_bytes, beta, c,
-                        ldc);
+    rows_of_b(trans_a, m, n, k, alpha, a, lda, b, beta, c, ldc);
   }
 }
 
@@ -426,9 +322,7 @@ static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
                           const float* a, std::int64_t lda, const float* b,
                           std::int64_t ldb, float beta, float* c,
                           std::int64_t ldc) {
-  if (trans_b && !trans_a && m <= kRowDotsMaxRows) {
-    row_dots(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else if (trans_b) {
+  if (trans_b && (trans_a || m > kRowDotsMaxRows)) {
     // b^T into k x n rows once, so that every output row reads whole
     // vectors of it; the copy is n * k elements against m * n * k
     // multiply-adds.
@@ -438,23 +332,11 @@ static void SmallGemmImpl(bool trans_a, bool trans_b, std::int64_t m,
     for (std::int64_t p = 0; p < k; ++p) {
       for (std::int64_t j = 0; j < n; ++j) out[p * n + j] = b[j * ldb + p];
     }
-    rows_of_b(trans_a, m, n, k, alpha, a, lda, bt.data(), n, beta, c, ldc);
+    rows_of_b(trans_a, m, n, k, alpha, a, lda, ElementRows<float>{out, n}, beta,
+              c, ldc);
   } else {
-    rows_of_b(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
-}
-
-// b in f16 or bf16 (TB): row_dots for op(b) = b^T (m <= kRowDotsMaxRows,
-// the caller's promise), rows_of_b otherwise.
-template <class TB>
-void narrow_b(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
-              std::int64_t k, float alpha, const float* a, std::int64_t lda,
-              const TB* b, std::int64_t ldb, float beta, float* c,
-              std::int64_t ldc) {
-  if (trans_b) {
-    row_dots(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else {
-    rows_of_b(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    products(trans_a, trans_b, m, n, k, alpha, a, lda,
+             ElementRows<float>{b, ldb}, beta, c, ldc);
   }
 }
 
@@ -466,19 +348,22 @@ static void SmallGemmNarrowBImpl(DType b_dtype, bool trans_a, bool trans_b,
                                  float alpha, const float* a, std::int64_t lda,
                                  const void* b, std::int64_t ldb, float beta,
                                  float* c, std::int64_t ldc) {
+  const auto run = [&](const auto& rows) {
+    products(trans_a, trans_b, m, n, k, alpha, a, lda, rows, beta, c, ldc);
+  };
   const auto blocks = [&](auto type) {
-    blocks_b<decltype(type)::value>(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                    static_cast<const std::uint8_t*>(b), ldb,
-                                    beta, c, ldc);
+    constexpr DType kType = decltype(type)::value;
+    run(BlockRows<kType>{
+        static_cast<const std::uint8_t*>(b),
+        static_cast<std::size_t>(ldb / 32) * kLayout<kType>.bytes});
   };
   switch (b_dtype) {
     case DType::BF16:
-      return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
-                      static_cast<const hwy::bfloat16_t*>(b), ldb, beta, c,
-                      ldc);
+      return run(ElementRows<hwy::bfloat16_t>{
+          static_cast<const hwy::bfloat16_t*>(b), ldb});
     case DType::F16:
-      return narrow_b(trans_a, trans_b, m, n, k, alpha, a, lda,
-                      static_cast<const hwy::float16_t*>(b), ldb, beta, c, ldc);
+      return run(ElementRows<hwy::float16_t>{
+          static_cast<const hwy::float16_t*>(b), ldb});
     case DType::Q8_0: return blocks(Type<DType::Q8_0>{});
     case DType::Q4_0: return blocks(Type<DType::Q4_0>{});
     case DType::Q4_1: return blocks(Type<DType::Q4_1>{});
