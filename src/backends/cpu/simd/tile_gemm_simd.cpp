@@ -126,10 +126,10 @@ HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
       std::uint32_t high;
       std::memcpy(&high, block + L.high, 4);
       const hn::RebindToUnsigned<D> du;
-      const auto bit =
-          hn::And(hn::Shr(hn::Set(du, high),
-                          hn::Iota(du, static_cast<std::uint32_t>(within))),
-                  hn::Set(du, 1u));
+      // (The scalar shift first keeps the lanes' shifts a constant.)
+      const auto bit = hn::And(
+          hn::Shr(hn::Set(du, high >> within), hn::Iota(du, std::uint32_t{0})),
+          hn::Set(du, 1u));
       codes = hn::Or(codes, hn::BitCast(di, hn::ShiftLeft<4>(bit)));
     }
     if constexpr (T == DType::IQ4_NL) {
