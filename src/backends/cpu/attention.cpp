@@ -43,16 +43,29 @@ struct Scratch {
         corr(static_cast<std::size_t>(rows)) {}
 };
 
+// `count` values of dtype t at `in` (f16, bf16, or whole blocks of a block
+// type) into `out` as f32: exact, the values .to(F32) gives.
+void widen_to_f32(DType t, const std::uint8_t* in, float* out,
+                  std::int64_t count) {
+  if (t == DType::F16) {
+    simd::widen_f16_operand(reinterpret_cast<const std::uint16_t*>(in), out,
+                            count);
+  } else if (t == DType::BF16) {
+    simd::widen_bf16_operand(reinterpret_cast<const std::uint16_t*>(in), out,
+                             count);
+  } else {
+    dequantize_run(t, in, out, count / dtype_traits(t).block_size);
+  }
+}
+
 // c = alpha * a op(b) + beta * c (tile_gemm's conventions, a not
 // transposed), b rows [j0, j0 + rows) of one head of keys or values (x,
 // element offset `head`), each `width` long: the scores (op(b) = b^T) or
-// the weighted values. f32 rows are read in place. 16-bit ones are read in
-// place too where tile_gemm would run small_gemm's row loops on their f32
-// values (a decode step's few rows), which then see the same numbers in
-// the same order; elsewhere they are widened (exactly) into the scratch
-// tile first. Q8_0 and Q4_0 rows are read in place the same way; other
-// block types are always dequantised into the tile (the same values as
-// .to(F32)).
+// the weighted values. f32 rows are read in place. 16-bit and block rows
+// are read in place too where tile_gemm would run small_gemm's row loops
+// on their f32 values (a decode step's few rows), which then see the same
+// numbers in the same order; elsewhere they are widened or dequantised
+// (exactly) into the scratch tile first.
 void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
                    std::int64_t rows, std::int64_t width, bool trans_b,
                    std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -64,48 +77,26 @@ void key_tile_gemm(const HeadsView& x, std::int64_t head, std::int64_t j0,
               x.row_stride, beta, c, ldc);
     return;
   }
-  const bool in_place =
-      m <= simd::kRowDotsMaxRows && m * n * k <= kSmallTileProducts;
-  const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
-  if (is_block_quantized(x.dtype)) {
-    const auto& tr = dtype_traits(x.dtype);
-    const auto* blocks = static_cast<const std::uint8_t*>(x.data);
-    if (in_place && simd::small_gemm_reads_blocks(x.dtype)) {
-      simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
-                                blocks + first / tr.block_size * tr.block_bytes,
-                                x.row_stride, beta, c, ldc);
-      return;
-    }
-    if (tile.size() < size) tile.resize(size);
-    // A cache's rows of one head are one run of blocks (B, H, S, D): one
-    // call for the tile (a row of Qwen3's 128 values is 4 blocks, too few
-    // to pay a call's dispatch each).
-    const bool one_run = x.row_stride == width;
-    for (std::int64_t r = 0; r < rows; r += one_run ? rows : 1) {
-      const std::int64_t at = first + r * x.row_stride;
-      dequantize_run(x.dtype, blocks + at / tr.block_size * tr.block_bytes,
-                     tile.data() + r * width,
-                     (one_run ? rows : 1) * width / tr.block_size);
-    }
-    tile_gemm(false, trans_b, m, n, k, alpha, a, lda, tile.data(), width, beta,
-              c, ldc);
-    return;
-  }
-  const auto* in = static_cast<const std::uint16_t*>(x.data) + first;
-  if (in_place) {
+  // Rows (and, for block types, heads) start on whole blocks.
+  const auto at = [&](std::int64_t element) {
+    return static_cast<const std::uint8_t*>(x.data) +
+           storage_bytes(x.dtype, element);
+  };
+  if (simd::small_gemm_reads(x.dtype) && m <= simd::kRowDotsMaxRows &&
+      m * n * k <= kSmallTileProducts) {
     simd::small_gemm_narrow_b(x.dtype, false, trans_b, m, n, k, alpha, a, lda,
-                              in, x.row_stride, beta, c, ldc);
+                              at(first), x.row_stride, beta, c, ldc);
     return;
   }
-  const auto widen = x.dtype == DType::F16 ? simd::widen_f16_operand
-                                           : simd::widen_bf16_operand;
+  const auto size = static_cast<std::size_t>(kAttentionKeyBlock * width);
   if (tile.size() < size) tile.resize(size);
-  if (x.row_stride == width) {
-    widen(in, tile.data(), rows * width);
-  } else {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      widen(in + r * x.row_stride, tile.data() + r * width, width);
-    }
+  // A cache's rows of one head are one run (B, H, S, D): one call for the
+  // tile (a Q8_0 row of Qwen3's 128 values is 4 blocks, too few to pay a
+  // call's dispatch each).
+  const std::int64_t run = x.row_stride == width ? rows : 1;
+  for (std::int64_t r = 0; r < rows; r += run) {
+    widen_to_f32(x.dtype, at(first + r * x.row_stride), tile.data() + r * width,
+                 run * width);
   }
   tile_gemm(false, trans_b, m, n, k, alpha, a, lda, tile.data(), width, beta, c,
             ldc);

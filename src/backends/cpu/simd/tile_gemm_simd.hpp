@@ -25,22 +25,31 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
 // share a key/value head) against the keys.
 inline constexpr std::int64_t kRowDotsMaxRows = 4;
 
-// small_gemm with b in f16, bf16 or one of the block types of
-// small_gemm_reads_blocks (b_dtype), each element widened or dequantised
-// exactly as it is loaded: a KV cache kept in 16 bits or quantised, read
-// by a decode step without an f32 copy. trans_b needs !trans_a and m <=
-// kRowDotsMaxRows. For the block types b is the start of a block, ldb and
-// the rows' lengths whole blocks.
+// The dtypes small_gemm_narrow_b reads: the 16-bit floats and the block
+// types a KV cache is kept in.
+inline bool small_gemm_reads(DType t) {
+  switch (t) {
+    case DType::F16:
+    case DType::BF16:
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: return true;
+    default: return false;
+  }
+}
+
+// small_gemm with b in one of those dtypes (b_dtype), each element widened
+// or dequantised exactly as it is loaded: a KV cache kept in 16 bits or
+// quantised, read by a decode step without an f32 copy. trans_b needs
+// !trans_a and m <= kRowDotsMaxRows. For the block types b is the start of
+// a block, ldb and the rows' lengths whole blocks.
 void small_gemm_narrow_b(DType b_dtype, bool trans_a, bool trans_b,
                          std::int64_t m, std::int64_t n, std::int64_t k,
                          float alpha, const float* a, std::int64_t lda,
                          const void* b, std::int64_t ldb, float beta, float* c,
                          std::int64_t ldc);
-
-// The block types small_gemm_narrow_b reads: those a KV cache is kept in.
-inline bool small_gemm_reads_blocks(DType t) {
-  return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 ||
-         t == DType::Q5_0 || t == DType::Q5_1 || t == DType::IQ4_NL;
-}
 
 }  // namespace tessel::cpu::simd
