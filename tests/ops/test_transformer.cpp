@@ -149,6 +149,16 @@ TEST(Attention, DecodeStepsMatchTheUnfusedForm) {
   }
 }
 
+// The first `len` positions of keys or values kept (2, capacity, 3, dim)
+// as the decoder keeps its cache, seen (B, H, S, D).
+Tensor cache_prefix(Generator& g, DType dtype, std::int64_t len,
+                    std::int64_t dim) {
+  return randn({2, 2 * len, 3, dim}, g)
+      .to(dtype)
+      .slice(1, 0, len)
+      .permute({0, 2, 1, 3});
+}
+
 TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
   // Keys and values of one 16-bit dtype (a KV cache in f16 or bf16) are
   // widened exactly, a key tile at a time for one block of queries (decode
@@ -178,14 +188,8 @@ TEST(Attention, SixteenBitKeysAndValuesAreWidenedExactly) {
                  .to(dtype)));
     // A cache laid out (B, capacity, H, D), its first 300 positions.
     const std::int64_t len = 300;
-    const Tensor kc = randn({2, 2 * len, 3, 40}, g)
-                          .to(dtype)
-                          .slice(1, 0, len)
-                          .permute({0, 2, 1, 3});
-    const Tensor vc = randn({2, 2 * len, 3, 24}, g)
-                          .to(dtype)
-                          .slice(1, 0, len)
-                          .permute({0, 2, 1, 3});
+    const Tensor kc = cache_prefix(g, dtype, len, 40);
+    const Tensor vc = cache_prefix(g, dtype, len, 24);
     // ... and one laid out (B, H, S, D), whose tiles widen in one call.
     const Tensor kd = randn({2, 3, len, 40}, g).to(dtype),
                  vd = randn({2, 3, len, 24}, g).to(dtype);
@@ -247,14 +251,8 @@ TEST(Attention, BlockQuantisedKeysAndValuesAreDequantisedExactly) {
     // A cache laid out (B, capacity, H, D), its first 200 positions; one
     // and five query rows per key/value head, and one block of 64.
     const std::int64_t len = 200;
-    const Tensor kc = randn({2, 2 * len, 3, 64}, g)
-                          .to(dtype)
-                          .slice(1, 0, len)
-                          .permute({0, 2, 1, 3});
-    const Tensor vc = randn({2, 2 * len, 3, 96}, g)
-                          .to(dtype)
-                          .slice(1, 0, len)
-                          .permute({0, 2, 1, 3});
+    const Tensor kc = cache_prefix(g, dtype, len, 64);
+    const Tensor vc = cache_prefix(g, dtype, len, 96);
     for (const std::int64_t rows : {1, 5, 64}) {
       const Tensor qc = randn({2, rows, 6, 64}, g).permute({0, 2, 1, 3});
       AttentionOptions causal;
