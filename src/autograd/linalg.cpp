@@ -12,6 +12,7 @@ namespace tessel {
 
 using autograd::grad_for;
 using autograd::Needs;
+using autograd::one_grad;
 using autograd::record;
 
 Variable matmul(const Variable& a, const Variable& b) {
@@ -72,6 +73,15 @@ Variable linear(const Variable& x, const Variable& weight,
         if (n.size() > 2 && n[2]) grads[2] = sum(g2, {0}).to(bv.dtype());
         return grads;
       });
+}
+
+Variable hadamard_transform(const Variable& x, std::int64_t block) {
+  const DType d = x.dtype();
+  return record("hadamard_transform", hadamard_transform(x.value(), block), {x},
+                [block, d](const Tensor& g, const Needs&) {
+                  // H / sqrt(n) is symmetric: its own transpose.
+                  return one_grad(hadamard_transform(g, block).to(d));
+                });
 }
 
 namespace {

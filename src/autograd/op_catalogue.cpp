@@ -159,6 +159,8 @@ std::vector<Row> other_rows() {
                  outer(x.flatten(), x.flatten())),
       TESSEL_ROW_OPTIONAL("linear", nullptr, "linear algebra", 2, 1,
                           linear(x, x)),
+      TESSEL_ROW("hadamard_transform", nullptr, "linear algebra", 1,
+                 hadamard_transform(x)),
       TESSEL_ROW_VARIADIC(
           "einsum", "linear algebra",
           einsum("ij,jk->ik", std::vector<std::decay_t<decltype(x)>>{x, x})),

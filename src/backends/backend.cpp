@@ -191,6 +191,9 @@ void Backend::rope(const RopeProblem&, const Tensor&, const Tensor&,
                    const Tensor&, const Tensor&) const {
   missing("rope");
 }
+void Backend::hadamard_runs(std::int64_t, const Tensor&, const Tensor&) const {
+  missing("hadamard_runs");
+}
 void Backend::attention(const AttentionShape&, const Tensor&, const Tensor&,
                         const Tensor&, const Tensor&, const Tensor&) const {
   missing("attention");

@@ -221,6 +221,11 @@ class Backend {
                                        const Tensor& dbias) const;
   virtual void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                     const Tensor& cos, const Tensor& sin) const;
+  // y = the orthonormal Walsh-Hadamard transform of each run of `block`
+  // consecutive values of x (a power of two dividing x.numel()); x and y
+  // contiguous, both f32 or both f64.
+  virtual void hadamard_runs(std::int64_t block, const Tensor& x,
+                             const Tensor& y) const;
   // q, k, v (B, H, S, D) with unit inner stride: q f32, k and v both f32,
   // both f16, both bf16 or both of one block type (a KV cache kept in 16
   // bits or quantised; computed as their exact f32 values); mask (may be

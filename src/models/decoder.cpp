@@ -47,17 +47,6 @@ Attention::Attention(const DecoderConfig& c, const Weights& w)
 
 namespace {
 
-// x (..., D) with each run of n values multiplied by `rotation` (n x n,
-// symmetric): the block-diagonal rotation of a quantised KV cache.
-template <class T>
-T rotate_runs(const T& x, const Tensor& rotation) {
-  const std::int64_t n = rotation.size(0);
-  Shape runs = x.shape();
-  runs.back() /= n;
-  runs.push_back(n);
-  return linear(x.reshape(runs), detail::as<T>(rotation)).reshape(x.shape());
-}
-
 template <class T>
 T attention_forward(const Attention& a, const T& x, const Tensor& cos,
                     const Tensor& sin, KVCache* cache, std::int64_t layer) {
@@ -79,11 +68,15 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
   // attention as HF's halves, since q and k share the order.
   q = rope_with_tables(q, cos, sin, a.rope_style);
   k = rope_with_tables(k, cos, sin, a.rope_style);
-  const bool rotated = cache != nullptr && cache->key_rotation().defined();
-  if (rotated) {
-    q = rotate_runs(q, cache->key_rotation());
-    k = rotate_runs(k, cache->key_rotation());
-    v = rotate_runs(v, cache->value_rotation());
+  // A quantised cache's rotations (KVCache::key_rotation_block): by the
+  // butterflies, log2(n) adds a value where a product with the matrix
+  // (llama.cpp's) takes n multiply-adds.
+  const std::int64_t key_block = cache ? cache->key_rotation_block() : 0;
+  const std::int64_t value_block = cache ? cache->value_rotation_block() : 0;
+  if (key_block != 0) {
+    q = hadamard_transform(q, key_block);
+    k = hadamard_transform(k, key_block);
+    v = hadamard_transform(v, value_block);
   }
   q = q.transpose(1, 2);
   k = k.transpose(1, 2);
@@ -100,7 +93,7 @@ T attention_forward(const Attention& a, const T& x, const Tensor& cos,
     out = scaled_dot_product_attention(q, k, v, options);
   }
   out = out.transpose(1, 2);
-  if (rotated) out = rotate_runs(out, cache->value_rotation());
+  if (value_block != 0) out = hadamard_transform(out, value_block);
   return a.o_proj.forward(out.reshape({batch, seq, a.heads * a.head_dim}));
 }
 

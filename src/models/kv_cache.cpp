@@ -1,6 +1,6 @@
 // KVCache: per-layer key and value buffers in the cache's dtype, and the
-// rotations a quantised cache stores its keys and values under.
-#include <cmath>
+// sizes of the rotations a quantised cache stores its keys and values
+// under.
 #include <vector>
 
 #include "core/check.hpp"
@@ -26,25 +26,6 @@ bool is_cache_dtype(DType t) {
     case DType::IQ4_NL: return true;
     default: return false;
   }
-}
-
-// The n x n Walsh-Hadamard matrix of Sylvester's construction scaled to be
-// orthonormal, n a power of two: every entry is +-1/sqrt(n) (rounded once
-// to f32, as llama.cpp builds it, so both rotate by the same numbers).
-Tensor orthonormal_hadamard(std::int64_t n) {
-  std::vector<float> h(static_cast<std::size_t>(n * n));
-  h[0] = static_cast<float>(1.0 / std::sqrt(static_cast<float>(n)));
-  for (std::int64_t s = 1; s < n; s *= 2) {
-    for (std::int64_t i = 0; i < s; ++i) {
-      for (std::int64_t j = 0; j < s; ++j) {
-        const float value = h[static_cast<std::size_t>(i * n + j)];
-        h[static_cast<std::size_t>((i + s) * n + j)] = value;
-        h[static_cast<std::size_t>(i * n + j + s)] = value;
-        h[static_cast<std::size_t>((i + s) * n + j + s)] = -value;
-      }
-    }
-  }
-  return from_vector<float>(h, {n, n});
 }
 
 // llama.cpp's key rotation size: the largest power of two from 64 on that
@@ -75,9 +56,8 @@ KVCache::KVCache(const DecoderConfig& config, std::int64_t batch,
                  "blocks of {}, which head_dim {} is not a multiple of",
                  dtype_name(dtype), block, config.head_dim);
     if (config.head_dim % 64 == 0) {
-      const std::int64_t n = key_rotation_size(config.head_dim);
-      key_rotation_ = orthonormal_hadamard(n);
-      value_rotation_ = n == 64 ? key_rotation_ : orthonormal_hadamard(64);
+      key_rotation_block_ = key_rotation_size(config.head_dim);
+      value_rotation_block_ = 64;
     }
   }
   for (std::int64_t i = 0; i < config.num_hidden_layers; ++i) {

@@ -342,6 +342,14 @@ void bind_autograd_functions(nb::module_& ag) {
       nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(),
       "Differentiable x @ weight.T + bias.");
   ag.def(
+      "hadamard_transform",
+      [](nb::handle x, std::int64_t block) {
+        return hadamard_transform(to_variable(x), block);
+      },
+      nb::arg("x"), nb::arg("block") = 0,
+      "Differentiable orthonormal Walsh-Hadamard transform over runs of "
+      "the last axis (its gradient is the same transform).");
+  ag.def(
       "where",
       [](nb::handle cond, nb::handle a, nb::handle b) {
         return where(to_tensor(cond), to_variable(a), to_variable(b));

@@ -372,6 +372,17 @@ void bind_linalg(nb::module_& m, nb::class_<Tensor>& cls) {
       nb::arg("equation"), nb::arg("operands"),
       "Einstein summation over one or two operands ('ij,jk->ik', "
       "'bij,bkj->bik', 'ii->i').");
+  m.def(
+      "hadamard_transform",
+      [](nb::handle x, std::int64_t block) {
+        const Tensor t = to_tensor(x);
+        return without_gil_if(true,
+                              [&] { return hadamard_transform(t, block); });
+      },
+      nb::arg("x"), nb::arg("block") = 0,
+      "The orthonormal Walsh-Hadamard transform of each run of `block` "
+      "values along the last axis (0: the whole axis), x @ H / sqrt(block) "
+      "in Sylvester's order.");
 }
 
 void bind_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {

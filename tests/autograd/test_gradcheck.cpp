@@ -444,6 +444,9 @@ std::vector<Case> cases() {
   c.push_back({"rope_neox", {rnd({2, 3, 8}, 161)}, [](const auto& v) {
                  return rope(v[0], add(arange(3, DType::I64), 5));
                }});
+  c.push_back({"hadamard_transform", {rnd({3, 16}, 163)}, [](const auto& v) {
+                 return hadamard_transform(v[0], 8);
+               }});
   RopeOptions gptj;
   gptj.style = RopeStyle::GPTJ;
   gptj.rotary_dim = 4;

@@ -150,22 +150,36 @@ TEST(Decoder, KVCacheInBlockTypes) {
   Generator g(5);
   const Tensor ids = randint(0, 20, {2, 7}, g);
   NoGradGuard no_grad;
-  const auto rotate = [](const Tensor& x, const Tensor& h) {
+  // The rotation by Sylvester's Hadamard matrix, entry (i, j)
+  // (-1)^popcount(i & j) / sqrt(n), as a product in f64.
+  const auto rotate = [](const Tensor& x, std::int64_t n) {
+    std::vector<double> h(static_cast<std::size_t>(n * n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const int sign = std::popcount(static_cast<unsigned>(i & j)) % 2;
+        h[static_cast<std::size_t>(i * n + j)] =
+            (sign ? -1.0 : 1.0) / std::sqrt(static_cast<double>(n));
+      }
+    }
     Shape runs = x.shape();
-    runs.back() /= h.size(0);
-    runs.push_back(h.size(0));
-    return matmul(x.reshape(runs), h).reshape(x.shape());
+    runs.back() /= n;
+    runs.push_back(n);
+    return matmul(x.to(DType::F64).reshape(runs),
+                  from_vector<double>(h, {n, n}))
+        .reshape(x.shape())
+        .to(DType::F32);
   };
   for (const std::int64_t head_dim : {64, 128}) {
     c.head_dim = head_dim;
     const CausalLM lm(c, 3);
     KVCache exact(lm.config(), 2, 12);
     const Tensor want = lm.forward(ids, &exact).value();
-    EXPECT_FALSE(exact.key_rotation().defined());
+    EXPECT_EQ(exact.key_rotation_block(), 0);
     for (const auto& [dtype, bound] :
          {std::pair{DType::Q8_0, 3e-2}, std::pair{DType::Q4_0, 3e-1}}) {
       KVCache cache(lm.config(), 2, 12, dtype);
-      ASSERT_TRUE(cache.key_rotation().defined());
+      ASSERT_EQ(cache.key_rotation_block(), head_dim);
+      ASSERT_EQ(cache.value_rotation_block(), 64);
       Tensor got = lm.forward(ids.slice(1, 0, 3), &cache).value();
       for (std::int64_t i = 3; i < 7; ++i) {
         got = concat({got, lm.forward(ids.slice(1, i, i + 1), &cache).value()},
@@ -185,10 +199,10 @@ TEST(Decoder, KVCacheInBlockTypes) {
           cache.append(0, empty(none, DType::F32), empty(none, DType::F32));
       const auto [f32_keys, f32_values] =
           exact.append(0, empty(none, DType::F32), empty(none, DType::F32));
-      for (const auto& [stored, plain, rotation] :
-           {std::tuple{keys, f32_keys, cache.key_rotation()},
-            std::tuple{values, f32_values, cache.value_rotation()}}) {
-        const Tensor rotated = rotate(plain, rotation);
+      for (const auto& [stored, plain, block] :
+           {std::tuple{keys, f32_keys, head_dim},
+            std::tuple{values, f32_values, std::int64_t{64}}}) {
+        const Tensor rotated = rotate(plain, block);
         const float step = max(abs(rotated)).item<float>() / 127;
         const Tensor dequantised = stored.to(DType::F32);
         EXPECT_LT(max(abs(sub(dequantised, rotated))).item<float>(), step)
@@ -198,38 +212,20 @@ TEST(Decoder, KVCacheInBlockTypes) {
       }
     }
   }
-  EXPECT_EQ(KVCache(c, 1, 2, DType::Q8_0).key_rotation().size(0), 128);
   c.head_dim = 64;
-  // The rotations: Sylvester's Hadamard matrices, entry (i, j)
-  // (-1)^popcount(i & j) / sqrt(n), keys in blocks of the largest power of
-  // two dividing head_dim, values in blocks of 64; none for head sizes
-  // that are not a multiple of 64, nor for unquantised caches.
+  // The rotations' sizes: keys in blocks of the largest power of two from
+  // 64 dividing head_dim, values in blocks of 64; none for head sizes that
+  // are not a multiple of 64, nor for unquantised caches.
   for (const auto& [head_dim, key_n] :
        {std::pair{64, 64}, std::pair{128, 128}, std::pair{192, 64},
-        std::pair{256, 256}}) {
+        std::pair{256, 256}, std::pair{96, 0}}) {
     DecoderConfig d = c;
     d.head_dim = head_dim;
     const KVCache cache(d, 1, 2, DType::Q8_0);
-    const Tensor hk = cache.key_rotation(), hv = cache.value_rotation();
-    EXPECT_EQ(hk.shape(), (Shape{key_n, key_n})) << head_dim;
-    EXPECT_EQ(hv.shape(), (Shape{64, 64})) << head_dim;
-    for (const Tensor& h : {hk, hv}) {
-      const std::int64_t n = h.size(0);
-      const float entry = 1.0f / std::sqrt(static_cast<float>(n));
-      for (std::int64_t i = 0; i < n; ++i) {
-        for (std::int64_t j = 0; j < n; ++j) {
-          const int sign = std::popcount(static_cast<unsigned>(i & j)) % 2;
-          ASSERT_EQ(h.get({i, j}).to<float>(), sign ? -entry : entry)
-              << n << " " << i << " " << j;
-        }
-      }
-      EXPECT_TRUE(allclose(matmul(h, h), eye(n), 0, 1e-6)) << n;
-    }
+    EXPECT_EQ(cache.key_rotation_block(), key_n) << head_dim;
+    EXPECT_EQ(cache.value_rotation_block(), key_n ? 64 : 0) << head_dim;
   }
-  DecoderConfig d96 = c;
-  d96.head_dim = 96;
-  EXPECT_FALSE(KVCache(d96, 1, 2, DType::Q8_0).key_rotation().defined());
-  EXPECT_FALSE(KVCache(c, 1, 2, DType::F16).key_rotation().defined());
+  EXPECT_EQ(KVCache(c, 1, 2, DType::F16).key_rotation_block(), 0);
   // What append stores: the values quantised as to(dtype) quantises them.
   KVCache cache(c, 1, 4, DType::Q4_0);
   const Tensor k = randn({1, 2, 3, 64}, g), v = randn({1, 2, 3, 64}, g);

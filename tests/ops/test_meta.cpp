@@ -268,14 +268,17 @@ TEST(Meta, EveryOtherOp) {
                              m({4}, DType::F32))};
        }},
       // ---- model ops ----
-      {"embedding / rope",
+      {"embedding / rope / hadamard_transform",
        [](const Make& m) {
          const Tensor positions = m({5}, DType::I64);
          const Tensor x = m({1, 2, 5, 8}, DType::F32);
          return V{embedding(m({10, 8}, DType::F32), m({2, 5}, DType::I64)),
                   embedding_backward(m({2, 5, 8}, DType::BF16),
                                      m({2, 5}, DType::I64), 10),
-                  rope(x, positions), rope_tables(positions, 8, 1e4).cos};
+                  rope(x, positions),
+                  rope_tables(positions, 8, 1e4).cos,
+                  hadamard_transform(x, 4),
+                  hadamard_transform(m({3, 16}, DType::BF16))};
        }},
       {"attention",
        [](const Make& m) {

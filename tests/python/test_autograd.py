@@ -97,3 +97,32 @@ def test_autograd_errors():
         ag.matmul(v, tessel.ones((3, 3)))
     with pytest.raises(tessel.ShapeError):
         ag.mse_loss(v, v, reduction="avg")
+
+
+def test_hadamard_transform_and_its_gradient_match_torch(rng):
+    # Sylvester's matrix built as NumPy Kronecker products (H_2n = [[H, H],
+    # [H, -H]]), applied by torch's matmul in float64.
+    x = rng.standard_normal((3, 2, 64))
+    w = rng.standard_normal((3, 2, 64))
+    h = np.ones((1, 1))
+    for _ in range(5):
+        h = np.kron(np.array([[1.0, 1.0], [1.0, -1.0]]), h)
+    h = torch.tensor(h / np.sqrt(32.0))
+
+    tx = tessel.Variable(x, requires_grad=True)
+    y = ag.hadamard_transform(tx, 32)
+    ag.sum(y * tessel.asarray(w)).backward()
+
+    px = torch.tensor(x, requires_grad=True)
+    py = (px.reshape(3, 2, 2, 32) @ h).reshape(3, 2, 64)
+    (py * torch.tensor(w)).sum().backward()
+
+    np.testing.assert_allclose(np.asarray(y.value), py.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tx.grad), px.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # The plain op, float32, whole last axis (a power of two).
+    got = np.asarray(tessel.hadamard_transform(x[0, 0].astype(np.float32)))
+    h64 = np.kron(np.array([[1.0, 1.0], [1.0, -1.0]]), h.numpy() * np.sqrt(32.0)) / 8.0
+    want = x[0, 0] @ h64
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(tessel.ShapeError):
+        tessel.hadamard_transform(np.ones((2, 12), np.float32))

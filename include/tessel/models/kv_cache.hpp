@@ -25,7 +25,7 @@ namespace tessel {
 //   32-element blocks when stored (E2102 when head_dim is not a multiple
 //   of 32), and attention computes in f32 on their dequantised values.
 //   Where head_dim is a multiple of 64, the keys and values are first
-//   rotated, as llama.cpp rotates them (key_rotation, value_rotation).
+//   rotated, as llama.cpp rotates them (key_rotation_block).
 // Other dtypes: E2201.
 class KVCache {
  public:
@@ -45,22 +45,23 @@ class KVCache {
   void advance(std::int64_t steps);
 
   // A quantised cache stores R k and R v instead of k and v, R the
-  // block-diagonal orthonormal Walsh-Hadamard matrix whose n x n blocks
-  // these (symmetric, R R = I) are; undefined when nothing is rotated.
-  // Block quantisation loses least when a block's values are alike in
-  // size, and the rotation spreads a head's few large channels over the
-  // whole block. Attention stays the same function of q, k and v: scores
-  // take (R q)·(R k) = q·k, and its output, a weighted sum of R v, is
-  // rotated back by R. llama.cpp's sizes: keys in blocks of the largest
-  // power of two dividing head_dim, values in blocks of 64.
-  const Tensor& key_rotation() const { return key_rotation_; }
-  const Tensor& value_rotation() const { return value_rotation_; }
+  // block-diagonal orthonormal Walsh-Hadamard matrix (symmetric, R R = I)
+  // with blocks of these sizes: R x = hadamard_transform(x, block). 0 when
+  // nothing is rotated. Block quantisation loses least when a block's
+  // values are alike in size, and the rotation spreads a head's few large
+  // channels over the whole block. Attention stays the same function of
+  // q, k and v: scores take (R q)·(R k) = q·k, and its output, a weighted
+  // sum of R v, is rotated back by R. llama.cpp's sizes: keys in blocks of
+  // the largest power of two from 64 dividing head_dim, values in blocks
+  // of 64.
+  std::int64_t key_rotation_block() const { return key_rotation_block_; }
+  std::int64_t value_rotation_block() const { return value_rotation_block_; }
 
  private:
   std::vector<Tensor> keys_;
   std::vector<Tensor> values_;
-  Tensor key_rotation_;
-  Tensor value_rotation_;
+  std::int64_t key_rotation_block_ = 0;
+  std::int64_t value_rotation_block_ = 0;
   std::int64_t batch_;
   std::int64_t capacity_;
   DType dtype_;

@@ -5,6 +5,7 @@
 // wrap. The engine is oneDNN (see docs/gemm.md).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -12,8 +13,8 @@
 
 namespace tessel {
 
-// matmul dot outer linear einsum, declared once for Tensor and Variable
-// operands.
+// matmul dot outer linear hadamard_transform einsum, declared once for Tensor
+// and Variable operands.
 #define TESSEL_VALUE Tensor
 #include "tessel/ops/differentiable/linalg.inc"
 #undef TESSEL_VALUE

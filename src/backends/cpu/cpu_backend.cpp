@@ -10,6 +10,7 @@
 #include "backends/cpu/decomposition_kernels.hpp"
 #include "backends/cpu/elementwise_kernels.hpp"
 #include "backends/cpu/fft_kernels.hpp"
+#include "backends/cpu/hadamard_kernels.hpp"
 #include "backends/cpu/index_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/norm_kernels.hpp"
@@ -255,6 +256,10 @@ void CpuBackend::scatter_add_rows(const Tensor& dst, const Tensor& index,
 void CpuBackend::rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
                       const Tensor& cos, const Tensor& sin) const {
   cpu::rope(p, in(x), out(y), in(cos), in(sin));
+}
+void CpuBackend::hadamard_runs(std::int64_t block, const Tensor& x,
+                               const Tensor& y) const {
+  cpu::hadamard_runs(block, in(x), out(y));
 }
 namespace {
 

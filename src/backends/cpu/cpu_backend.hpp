@@ -114,6 +114,8 @@ class CpuBackend final : public Backend {
                    const Tensor& exp_avg_sq) const override;
   void scatter_add_rows(const Tensor& out, const Tensor& index,
                         const Tensor& src) const override;
+  void hadamard_runs(std::int64_t block, const Tensor& x,
+                     const Tensor& y) const override;
   void rope(const RopeProblem& p, const Tensor& x, const Tensor& y,
             const Tensor& cos, const Tensor& sin) const override;
   void attention(const AttentionShape& s, const Tensor& q, const Tensor& k,

@@ -103,6 +103,8 @@ class MetaBackend final : public Backend {
                         const Tensor&) const override {}
   void rope(const RopeProblem&, const Tensor&, const Tensor&, const Tensor&,
             const Tensor&) const override {}
+  void hadamard_runs(std::int64_t, const Tensor&,
+                     const Tensor&) const override {}
   void attention(const AttentionShape&, const Tensor&, const Tensor&,
                  const Tensor&, const Tensor&, const Tensor&) const override {}
   void attention_backward(const AttentionShape&, const Tensor&, const Tensor&,
