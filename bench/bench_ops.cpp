@@ -155,6 +155,19 @@ void BM_SoftmaxLast(benchmark::State& state) {
 }
 BENCHMARK(BM_SoftmaxLast)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// ---- transforms ----
+
+// 16 Mi f32 values in runs of 128: a quantised KV cache's key rotation
+// (Qwen3's head_dim), over more rows than the caches hold.
+void BM_HadamardTransform(benchmark::State& state) {
+  const Tensor x = randn({kN / 128, 128});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(hadamard_transform(x).raw_data());
+  }
+  bytes(state, 2 * kN * 4);
+}
+BENCHMARK(BM_HadamardTransform)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // ---- layout ----
 
 void BM_ContiguousTranspose(benchmark::State& state) {

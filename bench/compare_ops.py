@@ -46,6 +46,16 @@ def peers():
     col_np = rng.standard_normal((SIDE, 1)).astype(np.float32)
     row_t, col_t = torch.from_numpy(row_np), torch.from_numpy(col_np)
     gelu = torch.nn.functional.gelu
+    # Sylvester's 128 x 128 Hadamard matrix over sqrt(128): the rotation
+    # as a dense product, the way llama.cpp applies it.
+    h_np = np.ones((1, 1), np.float32)
+    for _ in range(7):
+        h_np = np.kron(np.array([[1, 1], [1, -1]], np.float32), h_np)
+    h_np /= np.sqrt(128.0)
+    runs_np = x_np.reshape(-1, 128)
+    runs_out_np = np.empty_like(runs_np)
+    h_t, runs_t = torch.from_numpy(h_np), torch.from_numpy(runs_np)
+    runs_out_t = torch.empty_like(runs_t)
     # name -> (bytes per call, numpy callable or None, torch callable or None)
     return {
         "BM_AddOut/f32": (3 * N * 4, lambda: np.add(a_np, b_np, out=c_np),
@@ -68,6 +78,8 @@ def peers():
         "BM_SoftmaxLast": (2 * SIDE * SIDE * 4, None, lambda: torch.softmax(m_t, -1, out=out_m)),
         "BM_ContiguousTranspose": (2 * SIDE * SIDE * 4, lambda: np.ascontiguousarray(m_np.T),
                                    lambda: m_t.t().contiguous()),
+        "BM_HadamardTransform": (2 * N * 4, lambda: np.matmul(runs_np, h_np, out=runs_out_np),
+                                 lambda: torch.matmul(runs_t, h_t, out=runs_out_t)),
     }
 
 
@@ -81,6 +93,7 @@ CEILING = {
     "BM_SumAll": "BM_StreamRead", "BM_SumAxis/axis0": "BM_StreamRead",
     "BM_SumAxis/axis1": "BM_StreamRead", "BM_ArgmaxLast": "BM_StreamRead",
     "BM_SoftmaxLast": "BM_StreamCopy", "BM_ContiguousTranspose": "BM_StreamCopy",
+    "BM_HadamardTransform": "BM_StreamCopy",
 }
 
 TARGETS = [

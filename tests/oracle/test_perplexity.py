@@ -43,7 +43,7 @@ DEFAULT_TOLERANCE = 2e-3
 #   blocks and quantise them with the same ggml quantiser; llama.cpp also
 #   quantises the queries to q8_0 (q8_1 against q5_1) for the key products,
 #   tessel computes in f32 on the dequantised keys. Measured q8_0 2.2e-3,
-#   q4_0 3.2e-3, q5_1 3.9e-3 (these random models amplify a perturbation
+#   q4_0 3.2e-3, q5_1 4.2e-3 (these random models amplify a perturbation
 #   about five times; a cache without the rotation missed llama.cpp's by
 #   up to 6.3e-3 in q8_0 and 2.3e-2 in q4_0).
 # iq4_nl is not compared: llama.cpp stores its cache through ggml's row
