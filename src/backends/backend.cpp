@@ -26,7 +26,7 @@ void Backend::pack_nibbles(const Tensor&, const Tensor&) const {
 void Backend::dequantize_blocks(const Tensor&, const Tensor&) const {
   missing("dequantize_blocks");
 }
-void Backend::quantize_blocks(const Tensor&, const Tensor&) const {
+void Backend::quantize_blocks(const Tensor&, const Tensor&, bool) const {
   missing("quantize_blocks");
 }
 void Backend::write_host_bytes(const Tensor&, const void*, std::int64_t) const {

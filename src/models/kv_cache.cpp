@@ -76,8 +76,12 @@ std::pair<Tensor, Tensor> KVCache::append(std::int64_t layer, const Tensor& k,
                length_, steps, capacity_);
   Tensor& keys = keys_.at(static_cast<std::size_t>(layer));
   Tensor& values = values_.at(static_cast<std::size_t>(layer));
-  keys.slice(2, length_, length_ + steps).copy_(k);
-  values.slice(2, length_, length_ + steps).copy_(v);
+  // Block types quantise as llama.cpp's cache does (ggml's run-time
+  // quantiser: IQ4_NL without its scale search).
+  CastOptions as_llama_cpp;
+  as_llama_cpp.runtime_quantizer = true;
+  keys.slice(2, length_, length_ + steps).copy_(k, as_llama_cpp);
+  values.slice(2, length_, length_ + steps).copy_(v, as_llama_cpp);
   return {keys.slice(2, 0, length_ + steps),
           values.slice(2, 0, length_ + steps)};
 }

@@ -88,11 +88,13 @@ void copy_same_shape(const Tensor& dst, const Tensor& src,
     if (src.dtype() == dst.dtype()) {
       backend.copy_cast(block_bytes_view(dst), block_bytes_view(src), false);
     } else if (dst.is_contiguous()) {
-      backend.quantize_blocks(dst, as_f32(src, options));
+      backend.quantize_blocks(dst, as_f32(src, options),
+                              options.runtime_quantizer);
     } else {
       // A view of whole blocks: quantise contiguously, then copy the blocks.
       Tensor blocks = empty(dst.shape(), dst.dtype(), dst.device());
-      backend.quantize_blocks(blocks, as_f32(src, options));
+      backend.quantize_blocks(blocks, as_f32(src, options),
+                              options.runtime_quantizer);
       backend.copy_cast(block_bytes_view(dst), block_bytes_view(blocks), false);
     }
   } else if (is_block_quantized(src.dtype())) {

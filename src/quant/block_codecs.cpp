@@ -62,4 +62,10 @@ static_assert(block_codecs_complete(),
 
 const BlockCodec* block_codec(DType t) { return kByDType[static_cast<int>(t)]; }
 
+QuantizeBlocks runtime_quantizer(DType t) {
+  if (t == DType::IQ4_NL) return quantize_iq4_nl_runtime;
+  const BlockCodec* codec = block_codec(t);
+  return codec != nullptr ? codec->quantize : nullptr;
+}
+
 }  // namespace tessel::quant

@@ -36,6 +36,16 @@ struct BlockCodec {
 // The codec of a block-quantised dtype; nullptr for other dtypes.
 const BlockCodec* block_codec(DType t);
 
+// The quantiser ggml applies to tensors at run time (its CPU backend's
+// from_float, which fills llama.cpp's KV cache) rather than to model files
+// (ggml_quantize_chunk, block_codec(t)->quantize). The two differ only for
+// IQ4_NL: at run time ggml takes the scale from the block's largest value
+// and skips the search over 15 nearby scales. Null where block_codec's
+// quantiser is.
+QuantizeBlocks runtime_quantizer(DType t);
+void quantize_iq4_nl_runtime(const float* in, std::uint8_t* blocks,
+                             std::int64_t nblocks);
+
 // ---- the per-type functions (block_codecs.cpp lists them in one table) ----
 #define TESSEL_DECLARE_DEQUANTIZE(name)                          \
   void dequantize_##name(const std::uint8_t* blocks, float* out, \

@@ -338,6 +338,40 @@ void encode(const float* x, std::uint8_t* b) {
     b[kQs + j] = static_cast<std::uint8_t>(q0 | (q1 << 4));
   }
 }
+
+// ggml's quantize_row_iq4_nl_ref (quantize_row_iq4_nl_impl with ntry -1):
+// the codes that put the largest magnitude on codebook[0] = -127, then
+// their least-squares scale (weights x^2; 0 unless positive), with no
+// search over nearby scales and the codes kept. A group below 1e-15 gets scale
+// 0 and the code of 0 (ggml leaves whatever its buffer held; either decodes to
+// 0).
+void encode_runtime(const float* x, std::uint8_t* b) {
+  constexpr float kGroupMaxEps = 1e-15f;
+  const auto [amax, max] = signed_absmax(x, kQk);
+  std::uint8_t codes[kQk];
+  float d = 0.0f;
+  if (amax < kGroupMaxEps) {
+    for (auto& c : codes) c = static_cast<std::uint8_t>(nearest_iq4_code(0));
+  } else {
+    const float id = 1 / (max / kIq4Codebook[0]);
+    float sumqx = 0, sumq2 = 0;
+    for (int j = 0; j < kQk; ++j) {
+      const int l = nearest_iq4_code(id * x[j]);
+      codes[j] = static_cast<std::uint8_t>(l);
+      const float q = kIq4Codebook[l];
+      const float w = x[j] * x[j];
+      sumqx += w * q * x[j];
+      sumq2 += w * q * q;
+    }
+    // ggml's guard: a NaN among the values makes sumq2 NaN, and d 0.
+    d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
+  }
+  store_f16(b + kD, d);
+  for (int j = 0; j < kQk / 2; ++j) {
+    b[kQs + j] =
+        static_cast<std::uint8_t>(codes[j] | (codes[j + kQk / 2] << 4));
+  }
+}
 }  // namespace iq4_nl
 
 // ---- MXFP4: [e8m0 e][16 B nibbles], x = kE2m1Doubled[q] * 2^(e - 128) ----
@@ -519,5 +553,13 @@ void encode(const float* x, std::uint8_t* b) {
   }
 TESSEL_LEGACY_BLOCK_TYPES(TESSEL_DEFINE_LEGACY_CODEC)
 #undef TESSEL_DEFINE_LEGACY_CODEC
+
+void quantize_iq4_nl_runtime(const float* in, std::uint8_t* blocks,
+                             std::int64_t nblocks) {
+  for (std::int64_t i = 0; i < nblocks; ++i) {
+    iq4_nl::encode_runtime(in + i * iq4_nl::kElements,
+                           blocks + i * iq4_nl::kBytes);
+  }
+}
 
 }  // namespace tessel::quant

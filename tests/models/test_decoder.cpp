@@ -226,13 +226,24 @@ TEST(Decoder, KVCacheInBlockTypes) {
     EXPECT_EQ(cache.value_rotation_block(), key_n ? 64 : 0) << head_dim;
   }
   EXPECT_EQ(KVCache(c, 1, 2, DType::F16).key_rotation_block(), 0);
-  // What append stores: the values quantised as to(dtype) quantises them.
-  KVCache cache(c, 1, 4, DType::Q4_0);
+  // What append stores: the values quantised as ggml's CPU backend
+  // quantises at run time, as llama.cpp's cache stores them (the same as
+  // to(dtype) for Q4_0; IQ4_NL without the scale search).
   const Tensor k = randn({1, 2, 3, 64}, g), v = randn({1, 2, 3, 64}, g);
-  const auto [keys, values] = cache.append(0, k, v);
-  EXPECT_EQ(keys.dtype(), DType::Q4_0);
-  EXPECT_TRUE(equal(keys.to(DType::F32), k.to(DType::Q4_0).to(DType::F32)));
-  EXPECT_TRUE(equal(values.to(DType::F32), v.to(DType::Q4_0).to(DType::F32)));
+  CastOptions runtime;
+  runtime.runtime_quantizer = true;
+  for (const DType dtype : {DType::Q4_0, DType::IQ4_NL}) {
+    KVCache cache(c, 1, 4, dtype);
+    const auto [keys, values] = cache.append(0, k, v);
+    EXPECT_EQ(keys.dtype(), dtype);
+    const auto stored = [&](const Tensor& x) {
+      return x.to(dtype, runtime).to(DType::F32);
+    };
+    EXPECT_TRUE(equal(keys.to(DType::F32), stored(k))) << dtype_name(dtype);
+    EXPECT_TRUE(equal(values.to(DType::F32), stored(v))) << dtype_name(dtype);
+  }
+  EXPECT_FALSE(equal(k.to(DType::IQ4_NL, runtime).to(DType::F32),
+                     k.to(DType::IQ4_NL).to(DType::F32)));
   // Head sizes that are not whole blocks, and block types llama.cpp does
   // not keep a cache in.
   EXPECT_TESSEL_ERROR(KVCache(tiny(), 1, 4, DType::Q8_0), "E2102");

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   const bool linear = argc == 8 && std::string(argv[1]) == "linear";
   if (argc != 7 && !linear) {
     fmt::print(stderr,
-               "usage: quant_tool dequantize|quantize TYPE ROWS ROW_LEN IN "
-               "OUT\n");
+               "usage: quant_tool dequantize|quantize|quantize_runtime TYPE "
+               "ROWS ROW_LEN IN OUT\n");
     return 2;
   }
   try {
@@ -56,10 +56,12 @@ int main(int argc, char** argv) {
       const tessel::Tensor x =
           tessel::from_blob(xs.data(), {m, shape[1]}, tessel::DType::F32);
       write_file(argv[7], tessel::linear(x, w));
-    } else if (mode == "quantize") {
+    } else if (mode == "quantize" || mode == "quantize_runtime") {
       const tessel::Tensor values =
           tessel::from_blob(input.data(), shape, tessel::DType::F32);
-      write_file(argv[6], values.to(type));
+      tessel::CastOptions options;
+      options.runtime_quantizer = mode == "quantize_runtime";
+      write_file(argv[6], values.to(type, options));
     } else {
       fmt::print(stderr, "unknown mode {}\n", mode);
       return 2;

@@ -110,6 +110,16 @@ class Ggml:
                                          out.ctypes.data, 0, rows, row_len, None)
         return out
 
+    def quantize_runtime(self, name, values, rows, row_len):
+        """ggml's from_float_ref: how its CPU backend quantises tensors at
+        run time (llama.cpp's KV cache), None where the traits have none."""
+        t = self.traits(name)
+        if not t.from_float_ref:
+            return None
+        out = np.zeros(rows * row_len // t.blck_size * t.type_size, np.uint8)
+        FROM_FLOAT(t.from_float_ref)(values.ctypes.data, out.ctypes.data, rows * row_len)
+        return out
+
 
 def q8_1_reference(blocks):
     """ggml never decodes Q8_1 (an activation format): its decode is
@@ -132,7 +142,7 @@ class Tessel:
                            capture_output=True, text=True)
         if r.returncode != 0:
             return None, r.stderr.strip()
-        return np.fromfile(dst, np.uint8 if mode == "quantize" else np.float32), ""
+        return np.fromfile(dst, np.uint8 if mode.startswith("quantize") else np.float32), ""
 
 
 def differing(a, b):
@@ -235,6 +245,32 @@ def main():
                     where = f"byte {i} (block {i // t.type_size})"
                 check(ok, f"{name} quantise {what}: bytes equal ggml's" +
                       ("" if ok else f": {where}"))
+                # CastOptions::runtime_quantizer against ggml's run-time
+                # quantiser (from_float_ref); for IQ4_NL it must differ
+                # from the file quantiser on normal data, for the rest not.
+                # ggml's run-time IQ4_NL leaves a block below 1e-15 with
+                # scale 0 and the codes its stack buffer held: those codes
+                # are not compared (any decodes to 0).
+                runtime = ggml.quantize_runtime(name, values, rows, row_len)
+                if runtime is not None:
+                    ours_rt, err = tessel.run("quantize_runtime", name, values, rows, row_len)
+                    if name == "iq4_nl" and ours_rt is not None and ours_rt.shape == runtime.shape:
+                        blocks = runtime.reshape(-1, 18).copy()
+                        mine = ours_rt.reshape(-1, 18).copy()
+                        silent = (blocks[:, 0] == 0) & (blocks[:, 1] == 0)
+                        blocks[silent, 2:] = 0
+                        mine[silent, 2:] = 0
+                        runtime, ours_rt = blocks.reshape(-1), mine.reshape(-1)
+                    ok = ours_rt is not None and np.array_equal(ours_rt, runtime)
+                    if not ok and ours_rt is not None and ours_rt.shape == runtime.shape:
+                        i = int(np.flatnonzero(ours_rt != runtime)[0])
+                        err = f"byte {i} (block {i // t.type_size})"
+                    check(ok, f"{name} run-time quantise {what}: bytes equal ggml's from_float_ref" +
+                          ("" if ok else f": {err}"))
+                    if what == "normal":
+                        check((name == "iq4_nl") != np.array_equal(runtime, theirs),
+                              f"{name} run-time and file quantisers "
+                              f"{'differ' if name == 'iq4_nl' else 'agree'}")
                 if what == "normal" and ours is not None:
                     back, _ = tessel.run("dequantize", name, ours, rows, row_len)
                     check(bits_equal(back, ggml.dequantize(name, theirs, n)),

@@ -44,6 +44,37 @@ TEST(BlockQuant, Q4_0EncodesAndDecodesAHandWorkedBlock) {
   EXPECT_EQ(values_of(q), x);
 }
 
+// IQ4_NL's run-time quantiser (ggml's from_float, which fills llama.cpp's
+// KV cache): the largest value, 127, goes onto codebook[0] = -127, so
+// 1 / d = -1; values that are codebook values negated get their codes
+// exactly, and the least-squares scale sum(x^3 q) / sum(x^2 q^2) with
+// q = -x is -1 (f16 0xBC00).
+TEST(BlockQuant, Iq4NlRuntimeQuantiserTakesTheScaleFromTheLargestValue) {
+  constexpr std::int8_t kCodebook[16] = {
+      -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = -static_cast<float>(kCodebook[j % 16]);
+  CastOptions runtime;
+  runtime.runtime_quantizer = true;
+  const Tensor q = from_vector(x, {1, 32}).to(DType::IQ4_NL, runtime);
+  const std::vector<std::uint8_t> b = bytes_of(q);
+  ASSERT_EQ(b.size(), 18u);
+  EXPECT_EQ(b[0], 0x00);
+  EXPECT_EQ(b[1], 0xBC);
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(b[2 + j], 17 * j) << j;
+  EXPECT_EQ(values_of(q), x);
+  // On random data it is not the file quantiser (ggml_quantize_chunk's
+  // search over 15 more scales), which fits at least as well in its
+  // weighted sense; every other type quantises one way.
+  Generator g(4);
+  const Tensor r = randn({8, 256}, g);
+  EXPECT_NE(bytes_of(r.to(DType::IQ4_NL, runtime)),
+            bytes_of(r.to(DType::IQ4_NL)));
+  for (const DType d : {DType::Q8_0, DType::Q4_0, DType::Q5_1, DType::Q4_K}) {
+    EXPECT_EQ(bytes_of(r.to(d, runtime)), bytes_of(r.to(d))) << dtype_name(d);
+  }
+}
+
 // max |x| = 127 makes Q8_0's scale exactly 1: codes are the values.
 TEST(BlockQuant, Q8_0StoresIntegersExactlyWhenTheScaleIsOne) {
   std::vector<float> x(32);

@@ -69,8 +69,8 @@ void CpuBackend::dequantize_blocks(const Tensor& dst_f32,
   cpu::dequantize_blocks(out(dst_f32), in(src_blocks));
 }
 void CpuBackend::quantize_blocks(const Tensor& dst_blocks,
-                                 const Tensor& src_f32) const {
-  cpu::quantize_blocks(out(dst_blocks), in(src_f32));
+                                 const Tensor& src_f32, bool runtime) const {
+  cpu::quantize_blocks(out(dst_blocks), in(src_f32), runtime);
 }
 void CpuBackend::write_host_bytes(const Tensor& dst, const void* bytes,
                                   std::int64_t nbytes) const {

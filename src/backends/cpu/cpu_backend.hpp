@@ -22,8 +22,8 @@ class CpuBackend final : public Backend {
                     const Tensor& src_bytes) const override;
   void dequantize_blocks(const Tensor& dst_f32,
                          const Tensor& src_blocks) const override;
-  void quantize_blocks(const Tensor& dst_blocks,
-                       const Tensor& src_f32) const override;
+  void quantize_blocks(const Tensor& dst_blocks, const Tensor& src_f32,
+                       bool runtime) const override;
   void write_host_bytes(const Tensor& dst, const void* bytes,
                         std::int64_t nbytes) const override;
   void fill_uniform(const Tensor& dst, const Generator& gen,

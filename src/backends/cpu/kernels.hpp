@@ -29,8 +29,8 @@ void pack_nibbles(const KernelOutput& dst_packed, const KernelInput& src_bytes);
 // quantize.cpp: the block codecs of src/quant over rows, on the pool.
 void dequantize_blocks(const KernelOutput& dst_f32,
                        const KernelInput& src_blocks);
-void quantize_blocks(const KernelOutput& dst_blocks,
-                     const KernelInput& src_f32);
+void quantize_blocks(const KernelOutput& dst_blocks, const KernelInput& src_f32,
+                     bool runtime);
 // One run of whole blocks -> floats on this thread: the vector decoder
 // where there is one (bit-identical), else the codec's.
 void dequantize_run(DType type, const std::uint8_t* blocks, float* out,

@@ -79,10 +79,12 @@ void dequantize_blocks(const KernelOutput& dst_f32,
       });
 }
 
-void quantize_blocks(const KernelOutput& dst_blocks,
-                     const KernelInput& src_f32) {
+void quantize_blocks(const KernelOutput& dst_blocks, const KernelInput& src_f32,
+                     bool runtime) {
   const auto& tr = dtype_traits(dst_blocks.dtype());
-  const quant::BlockCodec* codec = quant::block_codec(dst_blocks.dtype());
+  const quant::QuantizeBlocks quantize =
+      runtime ? quant::runtime_quantizer(dst_blocks.dtype())
+              : quant::block_codec(dst_blocks.dtype())->quantize;
   const std::int64_t numel = dst_blocks.numel();
   if (numel == 0) return;
   const std::int64_t total_blocks = numel / tr.block_size;
@@ -91,9 +93,8 @@ void quantize_blocks(const KernelOutput& dst_blocks,
   // Contiguous on both sides: one flat run of blocks.
   for_block_ranges(1, total_blocks, tr.block_size,
                    [&](std::int64_t, std::int64_t first, std::int64_t last) {
-                     codec->quantize(in + first * tr.block_size,
-                                     blocks + first * tr.block_bytes,
-                                     last - first);
+                     quantize(in + first * tr.block_size,
+                              blocks + first * tr.block_bytes, last - first);
                    });
 }
 

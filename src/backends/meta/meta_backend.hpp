@@ -23,7 +23,7 @@ class MetaBackend final : public Backend {
   void unpack_nibbles(const Tensor&, const Tensor&) const override {}
   void pack_nibbles(const Tensor&, const Tensor&) const override {}
   void dequantize_blocks(const Tensor&, const Tensor&) const override {}
-  void quantize_blocks(const Tensor&, const Tensor&) const override {}
+  void quantize_blocks(const Tensor&, const Tensor&, bool) const override {}
   void write_host_bytes(const Tensor&, const void*,
                         std::int64_t) const override {}
   void fill_uniform(const Tensor&, const Generator&, std::uint64_t, double,
