@@ -62,9 +62,10 @@ class Backend {
   // a quantiser (src/quant/block_codecs.hpp).
   virtual void dequantize_blocks(const Tensor& dst_f32,
                                  const Tensor& src_blocks) const;
-  // `runtime`: quant::runtime_quantizer's choice (CastOptions).
+  // `runtime_quantizer`: ggml's run-time quantiser instead of its file
+  // one (CastOptions::runtime_quantizer).
   virtual void quantize_blocks(const Tensor& dst_blocks, const Tensor& src_f32,
-                               bool runtime) const;
+                               bool runtime_quantizer) const;
   // Contiguous dst from `nbytes` host bytes (tensors made from values).
   virtual void write_host_bytes(const Tensor& dst, const void* bytes,
                                 std::int64_t nbytes) const;

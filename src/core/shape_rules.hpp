@@ -446,21 +446,20 @@ S linear(const S& x, const S& weight, const char* op) {
 
 // hadamard_transform(x, block): the output is x's shape; the runs are
 // `block` values of the last axis (0: the whole axis), a power of two
-// dividing it. Returns the block. A symbolic last axis needs a given block.
-template <class S>
-std::int64_t hadamard_block(const S& x, std::int64_t block, const char* op) {
+// dividing it. Returns the block (1 for an empty last axis and block 0:
+// there is nothing to transform). Eager only: no symbolic form.
+inline std::int64_t hadamard_block(const Shape& x, std::int64_t block,
+                                   const char* op) {
   TESSEL_CHECK(!x.empty(), BadShape, op,
                "x needs a last axis to transform, got a scalar");
-  const std::optional<std::int64_t> last = constant_of(x.back());
-  TESSEL_CHECK(block != 0 || last.has_value(), BadShape, op,
-               "the last axis {} is symbolic: give the block size",
-               str(x.back()));
-  const std::int64_t n = block == 0 ? *last : block;
+  const std::int64_t last = x.back();
+  if (block == 0 && last == 0) return 1;
+  const std::int64_t n = block == 0 ? last : block;
   TESSEL_CHECK(
       n >= 1 && (n & (n - 1)) == 0, BadShape, op,
       "the runs transformed must be a power of two long, got {}{}", n,
       block == 0 ? " (the last axis; give a block that divides it)" : "");
-  TESSEL_CHECK(!last.has_value() || *last % n == 0, BadShape, op,
+  TESSEL_CHECK(last % n == 0, BadShape, op,
                "runs of {} do not divide the last axis of x {}", n, str(x));
   return n;
 }

@@ -14,7 +14,7 @@ Tensor hadamard_transform(const Tensor& x, std::int64_t block) {
   constexpr const char* op = "hadamard_transform";
   const ops::CheckedOperands checked(op, x, "x");
   const DType dtype = x.dtype();
-  TESSEL_CHECK(is_floating_point(dtype) && !is_complex(dtype), BadDType, op,
+  TESSEL_CHECK(is_floating_point(dtype), BadDType, op,
                "x must be real floating point, got {}", dtype_name(dtype));
   const std::int64_t n = rules::hadamard_block(x.shape(), block, op);
   // f64 in f64; the narrower floats in f32, rounded once at the end.

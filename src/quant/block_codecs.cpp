@@ -31,7 +31,8 @@ constexpr BlockCodec kCodecs[] = {
     {DType::IQ3_S, dequantize_iq3_s, nullptr},
     {DType::IQ1_S, dequantize_iq1_s, nullptr},
     {DType::IQ1_M, dequantize_iq1_m, nullptr},
-    {DType::IQ4_NL, dequantize_iq4_nl, quantize_iq4_nl},
+    {DType::IQ4_NL, dequantize_iq4_nl, quantize_iq4_nl,
+     quantize_iq4_nl_runtime},
     {DType::IQ4_XS, dequantize_iq4_xs, quantize_iq4_xs},
     {DType::TQ1_0, dequantize_tq1_0, quantize_tq1_0},
     {DType::TQ2_0, dequantize_tq2_0, quantize_tq2_0},
@@ -63,9 +64,10 @@ static_assert(block_codecs_complete(),
 const BlockCodec* block_codec(DType t) { return kByDType[static_cast<int>(t)]; }
 
 QuantizeBlocks runtime_quantizer(DType t) {
-  if (t == DType::IQ4_NL) return quantize_iq4_nl_runtime;
   const BlockCodec* codec = block_codec(t);
-  return codec != nullptr ? codec->quantize : nullptr;
+  if (codec == nullptr) return nullptr;
+  return codec->quantize_runtime != nullptr ? codec->quantize_runtime
+                                            : codec->quantize;
 }
 
 }  // namespace tessel::quant

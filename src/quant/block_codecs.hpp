@@ -31,16 +31,21 @@ struct BlockCodec {
   DequantizeBlocks dequantize;
   // Null where ggml needs an importance matrix to quantise (IQ1, IQ2, IQ3).
   QuantizeBlocks quantize;
+  // ggml's run-time quantiser where it is not `quantize` (runtime_quantizer
+  // below): IQ4_NL's.
+  QuantizeBlocks quantize_runtime = nullptr;
 };
 
 // The codec of a block-quantised dtype; nullptr for other dtypes.
 const BlockCodec* block_codec(DType t);
 
-// The quantiser ggml applies to tensors at run time (its CPU backend's
+// The quantiser ggml applies to tensors at run time (its reference
 // from_float, which fills llama.cpp's KV cache) rather than to model files
 // (ggml_quantize_chunk, block_codec(t)->quantize). The two differ only for
 // IQ4_NL: at run time ggml takes the scale from the block's largest value
-// and skips the search over 15 nearby scales. Null where block_codec's
+// and skips the search over 15 nearby scales. (On x86 ggml's CPU backend
+// quantises Q8_0 and Q8_1 by SIMD routines that give the reference's bytes
+// except on subnormal blocks and around NaN and Inf.) Null where block_codec's
 // quantiser is.
 QuantizeBlocks runtime_quantizer(DType t);
 void quantize_iq4_nl_runtime(const float* in, std::uint8_t* blocks,

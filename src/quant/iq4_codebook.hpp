@@ -44,6 +44,22 @@ inline int nearest_iq4_code(float x) {
   return x - kIq4Codebook[hi - 1] < kIq4Codebook[hi] - x ? hi - 1 : hi;
 }
 
+// The codes 1 / d = id picks for a 32-value group (stored in `codes` when
+// given) and their sums with weights x^2: sumqx = sum w q x, sumq2 =
+// sum w q^2, in ggml's order of operations.
+inline void iq4_fit(const float* xb, float id, float& sumqx, float& sumq2,
+                    std::uint8_t* codes = nullptr) {
+  sumqx = sumq2 = 0;
+  for (int j = 0; j < kIq4Group; ++j) {
+    const int l = nearest_iq4_code(id * xb[j]);
+    if (codes != nullptr) codes[j] = static_cast<std::uint8_t>(l);
+    const float q = kIq4Codebook[l];
+    const float w = xb[j] * xb[j];
+    sumqx += w * q * xb[j];
+    sumq2 += w * q * q;
+  }
+}
+
 // The scale of one 32-value group, weights x^2: a least-squares scale for
 // the codes that 1 / d0 = -codebook[0] / max picks (the largest magnitude
 // onto +127), then the best of 15 more tries mapping it onto -127 + itry,
@@ -52,25 +68,14 @@ inline int nearest_iq4_code(float x) {
 inline float iq4_group_scale(const float* xb) {
   constexpr float kGroupMaxEps = 1e-15f;
   constexpr int kScaleTries = 7;  // ggml's ntry
-  float weight[kIq4Group];
-  for (int j = 0; j < kIq4Group; ++j) weight[j] = xb[j] * xb[j];
   const auto [amax, max] = signed_absmax(xb, kIq4Group);
   if (amax < kGroupMaxEps) return 0;
-  auto fit = [&](float id, float& sumqx, float& sumq2) {
-    sumqx = sumq2 = 0;
-    for (int j = 0; j < kIq4Group; ++j) {
-      const float q = kIq4Codebook[nearest_iq4_code(id * xb[j])];
-      const float w = weight[j];
-      sumqx += w * q * xb[j];
-      sumq2 += w * q * q;
-    }
-  };
   float sumqx, sumq2;
-  fit(1 / (-max / kIq4Codebook[0]), sumqx, sumq2);
+  iq4_fit(xb, 1 / (-max / kIq4Codebook[0]), sumqx, sumq2);
   float d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
   float best = d * sumqx;
   for (int itry = -kScaleTries; itry <= kScaleTries; ++itry) {
-    fit((itry + kIq4Codebook[0]) / max, sumqx, sumq2);
+    iq4_fit(xb, (itry + kIq4Codebook[0]) / max, sumqx, sumq2);
     if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
       d = sumqx / sumq2;
       best = d * sumqx;

@@ -353,16 +353,8 @@ void encode_runtime(const float* x, std::uint8_t* b) {
   if (amax < kGroupMaxEps) {
     for (auto& c : codes) c = static_cast<std::uint8_t>(nearest_iq4_code(0));
   } else {
-    const float id = 1 / (max / kIq4Codebook[0]);
-    float sumqx = 0, sumq2 = 0;
-    for (int j = 0; j < kQk; ++j) {
-      const int l = nearest_iq4_code(id * x[j]);
-      codes[j] = static_cast<std::uint8_t>(l);
-      const float q = kIq4Codebook[l];
-      const float w = x[j] * x[j];
-      sumqx += w * q * x[j];
-      sumq2 += w * q * q;
-    }
+    float sumqx, sumq2;
+    iq4_fit(x, 1 / (max / kIq4Codebook[0]), sumqx, sumq2, codes);
     // ggml's guard: a NaN among the values makes sumq2 NaN, and d 0.
     d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
   }

@@ -105,6 +105,8 @@ TEST(HadamardTransform, NarrowFloatsRoundOnceAndLayoutsAgree) {
   EXPECT_TRUE(equal(hadamard_transform(t), hadamard_transform(t.contiguous())));
   // Empty leading axes give an empty result.
   EXPECT_EQ(hadamard_transform(zeros({0, 8})).shape(), (Shape{0, 8}));
+  EXPECT_EQ(hadamard_transform(zeros({2, 0})).shape(), (Shape{2, 0}));
+  EXPECT_EQ(hadamard_transform(zeros({2, 0}), 4).shape(), (Shape{2, 0}));
 }
 
 TEST(HadamardTransform, NanAndInfStayInTheirRun) {
@@ -134,6 +136,8 @@ TEST(HadamardTransform, Errors) {
   EXPECT_TESSEL_ERROR(hadamard_transform(ones({4}, DType::I32)), "E2201",
                       "i32");
   EXPECT_TESSEL_ERROR(hadamard_transform(ones({4}, DType::C64)), "E2201");
+  EXPECT_TESSEL_ERROR(hadamard_transform(ones({4}, DType::Bool)), "E2201");
+  EXPECT_TESSEL_ERROR(hadamard_transform(ones({32}).to(DType::Q8_0)), "E2201");
 }
 
 }  // namespace

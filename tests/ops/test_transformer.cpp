@@ -109,44 +109,52 @@ TEST(Attention, DecodeStepsMatchTheUnfusedForm) {
   // One query row against a cache (a prefix of a longer buffer, read
   // through the (B, S, H, D) order the decoder stores): the fused kernel
   // takes the query heads that share a key/value head as the rows of one
-  // block and the single-row score products by dot products. Groups of 1
-  // to 4, a head_dim that ends in a partial vector, causal limits that
-  // hide some or all keys, and a mask (which keeps the heads apart).
+  // block and the single-row score products by dot products, four keys
+  // at a time with their sums reduced together. Groups of 1 to 4, head
+  // dims that end in a partial vector of 4, 8 and 16 lanes, causal limits
+  // that leave 0 to 3 keys past a multiple of four (or hide all), and a
+  // mask (which keeps the heads apart), on every SIMD target.
   Generator g(7);
-  for (const std::int64_t group : {1, 2, 4}) {
-    for (const std::int64_t head_dim : {128, 40}) {
-      const std::int64_t kv_heads = 3, len = 300;
-      const Tensor q =
-          randn({2, 1, kv_heads * group, head_dim}, g).permute({0, 2, 1, 3});
-      const Tensor k = randn({2, 2 * len, kv_heads, head_dim}, g)
-                           .slice(1, 0, len)
-                           .permute({0, 2, 1, 3});
-      const Tensor v = randn({2, 2 * len, kv_heads, 24}, g)
-                           .slice(1, 0, len)
-                           .permute({0, 2, 1, 3});
-      const auto f64 = [](const Tensor& t) { return t.to(DType::F64); };
-      for (const std::int64_t offset :
-           {len - 1, std::int64_t{257}, std::int64_t{3}, std::int64_t{-1}}) {
-        AttentionOptions o;
-        o.causal = true;
-        o.causal_offset = offset;
-        const Tensor y = scaled_dot_product_attention(q, k, v, o);
-        const Tensor ref =
-            scaled_dot_product_attention(f64(q), f64(k), f64(v), o);
-        EXPECT_EQ(y.shape(), (Shape{2, kv_heads * group, 1, 24}));
-        // f32 scores over at most 128 products, sums over 300 weights.
-        EXPECT_TRUE(allclose(f64(y), ref, 1e-5, 1e-5))
-            << "group " << group << " head_dim " << head_dim << " offset "
-            << offset;
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const std::int64_t group : {1, 2, 3, 4}) {
+      for (const std::int64_t head_dim : {128, 40, 42}) {
+        const std::int64_t kv_heads = 3, len = 300;
+        const Tensor q =
+            randn({2, 1, kv_heads * group, head_dim}, g).permute({0, 2, 1, 3});
+        const Tensor k = randn({2, 2 * len, kv_heads, head_dim}, g)
+                             .slice(1, 0, len)
+                             .permute({0, 2, 1, 3});
+        const Tensor v = randn({2, 2 * len, kv_heads, 24}, g)
+                             .slice(1, 0, len)
+                             .permute({0, 2, 1, 3});
+        const auto f64 = [](const Tensor& t) { return t.to(DType::F64); };
+        for (const std::int64_t offset :
+             {len - 1, std::int64_t{257}, std::int64_t{200}, std::int64_t{102},
+              std::int64_t{3}, std::int64_t{-1}}) {
+          AttentionOptions o;
+          o.causal = true;
+          o.causal_offset = offset;
+          const Tensor y = scaled_dot_product_attention(q, k, v, o);
+          const Tensor ref =
+              scaled_dot_product_attention(f64(q), f64(k), f64(v), o);
+          EXPECT_EQ(y.shape(), (Shape{2, kv_heads * group, 1, 24}));
+          // f32 scores over at most 128 products, sums over 300 weights.
+          EXPECT_TRUE(allclose(f64(y), ref, 1e-5, 1e-5))
+              << "group " << group << " head_dim " << head_dim << " offset "
+              << offset;
+        }
+        AttentionOptions masked;
+        masked.mask = randn({2, kv_heads * group, 1, len}, g);
+        EXPECT_TRUE(allclose(
+            f64(scaled_dot_product_attention(q, k, v, masked)),
+            scaled_dot_product_attention(f64(q), f64(k), f64(v), masked), 1e-5,
+            1e-5));
       }
-      AttentionOptions masked;
-      masked.mask = randn({2, kv_heads * group, 1, len}, g);
-      EXPECT_TRUE(
-          allclose(f64(scaled_dot_product_attention(q, k, v, masked)),
-                   scaled_dot_product_attention(f64(q), f64(k), f64(v), masked),
-                   1e-5, 1e-5));
     }
   }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 // The first `len` positions of keys or values kept (2, capacity, 3, dim)

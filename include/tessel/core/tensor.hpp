@@ -22,8 +22,8 @@ struct CastOptions {
   // float (ONNX Cast saturate=1) instead of Inf/NaN (ml_dtypes' default).
   bool saturate = false;
   // Quantise to a block type as ggml quantises tensors at run time (its
-  // CPU backend's from_float, which fills llama.cpp's KV cache) instead of
-  // as it quantises model files (ggml_quantize_chunk, the default). Only
+  // reference from_float, as llama.cpp fills its KV cache) instead of as
+  // it quantises model files (ggml_quantize_chunk, the default). Only
   // IQ4_NL differs: the scale comes from the block's largest value, without
   // the search over 15 nearby scales, about 15 times faster and a slightly
   // looser fit (docs/quantisation.md).

@@ -1,32 +1,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/hadamard_butterflies.hpp"
 #include "backends/cpu/hadamard_kernels.hpp"
 #include "backends/cpu/simd/hadamard_simd.hpp"
 #include "core/check.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel::cpu {
-
-namespace {
-
-// The f64 transform: the same butterflies as the f32 kernel, in place on y.
-void hadamard_run_f64(const double* x, double* y, std::int64_t n) {
-  std::copy(x, x + n, y);
-  for (std::int64_t h = 1; h < n; h *= 2) {
-    for (std::int64_t base = 0; base < n; base += 2 * h) {
-      for (std::int64_t j = base; j < base + h; ++j) {
-        const double a = y[j], b = y[j + h];
-        y[j] = a + b;
-        y[j + h] = a - b;
-      }
-    }
-  }
-  const double scale = 1.0 / std::sqrt(static_cast<double>(n));
-  for (std::int64_t i = 0; i < n; ++i) y[i] *= scale;
-}
-
-}  // namespace
 
 void hadamard_runs(std::int64_t block, const KernelInput& x,
                    const KernelOutput& y) {
@@ -46,8 +27,9 @@ void hadamard_runs(std::int64_t block, const KernelInput& x,
   const double* xs = x.const_data<double>();
   double* ys = y.data<double>();
   parallel_for(0, runs, grain, [&](std::int64_t lo, std::int64_t hi) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(block));
     for (std::int64_t r = lo; r < hi; ++r) {
-      hadamard_run_f64(xs + r * block, ys + r * block, block);
+      hadamard_run_serial(xs + r * block, ys + r * block, block, scale);
     }
   });
 }

@@ -9,11 +9,13 @@
 
 #include <cmath>
 
+#include "backends/cpu/hadamard_butterflies.hpp"
 #include "backends/cpu/simd/hadamard_simd.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using ::tessel::cpu::hadamard_run_serial;
 
 // The butterflies of stride h < N pair lanes of one vector, lane i with
 // lane i ^ h: y[i] = sign[i] x[i] + x[i ^ h], sign -1 where bit h of i is
@@ -59,8 +61,9 @@ HWY_INLINE void hadamard_run(const float* x, float* y, std::int64_t n,
     }
     hn::StoreU(n == N ? hn::Mul(v, s) : v, d, y + i);
   }
-  // Strides h >= N pair whole vectors; the last stage scales. The run is
-  // at most a few KiB and stays in L1 between the passes.
+  // Strides h >= N pair whole vectors; the last stage scales. A run of up
+  // to a few thousand values (a KV cache's 64 or 128) stays in L1 between
+  // these passes; a longer one makes log2(n / N) passes through memory.
   for (std::int64_t h = N; h < n; h *= 2) {
     const bool last = 2 * h == n;
     for (std::int64_t base = 0; base < n; base += 2 * h) {
@@ -78,34 +81,17 @@ HWY_INLINE void hadamard_run(const float* x, float* y, std::int64_t n,
   }
 }
 
-// Runs shorter than a vector (n < N), and the scalar target's.
-HWY_INLINE void hadamard_run_scalar(const float* x, float* y, std::int64_t n,
-                                    float scale) {
-  if (x != y) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i];
-  }
-  for (std::int64_t h = 1; h < n; h *= 2) {
-    for (std::int64_t base = 0; base < n; base += 2 * h) {
-      for (std::int64_t j = base; j < base + h; ++j) {
-        const float a = y[j], b = y[j + h];
-        y[j] = a + b;
-        y[j + h] = a - b;
-      }
-    }
-  }
-  for (std::int64_t i = 0; i < n; ++i) y[i] *= scale;
-}
-
 static void HadamardRunsImpl(const float* x, float* y, std::int64_t runs,
                              std::int64_t n) {
   const D d;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
-  // 1 / sqrt(n) rounded once; exact for even powers of two.
+  // 1 / sqrt(n) rounded once; exact for powers of four.
   const auto scale =
       static_cast<float>(1.0 / std::sqrt(static_cast<double>(n)));
   if (n < N || N == 1) {
     for (std::int64_t r = 0; r < runs; ++r) {
-      hadamard_run_scalar(x + r * n, y + r * n, n, scale);
+      // Runs shorter than a vector, and the scalar target's.
+      hadamard_run_serial(x + r * n, y + r * n, n, scale);
     }
     return;
   }

@@ -373,11 +373,21 @@ void row_dots(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
   for (std::int64_t i = 0; i < m; i += kDotRows) {
     const float* ai = a + i * lda;
     float* ci = c + i * ldc;
-    switch (std::min<std::int64_t>(m - i, kDotRows)) {
-      case 4: dot_rows<4>(n, k, alpha, ai, lda, b, beta, ci, ldc); break;
-      case 3: dot_rows<3>(n, k, alpha, ai, lda, b, beta, ci, ldc); break;
-      case 2: dot_rows<2>(n, k, alpha, ai, lda, b, beta, ci, ldc); break;
-      default: dot_rows<1>(n, k, alpha, ai, lda, b, beta, ci, ldc); break;
+    const std::int64_t rows = std::min<std::int64_t>(m - i, kDotRows);
+    if constexpr (kDotRows == 4) {
+      if (rows == 4) {
+        dot_rows<4>(n, k, alpha, ai, lda, b, beta, ci, ldc);
+        continue;
+      }
+      if (rows == 3) {
+        dot_rows<3>(n, k, alpha, ai, lda, b, beta, ci, ldc);
+        continue;
+      }
+    }
+    if (rows == 2) {
+      dot_rows<2>(n, k, alpha, ai, lda, b, beta, ci, ldc);
+    } else {
+      dot_rows<1>(n, k, alpha, ai, lda, b, beta, ci, ldc);
     }
   }
 }
