@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +26,21 @@ inline constexpr DType kElementDTypes[] = {
     DType::I64,  DType::U16, DType::U32, DType::U64,      DType::F16,
     DType::BF16, DType::F32, DType::F64, DType::F8E4M3FN, DType::F8E5M2,
     DType::I4,   DType::U4};
+
+// Sylvester's n x n Hadamard matrix over sqrt(n), from the closed form
+// H[i][j] = (-1)^popcount(i & j), in f64: the reference for
+// hadamard_transform and for the KV cache's rotations.
+inline Tensor sylvester_hadamard(std::int64_t n) {
+  std::vector<double> h(static_cast<std::size_t>(n * n));
+  const double s = 1.0 / std::sqrt(static_cast<double>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto bits = std::popcount(static_cast<std::uint64_t>(i & j));
+      h[static_cast<std::size_t>(i * n + j)] = bits % 2 ? -s : s;
+    }
+  }
+  return from_vector<double>(h, {n, n});
+}
 
 // The elements of t in row-major order.
 template <class T>

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -153,19 +152,11 @@ TEST(Decoder, KVCacheInBlockTypes) {
   // The rotation by Sylvester's Hadamard matrix, entry (i, j)
   // (-1)^popcount(i & j) / sqrt(n), as a product in f64.
   const auto rotate = [](const Tensor& x, std::int64_t n) {
-    std::vector<double> h(static_cast<std::size_t>(n * n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const int sign = std::popcount(static_cast<unsigned>(i & j)) % 2;
-        h[static_cast<std::size_t>(i * n + j)] =
-            (sign ? -1.0 : 1.0) / std::sqrt(static_cast<double>(n));
-      }
-    }
     Shape runs = x.shape();
     runs.back() /= n;
     runs.push_back(n);
     return matmul(x.to(DType::F64).reshape(runs),
-                  from_vector<double>(h, {n, n}))
+                  testing::sylvester_hadamard(n))
         .reshape(x.shape())
         .to(DType::F32);
   };

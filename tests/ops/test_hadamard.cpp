@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
-#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -14,21 +13,8 @@ namespace tessel {
 namespace {
 
 using testing::expect_near_all;
+using testing::sylvester_hadamard;
 using testing::values;
-
-// Sylvester's n x n matrix over sqrt(n), from the closed form
-// H[i][j] = (-1)^popcount(i & j), in f64.
-Tensor sylvester(std::int64_t n) {
-  std::vector<double> h(static_cast<std::size_t>(n * n));
-  const double s = 1.0 / std::sqrt(static_cast<double>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const auto bits = std::popcount(static_cast<std::uint64_t>(i & j));
-      h[static_cast<std::size_t>(i * n + j)] = bits % 2 ? -s : s;
-    }
-  }
-  return from_vector<double>(h, {n, n});
-}
 
 TEST(HadamardTransform, HandValues) {
   // [1 2 3 4] H4 = [10, -2, -4, 0]; over sqrt(4) = 2.
@@ -51,7 +37,7 @@ TEST(HadamardTransform, SylvesterOrderOnEveryTarget) {
     SCOPED_TRACE(hwy::TargetName(target));
     for (const std::int64_t n : {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024}) {
       SCOPED_TRACE(n);
-      const Tensor h = sylvester(n);
+      const Tensor h = sylvester_hadamard(n);
       // The rows of the identity come out as the rows of H / sqrt(n):
       // every entry ±2^(-k/2) rounded once, equal in f32.
       EXPECT_TRUE(equal(hadamard_transform(eye(n, std::nullopt, DType::F32)),

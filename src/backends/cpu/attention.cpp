@@ -3,8 +3,7 @@
 // small GEMM, goes through an online softmax, and is multiplied into an
 // f32 output accumulator by a second GEMM. Keys and values in f16 or bf16
 // are read in place by a decode step's products, widened a tile at a time
-// by the others; block-quantised ones likewise (Q8_0 and Q4_0 in place,
-// the others dequantised a tile at a time; key_tile_gemm).
+// by the others; block-quantised ones likewise, dequantised (key_tile_gemm).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -14,7 +13,6 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/attention_simd.hpp"
-#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/simd/tile_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
 
@@ -31,7 +29,7 @@ constexpr std::int64_t kSmallTileProducts = 65536;
 // Sized for the rows a query block can have: a decode step's single query
 // row zero-fills 1/64th of a full block's 96 KiB, once per layer. `tile`
 // holds keys or values widened from 16 bits or dequantised, sized when
-// first needed (a decode step reads 16 bits, Q8_0 and Q4_0 in place and
+// first needed (a decode step reads 16-bit and block caches in place and
 // never is).
 struct Scratch {
   std::vector<float> scores, acc, m, l, corr, tile;
@@ -42,21 +40,6 @@ struct Scratch {
         l(static_cast<std::size_t>(rows)),
         corr(static_cast<std::size_t>(rows)) {}
 };
-
-// `count` values of dtype t at `in` (f16, bf16, or whole blocks of a block
-// type) into `out` as f32: exact, the values .to(F32) gives.
-void widen_to_f32(DType t, const std::uint8_t* in, float* out,
-                  std::int64_t count) {
-  if (t == DType::F16) {
-    simd::widen_f16_operand(reinterpret_cast<const std::uint16_t*>(in), out,
-                            count);
-  } else if (t == DType::BF16) {
-    simd::widen_bf16_operand(reinterpret_cast<const std::uint16_t*>(in), out,
-                             count);
-  } else {
-    dequantize_run(t, in, out, count / dtype_traits(t).block_size);
-  }
-}
 
 // c = alpha * a op(b) + beta * c (tile_gemm's conventions, a not
 // transposed), b rows [j0, j0 + rows) of one head of keys or values (x,

@@ -35,6 +35,11 @@ void quantize_blocks(const KernelOutput& dst_blocks, const KernelInput& src_f32,
 // where there is one (bit-identical), else the codec's.
 void dequantize_run(DType type, const std::uint8_t* blocks, float* out,
                     std::int64_t nblocks);
+// `count` values of dtype t at `in` (f16, bf16, or whole blocks of a block
+// type) as f32 on this thread, for an f32 product: numbers exactly (the
+// CPU's 16-bit conversion may quiet a signalling NaN; simd/cast_simd.hpp).
+void widen_to_f32(DType t, const std::uint8_t* in, float* out,
+                  std::int64_t count);
 
 // Contiguous float `dst`: uniform in [low, high) / normal(mean, std), drawn
 // from counter blocks starting at `first_block` (see Note [random streams]).

@@ -29,7 +29,6 @@
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
-#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/core/parallel.hpp"
@@ -179,21 +178,6 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   });
 }
 
-// Row r of W as f32: blocks dequantised, 16-bit floats widened (numbers
-// exactly).
-void widen_row(DType w_dtype, const std::uint8_t* row, std::int64_t k,
-               float* out) {
-  const auto* h = reinterpret_cast<const std::uint16_t*>(row);
-  if (w_dtype == DType::F16) {
-    cpu::simd::widen_f16_operand(h, out, k);
-  } else if (w_dtype == DType::BF16) {
-    cpu::simd::widen_bf16_operand(h, out, k);
-  } else {
-    cpu::dequantize_run(w_dtype, row, out,
-                        k / dtype_traits(w_dtype).block_size);
-  }
-}
-
 void widened_path(const Tensor& x, const WeightRows& w, DType w_dtype,
                   const Tensor& out) {
   const std::int64_t m = x.shape()[0], k = x.shape()[1], n = out.shape()[1];
@@ -210,8 +194,8 @@ void widened_path(const Tensor& x, const WeightRows& w, DType w_dtype,
     const std::int64_t rows = std::min(chunk, n - r0);
     parallel_for(0, rows, 16, [&](std::int64_t lo, std::int64_t hi) {
       for (std::int64_t r = lo; r < hi; ++r) {
-        widen_row(w_dtype, w.base + (r0 + r) * w.row_bytes, k,
-                  wide_data + r * k);
+        cpu::widen_to_f32(w_dtype, w.base + (r0 + r) * w.row_bytes,
+                          wide_data + r * k, k);
       }
     });
     const Tensor part =

@@ -1,9 +1,11 @@
 // Block-quantised <-> f32 on the CPU: the codecs of src/quant run over
 // [first, last) ranges of blocks split across the pool. Blocks are
-// independent, so any split gives the same bytes as one thread.
+// independent, so any split gives the same bytes as one thread. Also the
+// one widening of 16-bit or block operands to f32 that products share.
 #include <algorithm>
 
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/simd/cast_simd.hpp"
 #include "backends/cpu/simd/dequant_simd.hpp"
 #include "core/check.hpp"
 #include "quant/block_codecs.hpp"
@@ -56,6 +58,18 @@ void dequantize_run(DType type, const std::uint8_t* blocks, float* out,
                     std::int64_t nblocks) {
   if (simd::dequantize_blocks_simd(type, blocks, out, nblocks)) return;
   quant::block_codec(type)->dequantize(blocks, out, nblocks);
+}
+
+void widen_to_f32(DType t, const std::uint8_t* in, float* out,
+                  std::int64_t count) {
+  const auto* h = reinterpret_cast<const std::uint16_t*>(in);
+  if (t == DType::F16) {
+    simd::widen_f16_operand(h, out, count);
+  } else if (t == DType::BF16) {
+    simd::widen_bf16_operand(h, out, count);
+  } else {
+    dequantize_run(t, in, out, count / dtype_traits(t).block_size);
+  }
 }
 
 void dequantize_blocks(const KernelOutput& dst_f32,

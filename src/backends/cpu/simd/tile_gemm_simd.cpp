@@ -8,6 +8,7 @@
 #include "backends/cpu/simd/float_io-inl.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tessel/core/float_formats.hpp"
 
 #include "backends/cpu/simd/tile_gemm_simd.hpp"
+#include "quant/iq4_codebook.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
@@ -77,9 +79,13 @@ static_assert(kLayout<DType::Q4_0>.bytes == 18 &&
 // 16 bytes hold both halves): at most 16 lanes, dividing 32.
 static_assert(hn::MaxLanes(D()) <= 16 && 32 % hn::MaxLanes(D()) == 0);
 
-// IQ4_NL's codebook (ggml's kvalues_iq4nl), as floats.
-alignas(64) constexpr float kIq4NlValues[16] = {
-    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// IQ4_NL's codebook (quant::kIq4Codebook), as floats.
+alignas(64) constexpr auto kIq4NlValues = [] {
+  std::array<float, 16> values{};
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = quant::kIq4Codebook[i];
+  return values;
+}();
 
 // The f16 at p, converted by the CPU where it can (F16C on AVX2 and up):
 // a load converts a scale every vector.
@@ -136,11 +142,11 @@ HWY_INLINE V block_lanes(D d, const std::uint8_t* block, std::size_t within,
       // Sixteen lanes hold the codebook (AVX-512: a permute, where a gather
       // took half the step); fewer gather it.
       if constexpr (hn::MaxLanes(D()) == 16) {
-        const V book = hn::Load(d, kIq4NlValues);
+        const V book = hn::Load(d, kIq4NlValues.data());
         return hn::Mul(hn::TableLookupLanes(book, hn::IndicesFromVec(d, codes)),
                        s.scale);
       } else {
-        return hn::Mul(hn::GatherIndex(d, kIq4NlValues, codes), s.scale);
+        return hn::Mul(hn::GatherIndex(d, kIq4NlValues.data(), codes), s.scale);
       }
     } else if constexpr (L.min != 0) {
       return hn::MulAdd(hn::ConvertTo(d, codes), s.scale, s.min);
