@@ -18,7 +18,9 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <utility>
 
+#include "core/check.hpp"
 #include "tessel/core/storage.hpp"
 
 namespace tessel {
@@ -154,6 +156,29 @@ void host_free(void* data, std::size_t size) {
     return;
   }
   cache().give(data, cached_size(size));
+}
+
+HostBuffer::HostBuffer(std::size_t size, const char* what)
+    : data_(static_cast<std::uint8_t*>(host_allocate(size))), size_(size) {
+  TESSEL_CHECK(data_ != nullptr, IoFailure, what,
+               "out of memory allocating {} bytes of scratch", size);
+}
+
+HostBuffer::HostBuffer(HostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) host_free(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+HostBuffer::~HostBuffer() {
+  if (data_ != nullptr) host_free(data_, size_);
 }
 
 }  // namespace detail

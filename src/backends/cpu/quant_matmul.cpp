@@ -31,6 +31,7 @@
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
+#include "core/host_allocator.hpp"
 #include "tessel/core/parallel.hpp"
 #include "tessel/ops/factories.hpp"
 
@@ -110,8 +111,7 @@ struct DotProduct {
 void integer_path(const float* x, std::int64_t m, std::int64_t k,
                   std::span<const DotProduct> products) {
   namespace simd = cpu::simd;
-  std::vector<std::pair<simd::ActivationBlocks, std::vector<std::uint8_t>>>
-      quantized;
+  std::vector<std::pair<simd::ActivationBlocks, detail::HostBuffer>> quantized;
   std::vector<const std::uint8_t*> act;
   std::vector<std::int64_t> chunk_rows, first_chunk{0};
   for (const DotProduct& p : products) {
@@ -120,7 +120,8 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
                            [&](const auto& q) { return q.first == kind; });
     if (it == quantized.end()) {
       const std::size_t row_bytes = simd::activation_row_bytes(kind, k);
-      std::vector<std::uint8_t> blocks(row_bytes * static_cast<std::size_t>(m));
+      detail::HostBuffer blocks(row_bytes * static_cast<std::size_t>(m),
+                                "linear");
       parallel_for(0, m, 1, [&](std::int64_t lo, std::int64_t hi) {
         simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
                                    blocks.data() + lo * row_bytes);
@@ -155,10 +156,10 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   const simd::ActivationBlocks kind = simd::activation_blocks(w_dtype);
   const std::size_t act_bytes = simd::activation_row_bytes(kind, k);
   const std::size_t gemm_bytes = simd::gemm_activation_row_bytes(w_dtype, k);
-  std::vector<std::uint8_t> act(gemm_bytes * static_cast<std::size_t>(m));
+  detail::HostBuffer act(gemm_bytes * static_cast<std::size_t>(m), "linear");
   parallel_for(0, m, 8, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<std::uint8_t> blocks(act_bytes *
-                                     static_cast<std::size_t>(hi - lo));
+    detail::HostBuffer blocks(act_bytes * static_cast<std::size_t>(hi - lo),
+                              "linear");
     simd::quantize_activations(kind, x + lo * k, k, hi - lo, k, blocks.data());
     simd::prepare_gemm_activations(w_dtype, blocks.data(), hi - lo, k,
                                    act.data() + lo * gemm_bytes);
@@ -166,7 +167,7 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   const std::int64_t tile_rows = simd::gemm_tile_rows();
   const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
   parallel_for(0, tiles, 1, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<std::uint8_t> tile(simd::gemm_tile_bytes(w_dtype, k));
+    detail::HostBuffer tile(simd::gemm_tile_bytes(w_dtype, k), "linear");
     for (std::int64_t t = lo; t < hi; ++t) {
       const std::int64_t r0 = t * tile_rows;
       const std::int64_t rows = std::min(tile_rows, n - r0);

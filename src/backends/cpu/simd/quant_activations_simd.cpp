@@ -116,7 +116,7 @@ static void q8_0_row(const float* x, std::int64_t k, bool q4_0_sums,
   }
   if (!q4_0_sums) return;
   std::uint8_t* offsets = scales + nb * kQ80ScaleBytes;
-  std::uint8_t* quads = offsets + nb * kQ80OffsetBytes;
+  std::uint8_t* quads = row + q4_0_quads_offset(static_cast<std::size_t>(nb));
   for (std::int64_t b = 0; b < nb; ++b) {
     const auto* q =
         reinterpret_cast<const std::int8_t*>(row + b * kQ80Bytes + 2);
@@ -232,7 +232,8 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
   switch (kind) {
     case ActivationBlocks::Q8_0: return n / 32 * (kQ80Bytes + kQ80ScaleBytes);
     case ActivationBlocks::Q8_0WithQ4_0Sums:
-      return n / 32 * (kQ80Bytes + kQ80ExtraBytes) + n / 128 * kQ80QuadBytes;
+      return (q4_0_quads_offset(n / 32) + n / 128 * kQ80QuadBytes + 63) / 64 *
+             64;
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;

@@ -54,6 +54,8 @@ ActivationBlocks activation_blocks(DType w);
 ActivationBlocks dot_activation_blocks(DType w);
 
 // Bytes of one activation row of length k (a multiple of the block size).
+// Rows should start 64-byte aligned: the Q4_0 layout pads its 512-bit
+// groups to cache lines (quant_dot_layout.hpp).
 // (These and quantize_activations: quant_activations_simd.cpp.)
 std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k);
 
