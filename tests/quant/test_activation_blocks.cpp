@@ -135,5 +135,38 @@ TEST(ActivationBlocks, NonFiniteValuesMakeTheBlockScaleNaN) {
   }
 }
 
+TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
+  // Two Q8_K blocks, then from a 64-byte boundary each block's codes again:
+  // for sub-blocks 4h..4h+3, codes 0-15 of each, then codes 16-31 of each.
+  Generator g(9);
+  const std::vector<float> x = testing::values<float>(randn({512}, g));
+  on_every_target([&] {
+    const std::vector<std::uint8_t> plain =
+        activation_row(ActivationBlocks::Q8_K, x);
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_KWithIq4Lanes, x);
+    ASSERT_EQ(row.size(), 640u + 2 * 256u);  // 584 rounded up to 640
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      ASSERT_EQ(row[i], plain[i]) << "byte " << i << " of the Q8_K blocks";
+    }
+    for (int b = 0; b < 2; ++b) {
+      const std::uint8_t* codes = plain.data() + 292 * b + 4;
+      const std::uint8_t* lanes = row.data() + 640 + 256 * b;
+      for (int h = 0; h < 2; ++h) {
+        for (int j = 0; j < 4; ++j) {
+          for (int i = 0; i < 16; ++i) {
+            const int sub = 32 * (4 * h + j);
+            EXPECT_EQ(lanes[128 * h + 16 * j + i], codes[sub + i])
+                << "block " << b << " sub-block " << 4 * h + j << " code " << i;
+            EXPECT_EQ(lanes[128 * h + 64 + 16 * j + i], codes[sub + 16 + i])
+                << "block " << b << " sub-block " << 4 * h + j << " code "
+                << 16 + i;
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 }  // namespace tessel

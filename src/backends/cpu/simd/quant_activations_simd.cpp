@@ -187,6 +187,24 @@ static void k4_groups(std::int64_t nb, std::uint8_t* row) {
   }
 }
 
+// After a row's Q8_K blocks, their codes in IQ4_XS's nibble order
+// (quant_dot_layout.hpp's kQ8KIq4Lanes).
+static void iq4_lanes(std::int64_t nb, std::uint8_t* row) {
+  using namespace layout;
+  std::uint8_t* lanes = row + iq4_lanes_offset(static_cast<std::size_t>(nb));
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* q = row + b * kQ8KBytes + kQ8KQs;
+    std::uint8_t* out = lanes + b * kQ8KIq4Lanes;
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 4; ++j) {
+        const std::uint8_t* sub = q + 32 * (4 * h + j);
+        std::memcpy(out + 128 * h + 16 * j, sub, 16);
+        std::memcpy(out + 128 * h + 64 + 16 * j, sub + 16, 16);
+      }
+    }
+  }
+}
+
 static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
                                     std::int64_t rows, std::int64_t k,
                                     std::size_t row_bytes, std::uint8_t* out) {
@@ -202,6 +220,7 @@ static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
       q8_k_block(xr + 256 * b, o + b * layout::kQ8KBytes);
     }
     if (blocks == ActivationBlocks::Q8_KWithK4Groups) k4_groups(k / 256, o);
+    if (blocks == ActivationBlocks::Q8_KWithIq4Lanes) iq4_lanes(k / 256, o);
   }
 }
 
@@ -223,6 +242,7 @@ ActivationBlocks dot_activation_blocks(DType w) {
   if (w == DType::Q4_K || w == DType::Q5_K) {
     return ActivationBlocks::Q8_KWithK4Groups;
   }
+  if (w == DType::IQ4_XS) return ActivationBlocks::Q8_KWithIq4Lanes;
   return activation_blocks(w);
 }
 
@@ -237,6 +257,8 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;
+    case ActivationBlocks::Q8_KWithIq4Lanes:
+      return iq4_lanes_offset(n / 256) + n / 256 * kQ8KIq4Lanes;
   }
   return n / 256 * kQ8KBytes;
 }

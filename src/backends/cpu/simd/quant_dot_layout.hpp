@@ -43,6 +43,16 @@ inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
 // as i16 (|sum| <= 32 x 127), block i's at 16i.
 inline constexpr int kQ8KGroupScales = 0, kQ8KGroupSums = 32;
 inline constexpr int kQ8KGroupBytes = 32 + 64;
+// A row for the 512-bit IQ4_XS dot kernel (Q8_KWithIq4Lanes) goes on, from
+// the next 64-byte boundary (iq4_lanes_offset), with each block's 256 codes
+// again in the order of the weights' nibbles (kQ8KIq4Lanes bytes a block):
+// for sub-blocks 4h..4h+3 (h = 0, 1), codes 0-15 of each, then codes
+// 16-31 of each, so that the low and the high nibbles of 64 weight bytes
+// meet their activations in the same 128-bit lane with no shuffle.
+inline constexpr int kQ8KIq4Lanes = 256;
+constexpr std::size_t iq4_lanes_offset(std::size_t nb) {
+  return (nb * kQ8KBytes + 63) / 64 * 64;
+}
 inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
 inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
 inline constexpr int kQ6KBytes = 210;    // ql[128] | qh[64] | scales i8[16] | d

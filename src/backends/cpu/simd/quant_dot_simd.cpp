@@ -120,8 +120,8 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::IQ4_XS:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni()) {
-        return all_rows<dot_iq4_xs_vnni>(w, ldw, rows, act, act_bytes, m_rows,
-                                         nb, y, ldy);
+        return all_rows<dot_iq4_xs_lanes>(w, ldw, rows, act, act_bytes, m_rows,
+                                          nb, y, ldy);
       }
 #endif
       return all_rows<dot_iq4_xs>(w, ldw, rows, act, act_bytes, m_rows, nb, y,

@@ -34,6 +34,9 @@ enum class ActivationBlocks : std::uint8_t {
   // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
   // dot kernels read for four blocks at a time.
   Q8_KWithK4Groups,
+  // Q8_K rows followed by their codes in the order of IQ4_XS's nibbles,
+  // which the 512-bit IQ4_XS kernel reads.
+  Q8_KWithIq4Lanes,
 };
 
 // Values in one block of `kind`'s rows: 32 for the Q8_0 kinds, 256 for
