@@ -5,9 +5,10 @@
 // (768 KiB for 1536 tokens of 128 features): through malloc they were
 // mapped and unmapped every step, and the page faults of the fresh pages
 // cost about a tenth of the step. When freed they go to a
-// cache keyed by rounded size; an allocation takes the smallest cached
-// buffer that is at least its size and at most 1.5x it. The cache holds at
-// most kCacheLimit bytes (the oldest buffers are unmapped first) and is
+// cache keyed by the size they were mapped with (recorded while handed
+// out: the caller's size can be smaller); an allocation takes the smallest
+// cached buffer that is at least its size and at most 1.5x it. The cache holds
+// at most kCacheLimit bytes (the oldest buffers are unmapped first) and is
 // emptied before an allocation is allowed to fail.
 #include "core/host_allocator.hpp"
 
@@ -18,6 +19,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "core/check.hpp"
@@ -38,6 +40,7 @@ std::size_t round_up(std::size_t n, std::size_t multiple) {
 
 class LargeBlockCache {
  public:
+  // A cached block of `size` to 1.5 x `size` bytes, or nullptr.
   void* take(std::size_t size) {
     std::lock_guard lock(mutex_);
     auto it = by_size_.lower_bound(size);
@@ -49,14 +52,30 @@ class LargeBlockCache {
     void* data = it->second->data;
     stats_.cached_bytes -= static_cast<std::int64_t>(it->second->size);
     --stats_.cached_blocks;
+    mapped_[data] = it->second->size;
     age_.erase(it->second);
     by_size_.erase(it);
     return data;
   }
 
-  // Keeps the block, evicting the oldest ones beyond the limit.
-  void give(void* data, std::size_t size) {
+  // A block just mapped, of `size` bytes.
+  void mapped(void* data, std::size_t size) {
     std::lock_guard lock(mutex_);
+    mapped_[data] = size;
+  }
+
+  // Keeps a block host_allocate handed out, at the size it was mapped with
+  // (a block taken from the cache may be up to 1.5 x what its last caller
+  // asked for: freed at the caller's size, its tail was never unmapped),
+  // evicting the oldest ones beyond the limit.
+  void give(void* data, std::size_t asked) {
+    std::lock_guard lock(mutex_);
+    const auto found = mapped_.find(data);
+    std::size_t size = asked;  // not handed out here: never happens
+    if (found != mapped_.end()) {
+      size = found->second;
+      mapped_.erase(found);
+    }
     age_.push_back({data, size});
     by_size_.emplace(size, std::prev(age_.end()));
     stats_.cached_bytes += static_cast<std::int64_t>(size);
@@ -97,7 +116,8 @@ class LargeBlockCache {
   }
 
   std::mutex mutex_;
-  std::list<Block> age_;  // oldest first
+  std::unordered_map<void*, std::size_t> mapped_;  // handed out, by address
+  std::list<Block> age_;                           // oldest first
   std::multimap<std::size_t, std::list<Block>::iterator> by_size_;
   AllocatorStats stats_;
 };
@@ -144,9 +164,13 @@ void* host_allocate(std::size_t size) {
   }
   const std::size_t rounded = cached_size(size);
   if (void* reused = cache().take(rounded)) return reused;
-  if (void* fresh = map_large(rounded)) return fresh;
-  cache().clear();  // give cached memory back to the OS and try once more
-  return map_large(rounded);
+  void* fresh = map_large(rounded);
+  if (fresh == nullptr) {
+    cache().clear();  // give cached memory back to the OS and try once more
+    fresh = map_large(rounded);
+  }
+  if (fresh != nullptr) cache().mapped(fresh, rounded);
+  return fresh;
 }
 
 void host_free(void* data, std::size_t size) {

@@ -355,6 +355,24 @@ TEST(Storage, LargeBuffersAreReusedFromTheCache) {
   EXPECT_EQ(allocator_stats().cached_bytes, 0);
 }
 
+// A cached block serves a request up to a third smaller; freed, it goes
+// back whole (it had been kept at the smaller size, and its tail was never
+// unmapped).
+TEST(Storage, ABlockServingASmallerRequestIsCachedWhole) {
+  empty_cache();
+  { Storage six = Storage::allocate(6 << 20); }
+  ASSERT_EQ(allocator_stats().cached_bytes, 6 << 20);
+  const std::int64_t hits = allocator_stats().hits;
+  {
+    Storage four = Storage::allocate(4 << 20);
+    EXPECT_EQ(allocator_stats().hits, hits + 1);
+    EXPECT_EQ(allocator_stats().cached_bytes, 0);
+  }
+  EXPECT_EQ(allocator_stats().cached_bytes, 6 << 20);
+  empty_cache();
+  EXPECT_EQ(allocator_stats().cached_bytes, 0);
+}
+
 }  // namespace
 }  // namespace tessel
 
