@@ -315,10 +315,10 @@ TEST(Linear, SharedInputEqualsOneLinearEach) {
   // linear_shared quantises x once per kind of activation blocks and runs
   // every weight's rows in one pass: the results must be those of one
   // linear per weight, bit for bit. The weights take every kind (Q4_0's
-  // quads, Q8_0's blocks, Q4_K/Q5_K's groups, Q6_K/IQ4_XS's Q8_K), two
-  // share one, some have biases; one row (every weight shares), two rows
-  // (Q4_0 and Q8_0 leave the dot kernels: one linear each), six rows
-  // (the packed GEMM), an f32 weight among them, on every SIMD target.
+  // quads, Q8_0's blocks, Q4_K/Q5_K's groups, Q6_K's Q8_K, IQ4_XS's Q8_K
+  // with lanes), two share one, some have biases; one row (every weight
+  // shares), two rows (Q4_0 and Q8_0 leave the dot kernels: one linear each),
+  // six rows (the packed GEMM), an f32 weight among them, on every SIMD target.
   Generator g(31);
   std::vector<Tensor> w, b;
   const std::pair<DType, std::int64_t> weights[] = {

@@ -168,5 +168,57 @@ TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
   });
 }
 
+TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
+  // The 512-bit kernels' regions start on a 64-byte boundary of the row,
+  // and rows are whole cache lines, so row m of an aligned buffer is too.
+  for (const std::int64_t k : {256, 768, 1024, 1280, 2816, 4096}) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(
+        cpu::simd::activation_row_bytes(ActivationBlocks::Q8_0WithQ4_0Sums, k) %
+            64,
+        0u);
+    EXPECT_EQ(
+        cpu::simd::activation_row_bytes(ActivationBlocks::Q8_KWithIq4Lanes, k) %
+            64,
+        0u);
+  }
+  // k = 160: five Q8_0 blocks (350 bytes of blocks, scales and offsets),
+  // the one group of four from byte 384.
+  std::vector<float> x(160);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(static_cast<int>(i % 23) - 11);
+  }
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_0WithQ4_0Sums, x);
+    ASSERT_EQ(row.size(), 384u + 256u);
+    for (int i = 0; i < 4; ++i) {  // codes 0-15 of block i at 384 + 16i
+      for (int j = 0; j < 16; ++j) {
+        EXPECT_EQ(row[static_cast<std::size_t>(384 + 16 * i + j)],
+                  row[static_cast<std::size_t>(34 * i + 2 + j)])
+            << "block " << i << " code " << j;
+      }
+    }
+  });
+  // Two rows: the second starts a whole row later and holds its own codes.
+  std::vector<float> two(2 * 256);
+  for (std::size_t i = 0; i < two.size(); ++i) {
+    two[i] = i < 256 ? 1.f : -0.5f * static_cast<float>(i % 7);
+  }
+  const std::size_t bytes =
+      cpu::simd::activation_row_bytes(ActivationBlocks::Q8_KWithIq4Lanes, 256);
+  std::vector<std::uint8_t> rows(2 * bytes);
+  cpu::simd::quantize_activations(ActivationBlocks::Q8_KWithIq4Lanes,
+                                  two.data(), 256, 2, 256, rows.data());
+  const std::vector<float> second(two.begin() + 256, two.end());
+  const std::vector<std::uint8_t> alone =
+      activation_row(ActivationBlocks::Q8_KWithIq4Lanes, second);
+  ASSERT_EQ(alone.size(), bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (i >= 292 && i < 320) continue;  // padding, never written
+    ASSERT_EQ(rows[bytes + i], alone[i]) << "byte " << i << " of row 1";
+  }
+}
+
 }  // namespace
 }  // namespace tessel

@@ -103,11 +103,11 @@ struct DotProduct {
 };
 
 // Each product's out from x (m x k): x quantised once per kind of 8-bit
-// activation blocks the weights read (Q4_K and Q5_K share one, Q6_K and
-// IQ4_XS another), then every weight's rows in one parallel pass, cut into
-// chunks of about 32 KiB: a thread done with one weight's rows goes on to
-// the next's, where one pass per weight started the team and waited for
-// its slowest thread each time (linear_shared).
+// activation blocks the weights read (Q4_K and Q5_K share one; Q6_K's
+// plain Q8_K is a prefix of IQ4_XS's, but each has its own), then every
+// weight's rows in one parallel pass, cut into chunks of about 32 KiB: a thread
+// done with one weight's rows goes on to the next's, where one pass per weight
+// started the team and waited for its slowest thread each time (linear_shared).
 void integer_path(const float* x, std::int64_t m, std::int64_t k,
                   std::span<const DotProduct> products) {
   namespace simd = cpu::simd;

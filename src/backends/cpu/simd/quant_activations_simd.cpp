@@ -252,8 +252,9 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
   switch (kind) {
     case ActivationBlocks::Q8_0: return n / 32 * (kQ80Bytes + kQ80ScaleBytes);
     case ActivationBlocks::Q8_0WithQ4_0Sums:
-      return (q4_0_quads_offset(n / 32) + n / 128 * kQ80QuadBytes + 63) / 64 *
-             64;
+      static_assert(kQ80QuadBytes % 64 == 0 && kQ8KIq4Lanes % 64 == 0,
+                    "rows of whole cache lines keep every row aligned");
+      return q4_0_quads_offset(n / 32) + n / 128 * kQ80QuadBytes;
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;

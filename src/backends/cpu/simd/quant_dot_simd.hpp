@@ -52,7 +52,8 @@ constexpr std::int64_t activation_block_values(ActivationBlocks kind) {
 // IQ4_XS); other block types take the dequantise-a-tile path.
 bool has_quant_dot(DType w);
 // The rows the packed GEMM reads for `w` (Q8_0 or Q8_K), and the rows the
-// dot kernels read (the same, with the sums for Q4_0).
+// dot kernels read (the same, with what Q4_0's, Q4_K/Q5_K's and IQ4_XS's
+// 512-bit kernels read besides).
 ActivationBlocks activation_blocks(DType w);
 ActivationBlocks dot_activation_blocks(DType w);
 
