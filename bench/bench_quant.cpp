@@ -4,8 +4,8 @@
 //     read + written, to hold against BM_StreamCopy (same units);
 //   BM_Quantize/T/{tessel,ggml}/threads: f32 -> blocks;
 //   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (both
-//     cycle through distinct copies spanning twice the last-level cache,
-//     bench::cold_copies), M = 16 and 512 warm;
+//     cycle through distinct copies spanning four times the last-level cache
+//     (256 MiB at least), bench::cold_copies), M = 16 and 512 warm;
 //   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
 //     the last-level cache: how fast the kernels run when DRAM is not what
 //     they wait on, to set against the cold M = 1.

@@ -10,14 +10,15 @@
 
 namespace bench {
 
-// Elements of the STREAM-like arrays (f32): each array twice the last-
-// level cache and at least 64 MiB, so that they stream from DRAM. (A VM
-// can see a large host L3: 480 MiB on the Sapphire Rapids machines here,
-// where 64 MiB arrays measured L3, not DRAM, bandwidth.)
+// Elements of the STREAM-like arrays (f32): each array four times the
+// last-level cache and at least 256 MiB, so that they stream from DRAM. (A
+// VM can see a large host L3: 480 MiB on the Sapphire Rapids machines
+// here, where 64 MiB arrays measured L3, not DRAM, bandwidth; and the Zen 4
+// VM, which reports 32 MiB, read 64 MiB partly from cache.)
 std::int64_t stream_elements();
 
-// How many copies of a `bytes`-sized operand span twice the last-level
-// cache (and at least `minimum`): a benchmark that cycles through them
+// How many copies of a `bytes`-sized operand span what stream_elements'
+// arrays do (and at least `minimum`): a benchmark that cycles through them
 // reads its operand from DRAM, the "cold weights" of a decode step.
 int cold_copies(std::size_t bytes, int minimum = 16);
 

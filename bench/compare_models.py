@@ -18,9 +18,9 @@ single-token steps after a 16-token prompt, or after P tokens with
 --decode-after P: at long contexts each step reads the KV cache as well as
 the weights (the GB/s column still counts weight bytes only).
 With --ceilings, the machine's DRAM read bandwidth (BM_StreamRead, arrays
-twice the last-level cache) is measured just before and just after each
-type's tessel run and decode is reported as a fraction of the higher of the
-two (GB/s in the column). A model whose weights fit in the last-level
+four times the last-level cache, 256 MiB at least) is measured just before
+and just after each type's tessel run and decode is reported as a fraction
+of the higher of the two (GB/s in the column). A model whose weights fit in the last-level
 cache (480 MiB on the Sapphire Rapids VMs here: every quantised 160M file)
 decodes from cache, so that fraction can pass 100%.
 The files are made once into CACHE (default /tmp/tessel-models): a random
@@ -207,7 +207,7 @@ def main():
                  if "first" in ts and "first" in lc else "-")
         print(f"| {t} | " + " | ".join(cells) + f" | {gbs:.1f}{frac} | {first} |", flush=True)
     if reads:
-        print(f"\nDRAM read (BM_StreamRead, arrays twice the last-level cache) around "
+        print(f"\nDRAM read (BM_StreamRead, arrays of 4x the last-level cache) around "
               f"tessel's runs: {min(reads):.1f}-{max(reads):.1f} GB/s")
 
 

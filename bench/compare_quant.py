@@ -4,13 +4,13 @@ tessel is faster) and as fractions of this machine's ceilings measured in the
 same binary:
 
 - dequantise to f32: GB/s of bytes read + written, against BM_StreamCopy
-  (a copy of arrays twice the last-level cache, counted the same way);
-  target >= 85%;
+  (a copy of arrays four times the last-level cache, 256 MiB at least,
+  counted the same way); target >= 85%;
 - quantise f32 -> block type: >= 1.0x ggml_quantize_chunk on one thread, and
   the all-thread rate for scaling (ggml's split over std::threads);
 - y = x W^T with W 4096 x 4096: M = 1 over cold weights (distinct copies
-  spanning twice the last-level cache, so read from DRAM) as GB/s of weight
-  bytes against BM_StreamRead (DRAM, target >= 85%) and ggml (>= 1.0x, aim 1.2x
+  spanning four times the last-level cache, 256 MiB at least, so read from
+  DRAM) as GB/s of weight bytes against BM_StreamRead (DRAM, target >= 85%) and ggml (>= 1.0x, aim 1.2x
   for Q4_K and Q8_0); M = 16 and 512 against ggml (>= 1.0x). ggml runs
   llama.cpp's default path (the repacked layouts for Q4_0 and Q4_K);
 - M = 1 with one copy of the weights, in the last-level cache: how fast each
