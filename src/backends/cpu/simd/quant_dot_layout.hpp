@@ -30,8 +30,11 @@ inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64, kQ80QuadOffsets = 128,
 // callers' HostBuffer) each group is four whole cache lines: a 512-bit
 // load across two lines costs two (M = 1, weights in L2, Zen 4: 9.5
 // cycles a group aligned, 12.0 not).
+constexpr std::size_t whole_lines(std::size_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
 constexpr std::size_t q4_0_quads_offset(std::size_t nb) {
-  return (nb * (kQ80Bytes + kQ80ExtraBytes) + 63) / 64 * 64;
+  return whole_lines(nb * (kQ80Bytes + kQ80ExtraBytes));
 }
 inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
@@ -51,7 +54,7 @@ inline constexpr int kQ8KGroupBytes = 32 + 64;
 // meet their activations in the same 128-bit lane with no shuffle.
 inline constexpr int kQ8KIq4Lanes = 256;
 constexpr std::size_t iq4_lanes_offset(std::size_t nb) {
-  return (nb * kQ8KBytes + 63) / 64 * 64;
+  return whole_lines(nb * kQ8KBytes);
 }
 inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
 inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
