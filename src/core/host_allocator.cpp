@@ -1,10 +1,14 @@
 // Note [caching allocator]
-// Buffers of kLargeBytes (128 KiB) or more are whole mmap'd regions, rounded
+// Buffers of kLargeBytes (64 KiB) or more are whole mmap'd regions, rounded
 // up to 2 MiB (and marked for transparent huge pages) from 2 MiB on and to
 // 64 KiB below. The threshold sits below a training step's activations
 // (768 KiB for 1536 tokens of 128 features): through malloc they were
 // mapped and unmapped every step, and the page faults of the fresh pages
-// cost about a tenth of the step. When freed they go to a
+// cost about a tenth of the step. It sits below a decode step's logits too
+// (125 KiB for a vocabulary of 32000): glibc's malloc gave them from the top
+// of its heap and trimmed the heap when they were freed, so every token
+// paid a brk, a TLB shootdown on the other cores and fresh page faults,
+// 2-3 % of a 160M-parameter Q4_0 decode step. When freed they go to a
 // cache keyed by the size they were mapped with (recorded while handed
 // out: the caller's size can be smaller); an allocation takes the smallest
 // cached buffer that is at least its size and at most 1.5x it. The cache holds
@@ -29,7 +33,7 @@ namespace tessel {
 
 namespace {
 
-constexpr std::size_t kLargeBytes = std::size_t{128} << 10;
+constexpr std::size_t kLargeBytes = std::size_t{64} << 10;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kMidGranule = std::size_t{64} << 10;
 constexpr std::size_t kCacheLimit = std::size_t{1} << 30;
