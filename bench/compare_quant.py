@@ -10,9 +10,10 @@ same binary:
   the all-thread rate for scaling (ggml's split over std::threads);
 - y = x W^T with W 4096 x 4096: M = 1 over cold weights (distinct copies
   spanning four times the last-level cache, 256 MiB at least, so read from
-  DRAM) as GB/s of weight bytes against BM_StreamRead (DRAM, target >= 85%) and ggml (>= 1.0x, aim 1.2x
-  for Q4_K and Q8_0); M = 16 and 512 against ggml (>= 1.0x). ggml runs
-  llama.cpp's default path (the repacked layouts for Q4_0 and Q4_K);
+  DRAM) as GB/s of weight bytes against BM_StreamRead (DRAM, target >= 85%)
+  and ggml (>= 1.0x, aim 1.2x for Q4_K and Q8_0); M = 16 and 512 against
+  ggml (>= 1.0x). ggml runs llama.cpp's default path (the repacked layouts
+  for Q4_0 and Q4_K);
 - M = 1 with one copy of the weights, in the last-level cache: how fast each
   kernel runs when it does not wait on DRAM (no target; it says which of
   the cold figures are bound by the kernel and which by the memory).
@@ -21,6 +22,13 @@ Usage: compare_quant.py BUILD/bench/bench_quant [--rounds N] [--types q4_k,...]
 Each round runs the whole binary; per benchmark the fastest round counts
 (other processes on the machine only ever add time). Time it on an idle
 machine: ggml's OpenMP threads spin, and a busy second core collapses them.
+
+Some hosts' DRAM rate moves by half within minutes (the Zen 4 VMs here:
+31-53 GB/s), so the cold M = 1 figures are measured apart from the rest:
+per round and type, BM_StreamRead, tessel and ggml, BM_StreamRead again,
+each a fresh process. A round's fraction is tessel's rate over the higher
+of the two reads around it and its ratio is to the ggml run beside it;
+the table shows the round where tessel read fastest, with its ceiling.
 """
 import argparse
 import os
@@ -45,6 +53,24 @@ def gbps(e):
     return e["bytes_per_second"] / 1e9 if e else None
 
 
+def cold_decode(tool, types, rounds, min_time):
+    """Per type: (tessel, ggml, read ceiling) of the round where tessel's
+    M = 1 over cold weights read fastest."""
+    def read_ceiling():
+        return gbps(run_benchmarks(tool, "BM_StreamRead/", min_time)["BM_StreamRead"])
+
+    out = {}
+    for _ in range(rounds):
+        for t in types:
+            before = read_ceiling()
+            r = run_benchmarks(tool, f"BM_Linear/{t}/(tessel|ggml)/1/", min_time)
+            ceiling = max(before, read_ceiling())
+            mine, theirs = r.get(f"BM_Linear/{t}/tessel/1"), r.get(f"BM_Linear/{t}/ggml/1")
+            if t not in out or gbps(mine) > gbps(out[t][0]):
+                out[t] = (mine, theirs, ceiling)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tool")
@@ -53,8 +79,11 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3)
     args = ap.parse_args()
     types = args.types.split(",")
-    pattern = "BM_Stream(Copy|Read)|BM_(Dequantize|Quantize|Linear|LinearInCache)/(" + "|".join(types) + ")/"
+    pattern = ("BM_Stream(Copy|Read)|BM_(Dequantize|Quantize)/(" + "|".join(types) + ")/|"
+               "BM_LinearInCache/(" + "|".join(types) + ")/|"
+               "BM_Linear/(" + "|".join(types) + ")/[a-z]+/(16|512)/")
     r = best(args.tool, pattern, args.rounds, args.min_time)
+    cold = cold_decode(args.tool, types, args.rounds, args.min_time)
     copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
     print(f"ceilings: STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s\n")
 
@@ -76,15 +105,15 @@ def main():
         print(f"| {t} | {gbps(dt):.1f} / {gbps(dg):.1f} | {gbps(dt) / copy:.0%} | {ratio(dt, dg)} | "
               f"{ratio(q1t, q1g)} | {ratio(qat, qag)} | {scaling} |")
     print()
-    print("| type | M=1 GB/s tessel / ggml | of STREAM read | ratio | M=1 in cache tessel / ggml | "
-          "M=16 ratio | M=512 ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print("| type | M=1 GB/s tessel / ggml | read ceiling around it | of read | ratio | "
+          "M=1 in cache tessel / ggml | M=16 ratio | M=512 ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     for t in types:
-        l1t, l1g = get("Linear", t, "tessel", 1), get("Linear", t, "ggml", 1)
+        l1t, l1g, ceiling = cold[t]
         ct, cg = get("LinearInCache", t, "tessel", 1), get("LinearInCache", t, "ggml", 1)
         hot = f"{gbps(ct):.1f} / {gbps(cg):.1f}" if ct and cg else "-"
-        print(f"| {t} | {gbps(l1t):.2f} / {gbps(l1g):.2f} | {gbps(l1t) / read:.0%} | "
-              f"{ratio(l1t, l1g)} | {hot} | "
+        print(f"| {t} | {gbps(l1t):.2f} / {gbps(l1g):.2f} | {ceiling:.1f} | "
+              f"{gbps(l1t) / ceiling:.0%} | {ratio(l1t, l1g)} | {hot} | "
               f"{ratio(get('Linear', t, 'tessel', 16), get('Linear', t, 'ggml', 16))} | "
               f"{ratio(get('Linear', t, 'tessel', 512), get('Linear', t, 'ggml', 512))} |")
     return 0

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/cpu/simd/scale_search_simd.hpp"
+#include "core/check.hpp"
 #include "quant/block_codecs.hpp"
 #include "quant/scalars.hpp"
 
@@ -166,17 +168,20 @@ float search_symmetric_scale(const float* x, int n, int nmax, std::int8_t* L) {
   }
   float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
   float best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
+  // The 19 candidates' sums at once (symmetric_sums_steps, a lane each):
+  // unlike the affine search, no candidate's sums depend on another's.
+  constexpr int kFirst = -9, kSteps = 19;
+  float step_sumlx[kSteps], step_suml2[kSteps];
+  cpu::simd::symmetric_sums_steps(x, n, nmax, max, kFirst, kSteps, step_sumlx,
+                                  step_suml2);
+  for (int j = 0; j < kSteps; ++j) {
+    const int is = kFirst + j;
     if (is == 0) continue;
-    iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
-    sumlx = suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-      const int l = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-      const float w = x[i] * x[i];
-      sumlx += w * x[i] * static_cast<float>(l);
-      suml2 += w * static_cast<float>(l) * static_cast<float>(l);
-    }
+    sumlx = step_sumlx[j];
+    suml2 = step_suml2[j];
     if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+      iscale =
+          -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
       for (int i = 0; i < n; ++i) {
         const int l = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
         L[i] = static_cast<std::int8_t>(l + nmax);
@@ -256,8 +261,7 @@ struct AffineFit {
 // rounds the codes and solves the weighted least-squares (scale, min) for
 // them, keeping a candidate only if its weighted error is strictly lower.
 AffineFit search_scale_min(const float* x, const float* weights, int n,
-                           const ScaleSearch& p, std::uint8_t* L,
-                           std::uint8_t* Laux) {
+                           const ScaleSearch& p, std::uint8_t* L) {
   float min = x[0];
   float max = x[0];
   float sum_w = weights[0];
@@ -286,41 +290,32 @@ AffineFit search_scale_min(const float* x, const float* weights, int n,
     diff = p.use_mad ? std::fabs(diff) : diff * diff;
     best_error += weights[i] * diff;
   }
-  for (int is = 0; is <= p.nstep; ++is) {
-    iscale = (p.rmin + p.rdelta * static_cast<float>(is) +
+  // The steps run a lane each (fit_scale_min_steps); a step that improves
+  // the fit moves `min`, so the steps after it run again from there, which
+  // is the order ggml's loop takes them in.
+  constexpr int kMaxSteps = 32;
+  TESSEL_ASSERT(p.nstep < kMaxSteps);
+  float fit_scale[kMaxSteps], fit_min[kMaxSteps], fit_error[kMaxSteps];
+  for (int is = 0; is <= p.nstep;) {
+    const int count = p.nstep + 1 - is;
+    cpu::simd::fit_scale_min_steps({x, weights, n, p.nmax, p.rmin, p.rdelta,
+                                    p.use_mad, min, max, sum_w, sum_x},
+                                   is, count, fit_scale, fit_min, fit_error);
+    int j = 0;
+    while (j < count && !(fit_error[j] < best_error)) ++j;
+    if (j == count) break;
+    // That step's codes, against the min it was fitted with.
+    iscale = (p.rmin + p.rdelta * static_cast<float>(is + j) +
               static_cast<float>(p.nmax)) /
              (max - min);
-    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
     for (int i = 0; i < n; ++i) {
-      const int l = std::clamp(nearest_int(iscale * (x[i] - min)), 0, p.nmax);
-      Laux[i] = static_cast<std::uint8_t>(l);
-      const float w = weights[i];
-      const float fl = static_cast<float>(l);
-      sum_l += w * fl;
-      sum_l2 += w * fl * fl;
-      sum_xl += w * fl * x[i];
+      L[i] = static_cast<std::uint8_t>(
+          std::clamp(nearest_int(iscale * (x[i] - min)), 0, p.nmax));
     }
-    const float D = sum_w * sum_l2 - sum_l * sum_l;
-    if (D > 0) {
-      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-      if (this_min > 0) {
-        this_min = 0;
-        this_scale = sum_xl / sum_l2;
-      }
-      float cur_error = 0;
-      for (int i = 0; i < n; ++i) {
-        float diff = this_scale * static_cast<float>(Laux[i]) + this_min - x[i];
-        diff = p.use_mad ? std::fabs(diff) : diff * diff;
-        cur_error += weights[i] * diff;
-      }
-      if (cur_error < best_error) {
-        std::copy(Laux, Laux + n, L);
-        best_error = cur_error;
-        scale = this_scale;
-        min = this_min;
-      }
-    }
+    best_error = fit_error[j];
+    scale = fit_scale[j];
+    min = fit_min[j];
+    is += j + 1;
   }
   return {scale, -min};
 }
@@ -346,7 +341,6 @@ void quantize_q2_k_block(const float* x, std::uint8_t* b) {
   constexpr ScaleSearch kSearch{3, -0.5f, 0.1f, 15, true};
   constexpr float kScaleMax = 15.f;  // 4-bit sub-block scales and mins
   std::uint8_t L[kSuperBlock];
-  std::uint8_t Laux[16];
   float weights[16];
   float scales[16];
   float mins[16];
@@ -355,7 +349,7 @@ void quantize_q2_k_block(const float* x, std::uint8_t* b) {
   for (int j = 0; j < 16; ++j) {
     for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
     const AffineFit fit =
-        search_scale_min(x + 16 * j, weights, 16, kSearch, L + 16 * j, Laux);
+        search_scale_min(x + 16 * j, weights, 16, kSearch, L + 16 * j);
     scales[j] = fit.scale;
     mins[j] = fit.min;
     if (scales[j] > max_scale) max_scale = scales[j];
@@ -513,7 +507,6 @@ void quantize_k4_scales_and_codes(const float* x, const ScaleSearch& search,
                                   std::uint8_t* d_at, std::uint8_t* dmin_at,
                                   std::uint8_t* table, std::uint8_t* L) {
   constexpr float kScaleMax = 63.f;  // 6-bit sub-block scales and mins
-  std::uint8_t Laux[32];
   float weights[32];
   float scales[8];
   float mins[8];
@@ -526,8 +519,7 @@ void quantize_k4_scales_and_codes(const float* x, const ScaleSearch& search,
     for (int l = 0; l < 32; ++l) sum_x2 += xj[l] * xj[l];
     const float av_x = std::sqrt(sum_x2 / 32);
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xj[l]);
-    const AffineFit fit =
-        search_scale_min(xj, weights, 32, search, L + 32 * j, Laux);
+    const AffineFit fit = search_scale_min(xj, weights, 32, search, L + 32 * j);
     scales[j] = fit.scale;
     mins[j] = fit.min;
     if (scales[j] > max_scale) max_scale = scales[j];

@@ -4,6 +4,7 @@
 // rule 4), and the refusals. Bit-exactness against ggml for every type and
 // many inputs is tests/oracle/test_quant_ggml.py's job.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cmath>
 #include <cstdint>
@@ -229,6 +230,32 @@ TEST(BlockQuant, MetaTensorsConvertWithoutData) {
   const Tensor q = m.to(DType::Q4_K);
   EXPECT_EQ(q.dtype(), DType::Q4_K);
   EXPECT_EQ(q.to(DType::F32).shape(), (Shape{4, 512}));
+}
+
+// The K-quants' scale searches run their candidate scales a lane each
+// (backends/cpu/simd/scale_search_simd.cpp): every Highway target must give
+// the bytes of the widest, which tests/oracle/test_quant_ggml.py compares
+// with ggml's. Heavy tails and coarse ties make many candidates improve
+// the fit, so the re-runs after an improvement are exercised too.
+TEST(BlockQuant, KQuantScaleSearchGivesTheSameBytesOnEveryTarget) {
+  Generator g(21);
+  const Tensor normal = randn({64, 256}, g);
+  const Tensor tails =
+      div(randn({64, 256}, g), add(abs(randn({64, 256}, g)), 0.05));
+  const Tensor ties = mul(round(mul(randn({64, 256}, g), 4.0)), 0.25);
+  for (const DType type :
+       {DType::Q2_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (const Tensor& x : {normal, tails, ties}) {
+      hwy::SetSupportedTargetsForTest(0);
+      const std::vector<std::uint8_t> want = bytes_of(x.to(type));
+      for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        hwy::SetSupportedTargetsForTest(target);
+        SCOPED_TRACE(hwy::TargetName(target));
+        EXPECT_EQ(bytes_of(x.to(type)), want) << dtype_name(type);
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

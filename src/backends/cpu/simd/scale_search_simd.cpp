@@ -1,0 +1,167 @@
+// Compiled once per Highway target. See scale_search_simd.hpp for the
+// contract.
+//
+// ggml's search tries 16-21 scales per sub-block, each a pass over the
+// sub-block's values whose three sums are sequential f32 adds: about
+// 30 % of a Q4_K quantisation's time went to the latency of those chains
+// on one scalar lane. The steps are independent of each other until one
+// improves the fit (it moves `min`, which the later steps use), so each
+// lane here takes one step, and quant/k_blocks.cpp runs the steps after an
+// improvement again from the new state (about three times per sub-block on
+// normal data).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/simd/scale_search_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "backends/cpu/simd/scale_search_simd.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessel::cpu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+
+// quant/scalars.hpp's nearest_int on every lane: adding 1.5 * 2^23 leaves
+// the rounded integer in the low mantissa bits.
+HWY_INLINE hn::Vec<DI> nearest_int(hn::Vec<DF> v) {
+  const DF df;
+  const DI di;
+  const auto bits = hn::BitCast(di, hn::Add(v, hn::Set(df, 12582912.f)));
+  return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)),
+                 hn::Set(di, 0x00400000));
+}
+
+constexpr int kMaxValues = 32;  // a sub-block: 16 (Q2_K) or 32 values
+
+static void FitScaleMinStepsImpl(const ScaleMinSteps& p, int first, int count,
+                                 float* scale_out, float* min_out,
+                                 float* error_out) {
+  const DF df;
+  const DI di;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const auto min = hn::Set(df, p.min);
+  const auto range = hn::Set(df, p.max - p.min);
+  const auto zero_i = hn::Zero(di);
+  const auto nmax_i = hn::Set(di, p.nmax);
+  const auto sum_w = hn::Set(df, p.sum_w);
+  const auto sum_x = hn::Set(df, p.sum_x);
+  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+  HWY_ALIGN float scale_lanes[hn::MaxLanes(df)];
+  HWY_ALIGN float min_lanes[hn::MaxLanes(df)];
+  HWY_ALIGN float error_lanes[hn::MaxLanes(df)];
+  // The codes of the first pass, which the error pass reads again.
+  HWY_ALIGN float codes[kMaxValues * hn::MaxLanes(df)];
+  for (int j0 = 0; j0 < count; j0 += lanes) {
+    const auto step =
+        hn::ConvertTo(df, hn::Add(hn::Iota(di, 0), hn::Set(di, first + j0)));
+    const auto iscale = hn::Div(
+        hn::Add(
+            hn::Add(hn::Set(df, p.rmin), hn::Mul(hn::Set(df, p.rdelta), step)),
+            hn::Set(df, static_cast<float>(p.nmax))),
+        range);
+    auto sum_l = hn::Zero(df), sum_l2 = hn::Zero(df), sum_xl = hn::Zero(df);
+    for (int i = 0; i < p.n; ++i) {
+      const auto xi = hn::Set(df, p.x[i]);
+      const auto code = hn::ConvertTo(
+          df, hn::Min(hn::Max(nearest_int(hn::Mul(iscale, hn::Sub(xi, min))),
+                              zero_i),
+                      nmax_i));
+      hn::Store(code, df, codes + i * lanes);
+      const auto wl = hn::Mul(hn::Set(df, p.weights[i]), code);
+      sum_l = hn::Add(sum_l, wl);
+      sum_l2 = hn::Add(sum_l2, hn::Mul(wl, code));
+      sum_xl = hn::Add(sum_xl, hn::Mul(wl, xi));
+    }
+    const auto det = hn::Sub(hn::Mul(sum_w, sum_l2), hn::Mul(sum_l, sum_l));
+    auto this_scale =
+        hn::Div(hn::Sub(hn::Mul(sum_w, sum_xl), hn::Mul(sum_x, sum_l)), det);
+    auto this_min =
+        hn::Div(hn::Sub(hn::Mul(sum_l2, sum_x), hn::Mul(sum_l, sum_xl)), det);
+    // A positive min is clamped to 0 and the scale refitted through it.
+    const auto positive = hn::Gt(this_min, hn::Zero(df));
+    this_scale = hn::IfThenElse(positive, hn::Div(sum_xl, sum_l2), this_scale);
+    this_min = hn::IfThenZeroElse(positive, this_min);
+    auto error = hn::Zero(df);
+    for (int i = 0; i < p.n; ++i) {
+      const auto xi = hn::Set(df, p.x[i]);
+      const auto code = hn::Load(df, codes + i * lanes);
+      auto diff = hn::Sub(hn::Add(hn::Mul(this_scale, code), this_min), xi);
+      diff = p.use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+      error = hn::Add(error, hn::Mul(hn::Set(df, p.weights[i]), diff));
+    }
+    // det > 0 is false for NaN too, as the scalar `if (D > 0)`.
+    error = hn::IfThenElse(hn::Gt(det, hn::Zero(df)), error, nan);
+    hn::Store(this_scale, df, scale_lanes);
+    hn::Store(this_min, df, min_lanes);
+    hn::Store(error, df, error_lanes);
+    const int take = std::min(lanes, count - j0);
+    std::copy(scale_lanes, scale_lanes + take, scale_out + j0);
+    std::copy(min_lanes, min_lanes + take, min_out + j0);
+    std::copy(error_lanes, error_lanes + take, error_out + j0);
+  }
+}
+
+static void SymmetricSumsStepsImpl(const float* x, int n, int nmax, float max,
+                                   int first, int count, float* sumlx_out,
+                                   float* suml2_out) {
+  const DF df;
+  const DI di;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const auto low = hn::Set(di, -nmax);
+  const auto high = hn::Set(di, nmax - 1);
+  HWY_ALIGN float sumlx_lanes[hn::MaxLanes(df)];
+  HWY_ALIGN float suml2_lanes[hn::MaxLanes(df)];
+  for (int j0 = 0; j0 < count; j0 += lanes) {
+    const auto step =
+        hn::ConvertTo(df, hn::Add(hn::Iota(di, 0), hn::Set(di, first + j0)));
+    const auto iscale =
+        hn::Div(hn::Neg(hn::Add(hn::Set(df, static_cast<float>(nmax)),
+                                hn::Mul(hn::Set(df, 0.1f), step))),
+                hn::Set(df, max));
+    auto sumlx = hn::Zero(df), suml2 = hn::Zero(df);
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Set(df, x[i]);
+      const auto code = hn::ConvertTo(
+          df, hn::Min(hn::Max(nearest_int(hn::Mul(iscale, xi)), low), high));
+      const float w = x[i] * x[i];
+      sumlx = hn::Add(sumlx, hn::Mul(hn::Set(df, w * x[i]), code));
+      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(hn::Set(df, w), code), code));
+    }
+    hn::Store(sumlx, df, sumlx_lanes);
+    hn::Store(suml2, df, suml2_lanes);
+    const int take = std::min(lanes, count - j0);
+    std::copy(sumlx_lanes, sumlx_lanes + take, sumlx_out + j0);
+    std::copy(suml2_lanes, suml2_lanes + take, suml2_out + j0);
+  }
+}
+
+}  // namespace tessel::cpu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessel::cpu::simd {
+
+HWY_EXPORT(FitScaleMinStepsImpl);
+HWY_EXPORT(SymmetricSumsStepsImpl);
+
+void fit_scale_min_steps(const ScaleMinSteps& p, int first, int count,
+                         float* scale, float* min, float* error) {
+  HWY_DYNAMIC_DISPATCH(FitScaleMinStepsImpl)
+  (p, first, count, scale, min, error);
+}
+
+void symmetric_sums_steps(const float* x, int n, int nmax, float max, int first,
+                          int count, float* sumlx, float* suml2) {
+  HWY_DYNAMIC_DISPATCH(SymmetricSumsStepsImpl)
+  (x, n, nmax, max, first, count, sumlx, suml2);
+}
+
+}  // namespace tessel::cpu::simd
+#endif  // HWY_ONCE
