@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/cpu/simd/scale_search_simd.hpp"
 #include "quant/scalars.hpp"
 
 namespace tessel::quant {
@@ -70,15 +71,22 @@ inline float iq4_group_scale(const float* xb) {
   constexpr int kScaleTries = 7;  // ggml's ntry
   const auto [amax, max] = signed_absmax(xb, kIq4Group);
   if (amax < kGroupMaxEps) return 0;
-  float sumqx, sumq2;
-  iq4_fit(xb, 1 / (-max / kIq4Codebook[0]), sumqx, sumq2);
-  float d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
-  float best = d * sumqx;
+  // Every candidate's fit at once (cpu::simd::iq4_sums, a lane each): no
+  // candidate's codes depend on another's; only the choice is in order.
+  constexpr int kCandidates = 2 * kScaleTries + 2;
+  float ids[kCandidates];
+  ids[0] = 1 / (-max / kIq4Codebook[0]);
   for (int itry = -kScaleTries; itry <= kScaleTries; ++itry) {
-    iq4_fit(xb, (itry + kIq4Codebook[0]) / max, sumqx, sumq2);
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      d = sumqx / sumq2;
-      best = d * sumqx;
+    ids[1 + itry + kScaleTries] = (itry + kIq4Codebook[0]) / max;
+  }
+  float sumqx[kCandidates], sumq2[kCandidates];
+  cpu::simd::iq4_sums(xb, kIq4Codebook, ids, kCandidates, sumqx, sumq2);
+  float d = sumq2[0] > 0 ? sumqx[0] / sumq2[0] : 0.f;
+  float best = d * sumqx[0];
+  for (int c = 1; c < kCandidates; ++c) {
+    if (sumq2[c] > 0 && sumqx[c] * sumqx[c] > best * sumq2[c]) {
+      d = sumqx[c] / sumq2[c];
+      best = d * sumqx[c];
     }
   }
   return d;

@@ -48,9 +48,9 @@ REF_ONLY = {"q8_1", "q8_k"}
 
 
 # The types whose quantiser searches candidate scales (ggml's
-# make_qkx2_quants and make_qx_quants; tessel runs the candidates a SIMD
-# lane each).
-SEARCHED = ("q2_k", "q4_k", "q5_k", "q6_k")
+# make_qkx2_quants, make_qx_quants and the IQ4 group search; tessel runs
+# the candidates a SIMD lane each).
+SEARCHED = ("q2_k", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs")
 
 
 class TypeTraits(ctypes.Structure):

@@ -232,19 +232,19 @@ TEST(BlockQuant, MetaTensorsConvertWithoutData) {
   EXPECT_EQ(q.to(DType::F32).shape(), (Shape{4, 512}));
 }
 
-// The K-quants' scale searches run their candidate scales a lane each
+// The K-quants' and IQ4's scale searches run their candidate scales a lane each
 // (backends/cpu/simd/scale_search_simd.cpp): every Highway target must give
 // the bytes of the widest, which tests/oracle/test_quant_ggml.py compares
 // with ggml's. Heavy tails and coarse ties make many candidates improve
 // the fit, so the re-runs after an improvement are exercised too.
-TEST(BlockQuant, KQuantScaleSearchGivesTheSameBytesOnEveryTarget) {
+TEST(BlockQuant, ScaleSearchesGiveTheSameBytesOnEveryTarget) {
   Generator g(21);
   const Tensor normal = randn({64, 256}, g);
   const Tensor tails =
       div(randn({64, 256}, g), add(abs(randn({64, 256}, g)), 0.05));
   const Tensor ties = mul(round(mul(randn({64, 256}, g), 4.0)), 0.25);
-  for (const DType type :
-       {DType::Q2_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (const DType type : {DType::Q2_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                           DType::IQ4_NL, DType::IQ4_XS}) {
     for (const Tensor& x : {normal, tails, ties}) {
       hwy::SetSupportedTargetsForTest(0);
       const std::vector<std::uint8_t> want = bytes_of(x.to(type));

@@ -142,6 +142,54 @@ static void SymmetricSumsStepsImpl(const float* x, int n, int nmax, float max,
   }
 }
 
+static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
+                        const float* ids, int count, float* sumqx_out,
+                        float* suml2_out) {
+  constexpr int kValues = 32;
+  constexpr int kEntries = 16;
+  const DF df;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  float entry[kEntries];
+  for (int k = 0; k < kEntries; ++k) entry[k] = codebook[k];
+  const auto first = hn::Set(df, entry[0]);
+  const auto last = hn::Set(df, entry[kEntries - 1]);
+  HWY_ALIGN float sumqx_lanes[hn::MaxLanes(df)];
+  HWY_ALIGN float sumq2_lanes[hn::MaxLanes(df)];
+  HWY_ALIGN float id_lanes[hn::MaxLanes(df)];
+  for (int c0 = 0; c0 < count; c0 += lanes) {
+    const int take = std::min(lanes, count - c0);
+    std::fill(id_lanes, id_lanes + lanes, 0.f);
+    std::copy(ids + c0, ids + c0 + take, id_lanes);
+    const auto id = hn::Load(df, id_lanes);
+    auto sumqx = hn::Zero(df), sumq2 = hn::Zero(df);
+    for (int j = 0; j < kValues; ++j) {
+      const auto xj = hn::Set(df, x[j]);
+      const auto v = hn::Mul(id, xj);
+      // The bracket entry[k] <= v < entry[k + 1] that ggml's bisection
+      // ends on, by a scan (v past the last entry is settled below).
+      auto below = first;
+      auto above = hn::Set(df, entry[1]);
+      for (int k = 1; k < kEntries - 1; ++k) {
+        const auto reached = hn::Le(hn::Set(df, entry[k]), v);
+        below = hn::IfThenElse(reached, hn::Set(df, entry[k]), below);
+        above = hn::IfThenElse(reached, hn::Set(df, entry[k + 1]), above);
+      }
+      auto q = hn::IfThenElse(hn::Lt(hn::Sub(v, below), hn::Sub(above, v)),
+                              below, above);
+      q = hn::IfThenElse(hn::Le(v, first), first, q);
+      // v >= last, or NaN (no comparison holds): the last entry.
+      q = hn::IfThenElse(hn::Or(hn::Ge(v, last), hn::Ne(v, v)), last, q);
+      const auto wq = hn::Mul(hn::Set(df, x[j] * x[j]), q);
+      sumqx = hn::Add(sumqx, hn::Mul(wq, xj));
+      sumq2 = hn::Add(sumq2, hn::Mul(wq, q));
+    }
+    hn::Store(sumqx, df, sumqx_lanes);
+    hn::Store(sumq2, df, sumq2_lanes);
+    std::copy(sumqx_lanes, sumqx_lanes + take, sumqx_out + c0);
+    std::copy(sumq2_lanes, sumq2_lanes + take, suml2_out + c0);
+  }
+}
+
 }  // namespace tessel::cpu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -150,6 +198,7 @@ namespace tessel::cpu::simd {
 
 HWY_EXPORT(FitScaleMinStepsImpl);
 HWY_EXPORT(SymmetricSumsStepsImpl);
+HWY_EXPORT(Iq4SumsImpl);
 
 void fit_scale_min_steps(const ScaleMinSteps& p, int first, int count,
                          float* scale, float* min, float* error) {
@@ -161,6 +210,11 @@ void symmetric_sums_steps(const float* x, int n, int nmax, float max, int first,
                           int count, float* sumlx, float* suml2) {
   HWY_DYNAMIC_DISPATCH(SymmetricSumsStepsImpl)
   (x, n, nmax, max, first, count, sumlx, suml2);
+}
+
+void iq4_sums(const float* x, const std::int8_t* codebook, const float* ids,
+              int count, float* sumqx, float* sumq2) {
+  HWY_DYNAMIC_DISPATCH(Iq4SumsImpl)(x, codebook, ids, count, sumqx, sumq2);
 }
 
 }  // namespace tessel::cpu::simd
