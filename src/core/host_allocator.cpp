@@ -8,7 +8,7 @@
 // (125 KiB for a vocabulary of 32000): glibc's malloc gave them from the top
 // of its heap and trimmed the heap when they were freed, so every token
 // paid a brk, a TLB shootdown on the other cores and fresh page faults,
-// 2-3 % of a 160M-parameter Q4_0 decode step. When freed they go to a
+// 1-3 % of a 160M-parameter Q4_0 decode step. When freed they go to a
 // cache keyed by the size they were mapped with (recorded while handed
 // out: the caller's size can be smaller); an allocation takes the smallest
 // cached buffer that is at least its size and at most 1.5x it. The cache holds

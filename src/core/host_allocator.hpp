@@ -1,4 +1,4 @@
-// Host memory for owned storage. Buffers under 128 KiB come from malloc,
+// Host memory for owned storage. Buffers under 64 KiB come from malloc,
 // aligned to 64 bytes by hand (faster than aligned_alloc); larger ones from
 // mmap, and freed large buffers are kept for reuse so that repeated allocations
 // of the same size do not pay fresh page faults.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "tessel/tessel.hpp"
@@ -243,9 +244,18 @@ TEST(BlockQuant, ScaleSearchesGiveTheSameBytesOnEveryTarget) {
   const Tensor tails =
       div(randn({64, 256}, g), add(abs(randn({64, 256}, g)), 0.05));
   const Tensor ties = mul(round(mul(randn({64, 256}, g), 4.0)), 0.25);
+  // NaN and infinities in some sub-blocks (IQ4's code for a NaN value is
+  // settled apart from the comparisons).
+  std::vector<float> odd = values_of(randn({64, 256}, g));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < odd.size(); i += 301) odd[i] = nan;
+  for (std::size_t i = 7; i < odd.size(); i += 997) odd[i] = inf;
+  for (std::size_t i = 500; i < odd.size(); i += 1499) odd[i] = -inf;
+  const Tensor special = from_vector(odd, {64, 256});
   for (const DType type : {DType::Q2_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
                            DType::IQ4_NL, DType::IQ4_XS}) {
-    for (const Tensor& x : {normal, tails, ties}) {
+    for (const Tensor& x : {normal, tails, ties, special}) {
       hwy::SetSupportedTargetsForTest(0);
       const std::vector<std::uint8_t> want = bytes_of(x.to(type));
       for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {

@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "backends/cpu/simd/scale_search_simd.hpp"
+#include "core/check.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
@@ -43,6 +44,7 @@ constexpr int kMaxValues = 32;  // a sub-block: 16 (Q2_K) or 32 values
 static void FitScaleMinStepsImpl(const ScaleMinSteps& p, int first, int count,
                                  float* scale_out, float* min_out,
                                  float* error_out) {
+  TESSEL_ASSERT(p.n <= kMaxValues);  // codes[] below holds kMaxValues rows
   const DF df;
   const DI di;
   const int lanes = static_cast<int>(hn::Lanes(df));
@@ -177,8 +179,9 @@ static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
       auto q = hn::IfThenElse(hn::Lt(hn::Sub(v, below), hn::Sub(above, v)),
                               below, above);
       q = hn::IfThenElse(hn::Le(v, first), first, q);
-      // v >= last, or NaN (no comparison holds): the last entry.
-      q = hn::IfThenElse(hn::Or(hn::Ge(v, last), hn::Ne(v, v)), last, q);
+      // v >= last, or NaN (where ggml's bisection ends on the last entry;
+      // IsNaN because Ne is an ordered compare on AVX2 and AVX-512).
+      q = hn::IfThenElse(hn::Or(hn::Ge(v, last), hn::IsNaN(v)), last, q);
       const auto wq = hn::Mul(hn::Set(df, x[j] * x[j]), q);
       sumqx = hn::Add(sumqx, hn::Mul(wq, xj));
       sumq2 = hn::Add(sumq2, hn::Mul(wq, q));

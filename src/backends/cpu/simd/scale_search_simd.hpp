@@ -26,8 +26,8 @@ struct ScaleMinSteps {
   float sum_x;
 };
 
-// For steps first .. first + count - 1 (count <= 32, n <= 32): the weighted
-// least squares fit of x by scale * code + min, and its weighted error, in
+// For steps first .. first + count - 1 (n <= 32): the weighted least
+// squares fit of x by scale * code + min, and its weighted error, in
 // scale[j], min[j] and error[j] for step first + j; error[j] is NaN where
 // the fit is degenerate (ggml skips the step). Each lane does in order
 // the f32 operations the scalar loop does (no FMA), so every value has
@@ -35,15 +35,15 @@ struct ScaleMinSteps {
 void fit_scale_min_steps(const ScaleMinSteps& p, int first, int count,
                          float* scale, float* min, float* error);
 
-// The symmetric search at steps s = first .. first + count - 1 (count
-// <= 32): codes l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1) with
-// iscale = -(nmax + 0.1 * s) / max, and their sums over i in order
-// sumlx = sum(x^2 x l), suml2 = sum(x^2 l^2), the scalar loop's bits.
+// The symmetric search at steps s = first .. first + count - 1: codes l =
+// clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1) with iscale = -(nmax + 0.1
+// * s) / max, and their sums over i in order sumlx = sum(x^2 x l), suml2 =
+// sum(x^2 l^2), the scalar loop's bits.
 void symmetric_sums_steps(const float* x, int n, int nmax, float max, int first,
                           int count, float* sumlx, float* suml2);
 
-// The IQ4 fit of a 32-value group at the inverse scales ids[c], c < count
-// (<= 32): each value's code is the codebook entry nearest ids[c] * x[j]
+// The IQ4 fit of a 32-value group at the inverse scales ids[c], c < count:
+// each value's code is the codebook entry nearest ids[c] * x[j]
 // (below the first entry the first, from the last the last, NaN the last;
 // between two entries the lower where it is strictly nearer, as ggml's
 // best_index_int8), and q its value; sumqx = sum(x^2 q x), sumq2 =
