@@ -1,13 +1,14 @@
 // Compiled once per Highway target. See scale_search_simd.hpp for the
 // contract.
 //
-// ggml's search tries 16-21 scales per sub-block, each a pass over the
-// sub-block's values whose three sums are sequential f32 adds: about
-// 30 % of a Q4_K quantisation's time went to the latency of those chains
-// on one scalar lane. The steps are independent of each other until one
-// improves the fit (it moves `min`, which the later steps use), so each
-// lane here takes one step, and quant/k_blocks.cpp runs the steps after an
-// improvement again from the new state (about three times per sub-block on
+// ggml's searches try 16-21 scales per sub-block, each a pass over the
+// sub-block's values whose sums are sequential f32 adds (and for IQ4 a
+// bisection of the codebook per value): most of a Q4_K, Q6_K or IQ4_XS
+// quantisation was those passes on one scalar lane. Here each lane takes
+// one candidate. The symmetric and IQ4 candidates are independent; the
+// affine ones are until one improves the fit (it moves `min`, which the
+// later ones use), so quant/k_blocks.cpp runs the candidates after an
+// improvement again from the new state (about 2.7 times per sub-block of
 // normal data).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/simd/scale_search_simd.cpp"
@@ -146,7 +147,7 @@ static void SymmetricSumsStepsImpl(const float* x, int n, int nmax, float max,
 
 static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
                         const float* ids, int count, float* sumqx_out,
-                        float* suml2_out) {
+                        float* sumq2_out) {
   constexpr int kValues = 32;
   constexpr int kEntries = 16;
   const DF df;
@@ -189,7 +190,7 @@ static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
     hn::Store(sumqx, df, sumqx_lanes);
     hn::Store(sumq2, df, sumq2_lanes);
     std::copy(sumqx_lanes, sumqx_lanes + take, sumqx_out + c0);
-    std::copy(sumq2_lanes, sumq2_lanes + take, suml2_out + c0);
+    std::copy(sumq2_lanes, sumq2_lanes + take, sumq2_out + c0);
   }
 }
 
