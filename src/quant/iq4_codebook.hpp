@@ -45,15 +45,16 @@ inline int nearest_iq4_code(float x) {
   return x - kIq4Codebook[hi - 1] < kIq4Codebook[hi] - x ? hi - 1 : hi;
 }
 
-// The codes 1 / d = id picks for a 32-value group (stored in `codes` when
-// given) and their sums with weights x^2: sumqx = sum w q x, sumq2 =
-// sum w q^2, in ggml's order of operations.
+// The codes 1 / d = id picks for a 32-value group, stored in `codes`, and
+// their sums with weights x^2: sumqx = sum w q x, sumq2 = sum w q^2, in
+// ggml's order of operations (the run-time IQ4_NL quantiser's one fit; the
+// file quantiser's search runs its candidates in cpu::simd::iq4_sums).
 inline void iq4_fit(const float* xb, float id, float& sumqx, float& sumq2,
-                    std::uint8_t* codes = nullptr) {
+                    std::uint8_t* codes) {
   sumqx = sumq2 = 0;
   for (int j = 0; j < kIq4Group; ++j) {
     const int l = nearest_iq4_code(id * xb[j]);
-    if (codes != nullptr) codes[j] = static_cast<std::uint8_t>(l);
+    codes[j] = static_cast<std::uint8_t>(l);
     const float q = kIq4Codebook[l];
     const float w = xb[j] * xb[j];
     sumqx += w * q * xb[j];

@@ -40,6 +40,28 @@ HWY_INLINE hn::Vec<DI> nearest_int(hn::Vec<DF> v) {
                  hn::Set(di, 0x00400000));
 }
 
+// Candidates first, first + 1, ..., one a lane, as f32.
+HWY_INLINE hn::Vec<DF> candidates_from(int first) {
+  const DI di;
+  return hn::ConvertTo(DF(), hn::Add(hn::Iota(di, 0), hn::Set(di, first)));
+}
+
+// The first `count` lanes of v (count <= Lanes) to out.
+HWY_INLINE void store_first(hn::Vec<DF> v, int count, float* out) {
+  const DF df;
+  HWY_ALIGN float lanes[hn::MaxLanes(df)];
+  hn::Store(v, df, lanes);
+  std::copy(lanes, lanes + count, out);
+}
+
+// in[0, count) in the first lanes (count <= Lanes), zeros after.
+HWY_INLINE hn::Vec<DF> load_first(const float* in, int count) {
+  const DF df;
+  HWY_ALIGN float lanes[hn::MaxLanes(df)] = {};
+  std::copy(in, in + count, lanes);
+  return hn::Load(df, lanes);
+}
+
 constexpr int kMaxValues = 32;  // a sub-block: 16 (Q2_K) or 32 values
 
 static void FitScaleMinStepsImpl(const ScaleMinSteps& p, int first, int count,
@@ -56,14 +78,10 @@ static void FitScaleMinStepsImpl(const ScaleMinSteps& p, int first, int count,
   const auto sum_w = hn::Set(df, p.sum_w);
   const auto sum_x = hn::Set(df, p.sum_x);
   const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
-  HWY_ALIGN float scale_lanes[hn::MaxLanes(df)];
-  HWY_ALIGN float min_lanes[hn::MaxLanes(df)];
-  HWY_ALIGN float error_lanes[hn::MaxLanes(df)];
   // The codes of the first pass, which the error pass reads again.
   HWY_ALIGN float codes[kMaxValues * hn::MaxLanes(df)];
   for (int j0 = 0; j0 < count; j0 += lanes) {
-    const auto step =
-        hn::ConvertTo(df, hn::Add(hn::Iota(di, 0), hn::Set(di, first + j0)));
+    const auto step = candidates_from(first + j0);
     const auto iscale = hn::Div(
         hn::Add(
             hn::Add(hn::Set(df, p.rmin), hn::Mul(hn::Set(df, p.rdelta), step)),
@@ -101,13 +119,10 @@ static void FitScaleMinStepsImpl(const ScaleMinSteps& p, int first, int count,
     }
     // det > 0 is false for NaN too, as the scalar `if (D > 0)`.
     error = hn::IfThenElse(hn::Gt(det, hn::Zero(df)), error, nan);
-    hn::Store(this_scale, df, scale_lanes);
-    hn::Store(this_min, df, min_lanes);
-    hn::Store(error, df, error_lanes);
     const int take = std::min(lanes, count - j0);
-    std::copy(scale_lanes, scale_lanes + take, scale_out + j0);
-    std::copy(min_lanes, min_lanes + take, min_out + j0);
-    std::copy(error_lanes, error_lanes + take, error_out + j0);
+    store_first(this_scale, take, scale_out + j0);
+    store_first(this_min, take, min_out + j0);
+    store_first(error, take, error_out + j0);
   }
 }
 
@@ -119,11 +134,8 @@ static void SymmetricSumsStepsImpl(const float* x, int n, int nmax, float max,
   const int lanes = static_cast<int>(hn::Lanes(df));
   const auto low = hn::Set(di, -nmax);
   const auto high = hn::Set(di, nmax - 1);
-  HWY_ALIGN float sumlx_lanes[hn::MaxLanes(df)];
-  HWY_ALIGN float suml2_lanes[hn::MaxLanes(df)];
   for (int j0 = 0; j0 < count; j0 += lanes) {
-    const auto step =
-        hn::ConvertTo(df, hn::Add(hn::Iota(di, 0), hn::Set(di, first + j0)));
+    const auto step = candidates_from(first + j0);
     const auto iscale =
         hn::Div(hn::Neg(hn::Add(hn::Set(df, static_cast<float>(nmax)),
                                 hn::Mul(hn::Set(df, 0.1f), step))),
@@ -137,11 +149,9 @@ static void SymmetricSumsStepsImpl(const float* x, int n, int nmax, float max,
       sumlx = hn::Add(sumlx, hn::Mul(hn::Set(df, w * x[i]), code));
       suml2 = hn::Add(suml2, hn::Mul(hn::Mul(hn::Set(df, w), code), code));
     }
-    hn::Store(sumlx, df, sumlx_lanes);
-    hn::Store(suml2, df, suml2_lanes);
     const int take = std::min(lanes, count - j0);
-    std::copy(sumlx_lanes, sumlx_lanes + take, sumlx_out + j0);
-    std::copy(suml2_lanes, suml2_lanes + take, suml2_out + j0);
+    store_first(sumlx, take, sumlx_out + j0);
+    store_first(suml2, take, suml2_out + j0);
   }
 }
 
@@ -156,14 +166,9 @@ static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
   for (int k = 0; k < kEntries; ++k) entry[k] = codebook[k];
   const auto first = hn::Set(df, entry[0]);
   const auto last = hn::Set(df, entry[kEntries - 1]);
-  HWY_ALIGN float sumqx_lanes[hn::MaxLanes(df)];
-  HWY_ALIGN float sumq2_lanes[hn::MaxLanes(df)];
-  HWY_ALIGN float id_lanes[hn::MaxLanes(df)];
   for (int c0 = 0; c0 < count; c0 += lanes) {
     const int take = std::min(lanes, count - c0);
-    std::fill(id_lanes, id_lanes + lanes, 0.f);
-    std::copy(ids + c0, ids + c0 + take, id_lanes);
-    const auto id = hn::Load(df, id_lanes);
+    const auto id = load_first(ids + c0, take);
     auto sumqx = hn::Zero(df), sumq2 = hn::Zero(df);
     for (int j = 0; j < kValues; ++j) {
       const auto xj = hn::Set(df, x[j]);
@@ -187,10 +192,8 @@ static void Iq4SumsImpl(const float* x, const std::int8_t* codebook,
       sumqx = hn::Add(sumqx, hn::Mul(wq, xj));
       sumq2 = hn::Add(sumq2, hn::Mul(wq, q));
     }
-    hn::Store(sumqx, df, sumqx_lanes);
-    hn::Store(sumq2, df, sumq2_lanes);
-    std::copy(sumqx_lanes, sumqx_lanes + take, sumqx_out + c0);
-    std::copy(sumq2_lanes, sumq2_lanes + take, sumq2_out + c0);
+    store_first(sumqx, take, sumqx_out + c0);
+    store_first(sumq2, take, sumq2_out + c0);
   }
 }
 
