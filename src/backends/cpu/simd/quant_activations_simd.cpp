@@ -116,7 +116,10 @@ static void q8_0_row(const float* x, std::int64_t k, bool q4_0_sums,
   }
   if (!q4_0_sums) return;
   std::uint8_t* offsets = scales + nb * kQ80ScaleBytes;
-  std::uint8_t* quads = row + q4_0_quads_offset(static_cast<std::size_t>(nb));
+  const auto nbu = static_cast<std::size_t>(nb);
+  std::uint8_t* quads = row + q4_0_quads_offset(nbu);
+  std::uint8_t* groups = row + q4_0_quad_groups_offset(nbu);
+  std::memset(groups, 0, q4_0_row_bytes(nbu) - q4_0_quad_groups_offset(nbu));
   for (std::int64_t b = 0; b < nb; ++b) {
     const auto* q =
         reinterpret_cast<const std::int8_t*>(row + b * kQ80Bytes + 2);
@@ -127,17 +130,16 @@ static void q8_0_row(const float* x, std::int64_t k, bool q4_0_sums,
     }
     std::memcpy(offsets + b * kQ80OffsetBytes, offset, sizeof offset);
     if (b >= nb / 4 * 4) continue;  // not in a whole group of four
-    // Block i = b % 4 of its group: lane 4i + l pairs codes 4l.. and
-    // 16 + 4l.., so its offset is the sum of the block's lanes l and 4 + l.
+    // Block i = b % 4 of quad q = b / 4 % 4 of its group.
     std::uint8_t* quad = quads + b / 4 * kQ80QuadBytes;
-    const int i = static_cast<int>(b % 4);
-    std::memcpy(quad + kQ80QuadLow + 16 * i, q, 16);
-    std::memcpy(quad + kQ80QuadHigh + 16 * i, q + 16, 16);
-    for (int l = 0; l < 4; ++l) {
-      const std::int32_t negated = -(offset[l] + offset[4 + l]);
-      std::memcpy(quad + kQ80QuadOffsets + 4 * (4 * i + l), &negated, 4);
-      std::memcpy(quad + kQ80QuadScales + 4 * (4 * i + l), scales + 4 * b, 4);
-    }
+    std::uint8_t* group = groups + b / 16 * kQ80GroupBytes;
+    const auto lane = static_cast<std::size_t>(4 * (b % 4) + b / 4 % 4);
+    std::memcpy(quad + kQ80QuadLow + 16 * (b % 4), q, 16);
+    std::memcpy(quad + kQ80QuadHigh + 16 * (b % 4), q + 16, 16);
+    std::int32_t sum = 0;
+    for (const std::int32_t o : offset) sum += o;
+    std::memcpy(group + kQ80GroupOffsets + 4 * lane, &sum, 4);
+    std::memcpy(group + kQ80GroupScales + 4 * lane, scales + 4 * b, 4);
   }
 }
 
@@ -252,9 +254,10 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
   switch (kind) {
     case ActivationBlocks::Q8_0: return n / 32 * (kQ80Bytes + kQ80ScaleBytes);
     case ActivationBlocks::Q8_0WithQ4_0Sums:
-      static_assert(kQ80QuadBytes % 64 == 0 && kQ8KIq4Lanes % 64 == 0,
+      static_assert(kQ80QuadBytes % 64 == 0 && kQ80GroupBytes % 64 == 0 &&
+                        kQ8KIq4Lanes % 64 == 0,
                     "rows of whole cache lines keep every row aligned");
-      return q4_0_quads_offset(n / 32) + n / 128 * kQ80QuadBytes;
+      return q4_0_row_bytes(n / 32);
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;

@@ -16,18 +16,21 @@ inline constexpr int kQ80ScaleBytes = 4;
 inline constexpr int kQ80OffsetBytes = 32;
 inline constexpr int kQ80ExtraBytes = kQ80ScaleBytes + kQ80OffsetBytes;
 // then, from the next 64-byte boundary (q4_0_quads_offset), for each
-// whole group of four blocks, the same codes as the 512-bit
+// whole group of four blocks (a quad), the same codes as the 512-bit
 // Q4_0 kernel with VBMI reads them against four weight blocks at once
-// (dot_q4_0_quads): codes 0-15 of the four blocks, codes 16-31 of the
-// four, then per i32 lane 4i + l (block i, codes 4l..4l+3 and
-// 16+4l..16+4l+3) minus 8 x the sum of its eight codes, then each block's
-// f32 scale repeated over its four lanes.
-inline constexpr int kQ80QuadBytes = 64 + 64 + 64 + 64;
-inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64, kQ80QuadOffsets = 128,
-                     kQ80QuadScales = 192;
+// (dot_q4_0_quads): codes 0-15 of the four blocks, then codes 16-31 of
+// the four.
+inline constexpr int kQ80QuadBytes = 64 + 64;
+inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64;
+// After the quads (q4_0_quad_groups_offset), for every four quads (the
+// last group padded with zeros), what their sixteen blocks' sums need in
+// the order the kernel ends with them (lane 4i + q: block i of quad q):
+// the f32 scales, then 8 x the sum of the codes as i32.
+inline constexpr int kQ80GroupScales = 0, kQ80GroupOffsets = 64;
+inline constexpr int kQ80GroupBytes = 64 + 64;
 // The groups start on a 64-byte boundary of the row, and the row's bytes
 // are a multiple of 64, so that in rows allocated 64-byte aligned (the
-// callers' HostBuffer) each group is four whole cache lines: a 512-bit
+// callers' HostBuffer) each group is whole cache lines: a 512-bit
 // load across two lines costs two (M = 1, weights in L2, Zen 4: 9.5
 // cycles a group aligned, 12.0 not).
 constexpr std::size_t whole_lines(std::size_t bytes) {
@@ -35,6 +38,12 @@ constexpr std::size_t whole_lines(std::size_t bytes) {
 }
 constexpr std::size_t q4_0_quads_offset(std::size_t nb) {
   return whole_lines(nb * (kQ80Bytes + kQ80ExtraBytes));
+}
+constexpr std::size_t q4_0_quad_groups_offset(std::size_t nb) {
+  return q4_0_quads_offset(nb) + nb / 4 * kQ80QuadBytes;
+}
+constexpr std::size_t q4_0_row_bytes(std::size_t nb) {
+  return q4_0_quad_groups_offset(nb) + (nb / 4 + 3) / 4 * kQ80GroupBytes;
 }
 inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
