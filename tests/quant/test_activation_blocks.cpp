@@ -145,7 +145,8 @@ TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
         activation_row(ActivationBlocks::Q8_K, x);
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_KWithIq4Lanes, x);
-    ASSERT_EQ(row.size(), 640u + 2 * 256u);  // 584 rounded up to 640
+    // 584 rounded up to 640, the lanes, then one pair's surpluses.
+    ASSERT_EQ(row.size(), 640u + 2 * 256u + 64u);
     for (std::size_t i = 0; i < plain.size(); ++i) {
       ASSERT_EQ(row[i], plain[i]) << "byte " << i << " of the Q8_K blocks";
     }
@@ -164,6 +165,19 @@ TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
           }
         }
       }
+    }
+    // Lane 4j + k of the pair: 128 x the sum of sub-block j (k = 0) or
+    // 4 + j (k = 1) of block 0, j or 4 + j (k = 2, 3) of block 1.
+    for (int lane = 0; lane < 16; ++lane) {
+      const int block = lane % 4 / 2;
+      const int sub = lane / 4 + 4 * (lane % 2);
+      std::int32_t sum = 0;
+      for (int i = 0; i < 32; ++i) {
+        sum += static_cast<std::int8_t>(plain[292 * block + 4 + 32 * sub + i]);
+      }
+      std::int32_t stored = 0;
+      std::memcpy(&stored, row.data() + 1152 + 4 * lane, 4);
+      EXPECT_EQ(stored, 128 * sum) << "lane " << lane;
     }
   });
 }
@@ -191,12 +205,27 @@ TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
   on_every_target([&] {
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_0WithQ4_0Sums, x);
-    ASSERT_EQ(row.size(), 384u + 256u);
+    ASSERT_EQ(row.size(), 384u + 128u + 128u);  // the quad, its group
     for (int i = 0; i < 4; ++i) {  // codes 0-15 of block i at 384 + 16i
       for (int j = 0; j < 16; ++j) {
         EXPECT_EQ(row[static_cast<std::size_t>(384 + 16 * i + j)],
                   row[static_cast<std::size_t>(34 * i + 2 + j)])
             << "block " << i << " code " << j;
+      }
+      // The group from 512: lane 4i (quad 0) holds block i's f32 scale,
+      // then from 576 8 x the sum of its codes; the other quads' lanes 0.
+      std::int32_t sum = 0;
+      for (int j = 0; j < 32; ++j) {
+        sum += static_cast<std::int8_t>(
+            row[static_cast<std::size_t>(34 * i + 2 + j)]);
+      }
+      EXPECT_EQ(f32_at(row.data() + 512 + 16 * i),
+                f32_at(row.data() + 5 * 34 + 4 * i));
+      std::int32_t offset = 0;
+      std::memcpy(&offset, row.data() + 576 + 16 * i, 4);
+      EXPECT_EQ(offset, 8 * sum) << "block " << i;
+      for (int q = 1; q < 4; ++q) {
+        EXPECT_EQ(f32_at(row.data() + 512 + 16 * i + 4 * q), 0.f);
       }
     }
   });

@@ -205,6 +205,18 @@ static void iq4_lanes(std::int64_t nb, std::uint8_t* row) {
       }
     }
   }
+  std::uint8_t* pairs = row + iq4_pairs_offset(static_cast<std::size_t>(nb));
+  for (std::int64_t p = 0; p < nb / 2; ++p) {
+    for (int lane = 0; lane < 16; ++lane) {
+      const int sub = iq4_pair_sub_block(lane);
+      const std::uint8_t* sums = row + (2 * p + sub / 8) * kQ8KBytes + kQ8KSums;
+      const std::int32_t sum =
+          static_cast<std::int16_t>(quant::load_u16(sums + 4 * (sub % 8))) +
+          static_cast<std::int16_t>(quant::load_u16(sums + 4 * (sub % 8) + 2));
+      const std::int32_t surplus = 128 * sum;
+      std::memcpy(pairs + p * kQ8KIq4PairBytes + 4 * lane, &surplus, 4);
+    }
+  }
 }
 
 static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
@@ -262,7 +274,7 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;
     case ActivationBlocks::Q8_KWithIq4Lanes:
-      return iq4_lanes_offset(n / 256) + n / 256 * kQ8KIq4Lanes;
+      return iq4_pairs_offset(n / 256) + n / 512 * kQ8KIq4PairBytes;
   }
   return n / 256 * kQ8KBytes;
 }

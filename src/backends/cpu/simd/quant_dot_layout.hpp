@@ -65,6 +65,20 @@ inline constexpr int kQ8KIq4Lanes = 256;
 constexpr std::size_t iq4_lanes_offset(std::size_t nb) {
   return whole_lines(nb * kQ8KBytes);
 }
+// Then, for each whole pair of blocks (iq4_pairs_offset), 128 x the sum of
+// each 32-code sub-block's codes as i32 (the surplus of the kernel's
+// biased table), in the order dot_iq4_xs_lanes folds a pair's sums to:
+// lane 4j + k is sub-block j (k = 0) or 4 + j (k = 1) of the first block,
+// j (k = 2) or 4 + j (k = 3) of the second.
+inline constexpr int kQ8KIq4PairBytes = 64;
+constexpr std::size_t iq4_pairs_offset(std::size_t nb) {
+  return iq4_lanes_offset(nb) + nb * kQ8KIq4Lanes;
+}
+// The sub-block of lane `lane` of a pair, 0-7 in the first block, 8-15 in
+// the second.
+constexpr int iq4_pair_sub_block(int lane) {
+  return 8 * (lane % 4 / 2) + 4 * (lane % 2) + lane / 4;
+}
 inline constexpr int kQ4KBytes = 144;    // d | dmin | scales[12] | qs[128]
 inline constexpr int kQ5KBytes = 176;    // d | dmin | scales[12] | qh[32] | qs
 inline constexpr int kQ6KBytes = 210;    // ql[128] | qh[64] | scales i8[16] | d
