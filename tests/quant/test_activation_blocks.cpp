@@ -197,7 +197,7 @@ TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
         0u);
   }
   // k = 160: five Q8_0 blocks (350 bytes of blocks, scales and offsets),
-  // the one group of four from byte 384.
+  // the one quad of four blocks from byte 384, its group from 512.
   std::vector<float> x(160);
   for (std::size_t i = 0; i < x.size(); ++i) {
     x[i] = static_cast<float>(static_cast<int>(i % 23) - 11);

@@ -267,7 +267,7 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
     case ActivationBlocks::Q8_0: return n / 32 * (kQ80Bytes + kQ80ScaleBytes);
     case ActivationBlocks::Q8_0WithQ4_0Sums:
       static_assert(kQ80QuadBytes % 64 == 0 && kQ80GroupBytes % 64 == 0 &&
-                        kQ8KIq4Lanes % 64 == 0,
+                        kQ8KIq4Lanes % 64 == 0 && kQ8KIq4PairBytes % 64 == 0,
                     "rows of whole cache lines keep every row aligned");
       return q4_0_row_bytes(n / 32);
     case ActivationBlocks::Q8_K: break;

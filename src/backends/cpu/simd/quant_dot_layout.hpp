@@ -28,11 +28,12 @@ inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64;
 // the f32 scales, then 8 x the sum of the codes as i32.
 inline constexpr int kQ80GroupScales = 0, kQ80GroupOffsets = 64;
 inline constexpr int kQ80GroupBytes = 64 + 64;
-// The groups start on a 64-byte boundary of the row, and the row's bytes
-// are a multiple of 64, so that in rows allocated 64-byte aligned (the
-// callers' HostBuffer) each group is whole cache lines: a 512-bit
-// load across two lines costs two (M = 1, weights in L2, Zen 4: 9.5
-// cycles a group aligned, 12.0 not).
+// The quads start on a 64-byte boundary of the row, quads and groups are
+// whole lines, and the row's bytes are a multiple of 64, so that in rows
+// allocated 64-byte aligned (the callers' HostBuffer) no 512-bit load
+// crosses two lines, which costs two (M = 1, weights in L2, Zen 4, when
+// quads still carried their offsets and scales: 9.5 cycles a quad
+// aligned, 12.0 not).
 constexpr std::size_t whole_lines(std::size_t bytes) {
   return (bytes + 63) / 64 * 64;
 }

@@ -28,14 +28,16 @@ namespace tessel::cpu::simd {
 enum class ActivationBlocks : std::uint8_t {
   Q8_0,  // 32 values: f16 scale, 32 x i8; then the blocks' f32 scales
   Q8_K,  // 256 values: f32 scale, 256 x i8, 16 x i16 sums of 16
-  // Q8_0 rows followed by the code sums the Q4_0 dot kernels read: what
-  // every weight row would otherwise recompute.
+  // Q8_0 rows followed by the code sums, reordered codes and scales the
+  // Q4_0 dot kernels read: what every weight row would otherwise
+  // recompute.
   Q8_0WithQ4_0Sums,
   // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
   // dot kernels read for four blocks at a time.
   Q8_KWithK4Groups,
-  // Q8_K rows followed by their codes in the order of IQ4_XS's nibbles,
-  // which the 512-bit IQ4_XS kernel reads.
+  // Q8_K rows followed by their codes in the order of IQ4_XS's nibbles
+  // and each pair of blocks' code sums, which the 512-bit IQ4_XS kernel
+  // reads.
   Q8_KWithIq4Lanes,
 };
 
