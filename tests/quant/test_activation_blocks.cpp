@@ -32,6 +32,13 @@ std::vector<std::uint8_t> activation_row(ActivationBlocks kind,
   return row;
 }
 
+// The sum of n i8 codes.
+std::int32_t code_sum(const std::uint8_t* codes, int n) {
+  std::int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += static_cast<std::int8_t>(codes[i]);
+  return sum;
+}
+
 float f32_at(const std::uint8_t* p) {
   float v;
   std::memcpy(&v, p, 4);
@@ -166,18 +173,66 @@ TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
         }
       }
     }
-    // Lane 4j + k of the pair: 128 x the sum of sub-block j (k = 0) or
-    // 4 + j (k = 1) of block 0, j or 4 + j (k = 2, 3) of block 1.
-    for (int lane = 0; lane < 16; ++lane) {
-      const int block = lane % 4 / 2;
-      const int sub = lane / 4 + 4 * (lane % 2);
-      std::int32_t sum = 0;
-      for (int i = 0; i < 32; ++i) {
-        sum += static_cast<std::int8_t>(plain[292 * block + 4 + 32 * sub + i]);
+  });
+}
+
+TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
+  // k = 928: 29 blocks, seven quads (a whole group of four, a group of
+  // three), one block past them. Blocks (2030 bytes with their scales and
+  // offsets) to 2048, quads of 128 to 2944, groups of 128 to 3200. Block b
+  // of quad b / 4 is lane 4 (b % 4) + b / 4 % 4 of group b / 16.
+  Generator g(11);
+  const std::vector<float> x = testing::values<float>(randn({928}, g));
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_0WithQ4_0Sums, x);
+    ASSERT_EQ(row.size(), 3200u);
+    for (std::size_t b = 0; b < 28; ++b) {
+      SCOPED_TRACE(::testing::Message() << "block " << b);
+      const std::uint8_t* codes = row.data() + 34 * b + 2;
+      const std::uint8_t* quad = row.data() + 2048 + 128 * (b / 4);
+      EXPECT_EQ(std::memcmp(quad + 16 * (b % 4), codes, 16), 0);
+      EXPECT_EQ(std::memcmp(quad + 64 + 16 * (b % 4), codes + 16, 16), 0);
+      const std::int32_t sum = code_sum(codes, 32);
+      const std::uint8_t* group = row.data() + 2944 + 128 * (b / 16);
+      const std::size_t lane = 4 * (b % 4) + b / 4 % 4;
+      EXPECT_EQ(f32_at(group + 4 * lane), f32_at(row.data() + 29 * 34 + 4 * b));
+      std::int32_t offset = 0;
+      std::memcpy(&offset, group + 64 + 4 * lane, 4);
+      EXPECT_EQ(offset, 8 * sum);
+    }
+    // The second group has no fourth quad: its lanes are zero.
+    for (std::size_t i = 0; i < 4; ++i) {
+      const std::uint8_t* group = row.data() + 2944 + 128;
+      std::int32_t offset = 1;
+      std::memcpy(&offset, group + 64 + 4 * (4 * i + 3), 4);
+      EXPECT_EQ(f32_at(group + 4 * (4 * i + 3)), 0.f);
+      EXPECT_EQ(offset, 0);
+    }
+  });
+}
+
+TEST(ActivationBlocks, Iq4PairsHold128TimesEachSubBlocksSum) {
+  // Five Q8_K blocks (1460 bytes, to 1472), their lanes (1280 bytes), then
+  // two pairs of 64; the fifth block has no pair.
+  Generator g(12);
+  const std::vector<float> x = testing::values<float>(randn({1280}, g));
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_KWithIq4Lanes, x);
+    ASSERT_EQ(row.size(), 1472u + 1280u + 128u);
+    for (int p = 0; p < 2; ++p) {
+      for (int lane = 0; lane < 16; ++lane) {
+        // Lane 4j + k: sub-block j (k = 0) or 4 + j (k = 1) of block 2p,
+        // j or 4 + j (k = 2, 3) of block 2p + 1.
+        const int block = 2 * p + lane % 4 / 2;
+        const int sub = lane / 4 + 4 * (lane % 2);
+        const std::int32_t sum =
+            code_sum(row.data() + 292 * block + 4 + 32 * sub, 32);
+        std::int32_t stored = 0;
+        std::memcpy(&stored, row.data() + 2752 + 64 * p + 4 * lane, 4);
+        EXPECT_EQ(stored, 128 * sum) << "pair " << p << " lane " << lane;
       }
-      std::int32_t stored = 0;
-      std::memcpy(&stored, row.data() + 1152 + 4 * lane, 4);
-      EXPECT_EQ(stored, 128 * sum) << "lane " << lane;
     }
   });
 }
@@ -211,21 +266,6 @@ TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
         EXPECT_EQ(row[static_cast<std::size_t>(384 + 16 * i + j)],
                   row[static_cast<std::size_t>(34 * i + 2 + j)])
             << "block " << i << " code " << j;
-      }
-      // The group from 512: lane 4i (quad 0) holds block i's f32 scale,
-      // then from 576 8 x the sum of its codes; the other quads' lanes 0.
-      std::int32_t sum = 0;
-      for (int j = 0; j < 32; ++j) {
-        sum += static_cast<std::int8_t>(
-            row[static_cast<std::size_t>(34 * i + 2 + j)]);
-      }
-      EXPECT_EQ(f32_at(row.data() + 512 + 16 * i),
-                f32_at(row.data() + 5 * 34 + 4 * i));
-      std::int32_t offset = 0;
-      std::memcpy(&offset, row.data() + 576 + 16 * i, 4);
-      EXPECT_EQ(offset, 8 * sum) << "block " << i;
-      for (int q = 1; q < 4; ++q) {
-        EXPECT_EQ(f32_at(row.data() + 512 + 16 * i + 4 * q), 0.f);
       }
     }
   });
