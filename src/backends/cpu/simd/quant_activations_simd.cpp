@@ -167,6 +167,15 @@ static void q8_k_block(const float* x, std::uint8_t* block) {
   quant::store_f32(block, 1 / iscale);
 }
 
+// The sum of sub-block s's 32 codes in a Q8_K block, from its two sums of
+// 16 (at most 32 x 128 in magnitude).
+static std::int32_t sub_block_sum(const std::uint8_t* block, int s) {
+  using namespace layout;
+  return static_cast<std::int16_t>(quant::load_u16(block + kQ8KSums + 4 * s)) +
+         static_cast<std::int16_t>(
+             quant::load_u16(block + kQ8KSums + 4 * s + 2));
+}
+
 // After a row's Q8_K blocks, what dot_k4_groups reads for each whole
 // group of four (quant_dot_layout.hpp's kQ8KGroup*).
 static void k4_groups(std::int64_t nb, std::uint8_t* row) {
@@ -179,12 +188,8 @@ static void k4_groups(std::int64_t nb, std::uint8_t* row) {
     std::memcpy(group + kQ8KGroupScales + 4 * i, block, 4);
     std::memcpy(group + kQ8KGroupScales + 16 + 4 * i, block, 4);
     for (int j = 0; j < 8; ++j) {
-      const auto sum = static_cast<std::int16_t>(
-          static_cast<std::int16_t>(quant::load_u16(block + kQ8KSums + 4 * j)) +
-          static_cast<std::int16_t>(
-              quant::load_u16(block + kQ8KSums + 4 * j + 2)));
       quant::store_u16(group + kQ8KGroupSums + 16 * i + 2 * j,
-                       static_cast<std::uint16_t>(sum));
+                       static_cast<std::uint16_t>(sub_block_sum(block, j)));
     }
   }
 }
@@ -209,11 +214,8 @@ static void iq4_lanes(std::int64_t nb, std::uint8_t* row) {
   for (std::int64_t p = 0; p < nb / 2; ++p) {
     for (int lane = 0; lane < 16; ++lane) {
       const int sub = iq4_pair_sub_block(lane);
-      const std::uint8_t* sums = row + (2 * p + sub / 8) * kQ8KBytes + kQ8KSums;
-      const std::int32_t sum =
-          static_cast<std::int16_t>(quant::load_u16(sums + 4 * (sub % 8))) +
-          static_cast<std::int16_t>(quant::load_u16(sums + 4 * (sub % 8) + 2));
-      const std::int32_t surplus = 128 * sum;
+      const std::int32_t surplus =
+          128 * sub_block_sum(row + (2 * p + sub / 8) * kQ8KBytes, sub % 8);
       std::memcpy(pairs + p * kQ8KIq4PairBytes + 4 * lane, &surplus, 4);
     }
   }
