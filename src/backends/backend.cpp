@@ -151,6 +151,10 @@ void Backend::narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
     narrow_weight_linear(x, w[i], bias[i], out[i]);
   }
 }
+void Backend::run_decode_step(std::span<const DType>,
+                              FunctionRef<void()> step) const {
+  step();
+}
 void Backend::convolution(const Tensor&, const Tensor&, const Tensor&,
                           const Tensor&, const ConvGeometry&, bool) const {
   missing("convolution");

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backends/kernel_problems.hpp"
+#include "tessel/core/parallel.hpp"
 #include "tessel/core/random.hpp"
 #include "tessel/core/scalar.hpp"
 #include "tessel/core/tensor.hpp"
@@ -160,6 +161,11 @@ class Backend {
   virtual void narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
                                      std::span<const Tensor* const> bias,
                                      std::span<const Tensor> out) const;
+  // Runs `step`, the forward of one token through a model whose matrices
+  // are of `weight_dtypes` (a decode step: short passes one after
+  // another), as this backend runs such a step best. By default, a call.
+  virtual void run_decode_step(std::span<const DType> weight_dtypes,
+                               FunctionRef<void()> step) const;
   // y = conv(x, w) + bias on channels-first views of one float dtype
   // (transposed: w is (C, O/groups, K...)).
   virtual void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -1,13 +1,19 @@
 #include "tessel/core/parallel.hpp"
 
+#include <linux/futex.h>
 #include <omp.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -56,13 +62,47 @@ thread_local bool t_inside_parallel = false;
 std::mutex g_team_mutex;
 std::atomic<int> g_threads{0};
 
+// Note [a held team]: a decode step makes dozens of parallel_for calls of
+// tens of microseconds each, and OpenMP starts and joins a team for every
+// one (about 1.5 us a call here, 2-3 % of a 160M model's step). Held, the
+// team is one OpenMP region around the whole step: thread 0 runs the
+// step's code, and each parallel_for it makes posts its chunks to the
+// other threads, which wait for the next post spinning (then asleep on a
+// futex, past a fifth of a millisecond). Between posts the waiting
+// threads can pull the next weights toward their caches
+// (prefetch_while_waiting): the step's serial ops then overlap with
+// memory traffic that would otherwise start with the next product.
+struct HeldTeam {
+  enum class Job { Run, Prefetch, Release };
+  // Bumped by the holder for each job it posts; the members wait on it.
+  alignas(64) std::atomic<std::uint32_t> posted{0};
+  // Members yet to finish the job posted last.
+  alignas(64) std::atomic<int> busy{0};
+  std::atomic<int> sleepers{0};
+  std::atomic<bool> stop_prefetch{false};
+  // Written by the holder only while no member runs a job (busy == 0).
+  alignas(64) Job job = Job::Run;
+  const FunctionRef<void(int, int)>* run = nullptr;
+  int members = 1;
+  std::vector<ByteRange> ranges;  // what Prefetch pulls, as one sequence
+  std::size_t prefetch_bytes = 0;
+  std::vector<std::size_t> prefetched;  // per member, of its parts
+  // Holder-only state.
+  bool prefetch_posted = false;   // a Prefetch job may be running
+  bool prefetch_pending = false;  // post Prefetch again after each Run
+};
+
+thread_local HeldTeam* t_held = nullptr;
+
 }  // namespace
 
 void set_num_threads(int n) {
   TESSEL_CHECK(n >= 1 && n <= 4096, BadConfig, "set_num_threads",
                "expected 1 to 4096 threads, got {}", n);
-  TESSEL_CHECK(!t_inside_parallel, BadConfig, "set_num_threads",
-               "cannot resize the pool from inside a parallel region");
+  TESSEL_CHECK(!t_inside_parallel && t_held == nullptr, BadConfig,
+               "set_num_threads",
+               "cannot resize the pool from inside a parallel region or "
+               "while the team is held");
   g_threads = n;
 }
 
@@ -77,20 +117,159 @@ bool in_parallel_region() { return t_inside_parallel; }
 
 namespace {
 
-// Runs next_chunk's chunks on `threads` members of the team, each thread
-// asking for another until it returns false; the first exception a chunk
-// throws is rethrown here.
+// ---- the held team's hand-offs ----
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),
+          FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),
+          FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// A member's wait for the post after `seen`: spinning while the holder's
+// serial stretches are short, then asleep. The sleeper count is what lets
+// post() skip the wake-up syscall when everyone spins (both sides use
+// sequentially consistent operations, so one of them sees the other).
+std::uint32_t await_post(HeldTeam& team, std::uint32_t seen) {
+  using Clock = std::chrono::steady_clock;
+  const auto spin_until = Clock::now() + std::chrono::microseconds(200);
+  for (int i = 1;; ++i) {
+    const std::uint32_t now = team.posted.load(std::memory_order_acquire);
+    if (now != seen) return now;
+    pause_briefly();
+    if (i % 256 == 0 && Clock::now() > spin_until) break;
+  }
+  team.sleepers.fetch_add(1);
+  std::uint32_t now;
+  while ((now = team.posted.load()) == seen) futex_wait(team.posted, seen);
+  team.sleepers.fetch_sub(1);
+  return now;
+}
+
+// The holder's: wait until no member runs a job.
+void await_members(HeldTeam& team) {
+  while (team.busy.load(std::memory_order_acquire) != 0) pause_briefly();
+}
+
+// The holder's, with busy == 0: hand `job` (its fields already written)
+// to every member.
+void post(HeldTeam& team, HeldTeam::Job job) {
+  team.job = job;
+  team.busy.store(team.members - 1, std::memory_order_relaxed);
+  team.posted.fetch_add(1);
+  if (team.sleepers.load() != 0) futex_wake_all(team.posted);
+}
+
+// The holder's: stop a Prefetch job that may be running (keeping each
+// member's place in it) and wait for the members to be idle.
+void quiesce(HeldTeam& team) {
+  if (!team.prefetch_posted) return;
+  team.stop_prefetch.store(true, std::memory_order_relaxed);
+  await_members(team);
+  team.stop_prefetch.store(false, std::memory_order_relaxed);
+  team.prefetch_posted = false;
+}
+
+void post_prefetch(HeldTeam& team) {
+  post(team, HeldTeam::Job::Prefetch);
+  team.prefetch_posted = true;
+}
+
+// Member `me`'s share of a Prefetch job: its own part of the sequence
+// (where parallel_for_dynamic's first cut puts its rows), then for member
+// 1 the holder's part 0, which the holder is too busy to pull itself;
+// each part at most prefetch_bytes / members. Returns early, keeping its
+// place, when the holder asks it to stop.
+void prefetch_parts(HeldTeam& team, int me) {
+  std::size_t total = 0;
+  for (const ByteRange& r : team.ranges) total += r.bytes;
+  const auto members = static_cast<std::size_t>(team.members);
+  const std::size_t cap = team.prefetch_bytes / members;
+  const auto mine = static_cast<std::size_t>(me);
+  std::size_t parts[2] = {mine, 0};
+  const int part_count = me == 1 ? 2 : 1;
+  std::size_t& done = team.prefetched[mine];
+  std::size_t skipped = 0;  // bytes of the parts before the current one
+  for (int pi = 0; pi < part_count; ++pi) {
+    const std::size_t lo = total * parts[pi] / members;
+    const std::size_t len =
+        std::min(total * (parts[pi] + 1) / members - lo, cap);
+    // Bytes [lo + done - skipped, lo + len) of the sequence.
+    std::size_t at = lo + std::max(done, skipped) - skipped;
+    const std::size_t end = lo + len;
+    std::size_t base = 0;  // where the current range starts in the sequence
+    int lines = 0;
+    for (const ByteRange& r : team.ranges) {
+      const std::size_t r_end = base + r.bytes;
+      const auto* bytes = static_cast<const char*>(r.data);
+      for (; at < end && at < r_end; at += 64) {
+        __builtin_prefetch(bytes + (at - base), 0, 2);
+        if (++lines % 16 == 0 &&
+            team.stop_prefetch.load(std::memory_order_relaxed)) {
+          done = skipped + (at - lo);
+          return;
+        }
+      }
+      base = r_end;
+      if (at >= end) break;
+    }
+    skipped += len;
+    done = std::max(done, skipped);
+  }
+}
+
+void serve_held_team(HeldTeam& team, int me) {
+  std::uint32_t seen = 0;
+  for (;;) {
+    seen = await_post(team, seen);
+    switch (team.job) {
+      case HeldTeam::Job::Release: return;
+      case HeldTeam::Job::Run: (*team.run)(me, team.members); break;
+      case HeldTeam::Job::Prefetch: prefetch_parts(team, me); break;
+    }
+    team.busy.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+// The holder's parallel pass: `member` runs on every thread of the held
+// team, the holder's share (member 0) here.
+void run_held(HeldTeam& team, const FunctionRef<void(int, int)>& member) {
+  quiesce(team);
+  team.run = &member;
+  post(team, HeldTeam::Job::Run);
+  member(0, team.members);
+  await_members(team);
+  if (team.prefetch_pending) post_prefetch(team);
+}
+
+// Runs next_chunk's chunks on `threads` members of the team (the held
+// one, else a region started for it), each asking for another until it
+// returns false; the first exception a chunk throws is rethrown here.
 template <class NextChunk>
 void run_team(int threads, NextChunk next_chunk,
               FunctionRef<void(std::int64_t, std::int64_t)> fn) {
   std::exception_ptr error;
   std::mutex error_mutex;
-#pragma omp parallel num_threads(threads)
-  {
+  // Member `me` of a team of `size` threads, of which the first `threads`
+  // take part.
+  auto member = [&](int me, int size) {
+    const int count = std::min(size, threads);
+    if (me >= count) return;
     t_inside_parallel = true;
     std::int64_t lo = 0, hi = 0;
     int turn = 0;
-    while (next_chunk(turn++, lo, hi)) {
+    while (next_chunk(me, count, turn++, lo, hi)) {
       try {
         fn(lo, hi);
       } catch (...) {
@@ -99,6 +278,12 @@ void run_team(int threads, NextChunk next_chunk,
       }
     }
     t_inside_parallel = false;
+  };
+  if (t_held != nullptr) {
+    run_held(*t_held, FunctionRef<void(int, int)>(member));
+  } else {
+#pragma omp parallel num_threads(threads)
+    member(omp_get_thread_num(), omp_get_num_threads());
   }
   if (error) std::rethrow_exception(error);
 }
@@ -108,6 +293,9 @@ void run_team(int threads, NextChunk next_chunk,
 // nested call, or another caller's job holding the team.
 int claim_team(std::int64_t pieces, std::unique_lock<std::mutex>& team) {
   if (t_inside_parallel) return 1;
+  if (t_held != nullptr) {
+    return static_cast<int>(std::min<std::int64_t>(t_held->members, pieces));
+  }
   const int threads =
       static_cast<int>(std::min<std::int64_t>(get_num_threads(), pieces));
   if (threads <= 1) return 1;
@@ -116,6 +304,64 @@ int claim_team(std::int64_t pieces, std::unique_lock<std::mutex>& team) {
 }
 
 }  // namespace
+
+void with_team_held(FunctionRef<void()> body) {
+  std::unique_lock<std::mutex> lock;
+  if (t_held != nullptr || claim_team(get_num_threads(), lock) == 1) {
+    body();
+    return;
+  }
+  HeldTeam team;
+  std::exception_ptr error;
+#pragma omp parallel num_threads(get_num_threads())
+  {
+    const int me = omp_get_thread_num();
+    if (me == 0) {
+      team.members = omp_get_num_threads();
+      team.prefetched.assign(static_cast<std::size_t>(team.members), 0);
+      if (team.members > 1) t_held = &team;
+      try {
+        body();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      t_held = nullptr;
+      if (team.members > 1) {
+        quiesce(team);
+        post(team, HeldTeam::Job::Release);
+      }
+    } else {
+      serve_held_team(team, me);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+bool holding_team() { return t_held != nullptr && !t_inside_parallel; }
+
+void prefetch_while_waiting(std::span<const ByteRange> ranges,
+                            std::size_t most_bytes) noexcept {
+  HeldTeam* team = t_held;
+  if (team == nullptr || t_inside_parallel) return;
+  quiesce(*team);
+  try {
+    team->ranges.assign(ranges.begin(), ranges.end());
+  } catch (...) {  // a hint is not worth an exception (it runs in destructors)
+    team->prefetch_pending = false;
+    return;
+  }
+  team->prefetch_bytes = most_bytes;
+  std::fill(team->prefetched.begin(), team->prefetched.end(), 0);
+  team->prefetch_pending = true;
+  post_prefetch(*team);
+}
+
+void stop_prefetching() noexcept {
+  HeldTeam* team = t_held;
+  if (team == nullptr || t_inside_parallel) return;
+  quiesce(*team);
+  team->prefetch_pending = false;
+}
 
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
                   FunctionRef<void(std::int64_t, std::int64_t)> fn) {
@@ -134,9 +380,9 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
   // chunks.
   run_team(
       chunks,
-      [&](int turn, std::int64_t& lo, std::int64_t& hi) {
+      [&](int me, int count, int turn, std::int64_t& lo, std::int64_t& hi) {
         // Empty chunks can only trail the non-empty ones.
-        const int c = omp_get_thread_num() + turn * omp_get_num_threads();
+        const int c = me + turn * count;
         lo = begin + c * step;
         hi = std::min(end, lo + step);
         return c < chunks && lo < hi;
@@ -198,8 +444,7 @@ void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
   // A share whose thread the runtime did not grant is taken by the others.
   run_team(
       threads,
-      [&](int, std::int64_t& lo, std::int64_t& hi) {
-        const int own = omp_get_thread_num();
+      [&](int own, int, int, std::int64_t& lo, std::int64_t& hi) {
         std::int64_t chunk = 0;
         bool found = shares[static_cast<std::size_t>(own)].take(true, chunk);
         for (int i = 1; i < threads && !found; ++i) {

@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "io/atomic_file.hpp"
 #include "nn/value_kind.hpp"
+#include "ops/operands.hpp"
 #include "tessel/autograd/functions.hpp"
 #include "tessel/io/safetensors.hpp"
 #include "tessel/models/gguf_model.hpp"
@@ -251,6 +252,13 @@ CausalLM::CausalLM(const DecoderConfig& config, WeightSource& source)
   }
   register_module("model", model);
   check_parameter_dtypes(*this);
+  for (const Variable& p : parameters()) {
+    const DType d = p.dtype();
+    if (p.rank() == 2 && std::find(matrix_dtypes_.begin(), matrix_dtypes_.end(),
+                                   d) == matrix_dtypes_.end()) {
+      matrix_dtypes_.push_back(d);
+    }
+  }
   Tensor factors;
   // A GGUF file's per-frequency divisors (llama.cpp's rope_freqs, which
   // its converter writes for Llama 3's scaling).
@@ -295,20 +303,29 @@ T CausalLM::run(const Tensor& ids, KVCache* cache, bool last_only) const {
       mul(arange(start, start + seq, 1, DType::F64).unsqueeze(1), inv_freq_);
   const Tensor cos = tessel::cos(angles).to(DType::F32).reshape({seq, 1, half});
   const Tensor sin = tessel::sin(angles).to(DType::F32).reshape({seq, 1, half});
-  T h;
-  if constexpr (nn::detail::kRecords<T>) {
-    h = model.embed_tokens.forward(ids);
+  T out;
+  const auto layers = [&] {
+    T h;
+    if constexpr (nn::detail::kRecords<T>) {
+      h = model.embed_tokens.forward(ids);
+    } else {
+      // Inference computes in f32 whatever the file stores.
+      h = model.embed_tokens.lookup(ids).to(DType::F32);
+    }
+    for (std::size_t i = 0; i < model.layers.size(); ++i) {
+      h = model.layers[i]->forward(h, cos, sin, cache,
+                                   static_cast<std::int64_t>(i));
+    }
+    if (cache != nullptr) cache->advance(seq);
+    if (last_only) h = h.slice(1, seq - 1, seq);
+    out = linear(model.norm.forward(h), nn::detail::use<T>(lm_head));
+  };
+  if (!nn::detail::kRecords<T> && ids.numel() == 1) {
+    ops::backend_of(ids).run_decode_step(matrix_dtypes_, layers);
   } else {
-    // Inference computes in f32 whatever the file stores.
-    h = model.embed_tokens.lookup(ids).to(DType::F32);
+    layers();
   }
-  for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    h = model.layers[i]->forward(h, cos, sin, cache,
-                                 static_cast<std::int64_t>(i));
-  }
-  if (cache != nullptr) cache->advance(seq);
-  if (last_only) h = h.slice(1, seq - 1, seq);
-  return linear(model.norm.forward(h), nn::detail::use<T>(lm_head));
+  return out;
 }
 
 void CausalLM::save(const std::filesystem::path& dir) const {

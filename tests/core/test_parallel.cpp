@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -167,6 +169,193 @@ TEST(Parallel, InvalidThreadCountIsE4001) {
       parallel_for(0, 2, 1,
                    [](std::int64_t, std::int64_t) { set_num_threads(1); }),
       ConfigError);
+}
+
+// ---- the held team (with_team_held) ----
+
+TEST(HeldTeam, EachCallsChunksRunOnceOnTheTeamsThreads) {
+  for (int threads : {2, 3}) {
+    set_num_threads(threads);
+    std::mutex seen_mutex;
+    std::set<std::thread::id> seen;
+    EXPECT_FALSE(holding_team());
+    with_team_held([&] {
+      EXPECT_TRUE(holding_team());
+      EXPECT_FALSE(in_parallel_region());
+      for (int call = 0; call < 200; ++call) {
+        std::vector<std::atomic<int>> hits(1009);
+        const auto mark = [&](std::int64_t lo, std::int64_t hi) {
+          EXPECT_TRUE(in_parallel_region());
+          {
+            std::lock_guard lock(seen_mutex);
+            seen.insert(std::this_thread::get_id());
+          }
+          for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+        };
+        if (call % 2 == 0) {
+          parallel_for(0, 1009, 10, mark);
+        } else {
+          parallel_for_dynamic(0, 1009, 7, mark);
+        }
+        for (auto& h : hits) ASSERT_EQ(h.load(), 1) << call;
+      }
+      // A call of fewer pieces than threads, and one of a single piece
+      // (inline on the holder).
+      std::atomic<int> pieces{0};
+      parallel_for(0, 2, 1, [&](std::int64_t, std::int64_t) { ++pieces; });
+      EXPECT_EQ(pieces.load(), 2);
+      parallel_for(0, 5, 10, [&](std::int64_t lo, std::int64_t hi) {
+        EXPECT_EQ(hi - lo, 5);
+        ++pieces;
+      });
+      EXPECT_EQ(pieces.load(), 3);
+    });
+    EXPECT_FALSE(holding_team());
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(threads));
+  }
+}
+
+// Past a fifth of a millisecond without work the waiting threads sleep;
+// each call must wake them.
+TEST(HeldTeam, WakesThreadsThatFellAsleep) {
+  set_num_threads(2);
+  with_team_held([&] {
+    for (int call = 0; call < 5; ++call) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      std::atomic<int> other{0};
+      const auto caller = std::this_thread::get_id();
+      // Thread 0's chunk waits until another thread has run one.
+      parallel_for(0, 2, 1, [&](std::int64_t lo, std::int64_t) {
+        if (lo == 0) {
+          const auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::seconds(60);
+          while (other.load() == 0 &&
+                 std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+          }
+        } else if (std::this_thread::get_id() != caller) {
+          ++other;
+        }
+      });
+      ASSERT_EQ(other.load(), 1) << "no waiting thread took the chunk";
+    }
+  });
+}
+
+TEST(HeldTeam, ExceptionsReachTheirCallers) {
+  set_num_threads(2);
+  int after = 0;
+  EXPECT_THROW(with_team_held([&] {
+                 // A chunk's exception reaches the parallel_for inside
+                 // body, and the team goes on working.
+                 EXPECT_THROW(parallel_for(0, 100, 1,
+                                           [](std::int64_t lo, std::int64_t) {
+                                             if (lo > 0)
+                                               throw std::runtime_error("c");
+                                           }),
+                              std::runtime_error);
+                 std::atomic<int> n{0};
+                 parallel_for_dynamic(0, 64, 1,
+                                      [&](std::int64_t lo, std::int64_t hi) {
+                                        n += static_cast<int>(hi - lo);
+                                      });
+                 after = n.load();
+                 throw std::logic_error("body");
+               }),
+               std::logic_error);
+  EXPECT_EQ(after, 64);
+  EXPECT_FALSE(holding_team());
+  // The team is free again.
+  std::atomic<int> n{0};
+  with_team_held([&] {
+    EXPECT_TRUE(holding_team());
+    parallel_for(0, 10, 1, [&](std::int64_t lo, std::int64_t hi) {
+      n += static_cast<int>(hi - lo);
+    });
+  });
+  EXPECT_EQ(n.load(), 10);
+}
+
+TEST(HeldTeam, NestedHoldsAndHoldsFromChunksRunTheirBodyInline) {
+  set_num_threads(2);
+  int bodies = 0;
+  with_team_held([&] {
+    with_team_held([&] {
+      EXPECT_TRUE(holding_team());
+      ++bodies;
+    });
+    parallel_for(0, 2, 1, [&](std::int64_t, std::int64_t) {
+      with_team_held([&] { EXPECT_FALSE(holding_team()); });
+    });
+  });
+  EXPECT_EQ(bodies, 1);
+  set_num_threads(1);
+  with_team_held([&] {
+    EXPECT_FALSE(holding_team());  // one thread: nothing to hold
+    ++bodies;
+  });
+  EXPECT_EQ(bodies, 2);
+}
+
+TEST(HeldTeam, OtherThreadsRunInlineWhileItIsHeld) {
+  set_num_threads(2);
+  std::atomic<bool> held{false}, done{false};
+  std::atomic<std::int64_t> total{0};
+  std::thread other([&] {
+    while (!held.load()) std::this_thread::yield();
+    for (int rep = 0; rep < 20; ++rep) {
+      parallel_for(0, 1000, 10,
+                   [&](std::int64_t lo, std::int64_t hi) { total += hi - lo; });
+    }
+    with_team_held([&] { EXPECT_FALSE(holding_team()); });
+    done = true;
+  });
+  with_team_held([&] {
+    held = true;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done.load() && std::chrono::steady_clock::now() < deadline) {
+      parallel_for(0, 4, 1, [](std::int64_t, std::int64_t) {});
+    }
+  });
+  other.join();
+  EXPECT_EQ(total.load(), 20 * 1000);
+}
+
+TEST(HeldTeam, PrefetchesAreHintsThatNeverChangeTheWork) {
+  std::vector<float> a(1 << 18, 1.0f), b(1000, 2.0f);
+  const ByteRange ranges[] = {{a.data(), a.size() * sizeof(float)},
+                              {b.data(), 0},
+                              {b.data(), b.size() * sizeof(float)}};
+  // Without a held team: nothing happens.
+  prefetch_while_waiting(ranges, 1 << 20);
+  stop_prefetching();
+  for (int threads : {2, 3}) {
+    set_num_threads(threads);
+    with_team_held([&] {
+      for (std::size_t most : {std::size_t{0}, std::size_t{100},
+                               std::size_t{1} << 20, std::size_t{1} << 30}) {
+        prefetch_while_waiting(ranges, most);
+        std::vector<std::atomic<int>> hits(777);
+        parallel_for_dynamic(0, 777, 3, [&](std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+        });
+        for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+      }
+      stop_prefetching();
+      // A hold may end with a prefetch still running.
+      prefetch_while_waiting(ranges, std::size_t{1} << 30);
+    });
+  }
+  EXPECT_EQ(a[12345] + b[999], 3.0f);
+}
+
+TEST(HeldTeam, ThePoolCannotBeResizedWhileHeld) {
+  set_num_threads(2);
+  with_team_held([] {
+    EXPECT_TESSEL_ERROR(set_num_threads(1), "E4001", "[set_num_threads]");
+  });
+  EXPECT_EQ(get_num_threads(), 2);
 }
 
 TEST(Parallel, KernelsGiveTheSameBitsOnAnyThreadCount) {

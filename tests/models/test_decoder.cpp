@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -87,6 +88,67 @@ TEST(Decoder, KVCacheDecodingMatchesTheFullForward) {
     }
     EXPECT_EQ(cache.length(), 7);
     EXPECT_TRUE(allclose(parts, full, 1e-5, 1e-5)) << type;
+  }
+}
+
+// A random model's matrices in `dtype` (the embedding too, as GGUF files
+// keep it).
+class MatricesIn final : public WeightSource {
+ public:
+  MatricesIn(std::unique_ptr<WeightSource> inner, DType dtype)
+      : inner_(std::move(inner)), dtype_(dtype) {}
+  Tensor take(const std::string& name, const Shape& shape,
+              WeightInit init) override {
+    const Tensor t = inner_->take(name, shape, init);
+    return t.rank() == 2 ? t.to(dtype_) : t;
+  }
+  bool contains(const std::string& name) const override {
+    return inner_->contains(name);
+  }
+  std::vector<std::string> untaken() const override {
+    return inner_->untaken();
+  }
+
+ private:
+  std::unique_ptr<WeightSource> inner_;
+  DType dtype_;
+};
+
+// Single-token steps on two threads hold the team (Backend::run_decode_step)
+// and pull each next product's weights ahead; neither may change a bit of
+// what one thread computes. Products this size split over both threads.
+TEST(Decoder, SingleTokenStepsGiveOneThreadsLogitsWithTheTeamHeld) {
+  DecoderConfig c = tiny();
+  c.vocab_size = 600;
+  c.hidden_size = 256;
+  c.intermediate_size = 512;
+  c.head_dim = 64;
+  c.max_position_embeddings = 16;
+  c.initializer_range = 0.05;
+  for (const DType dtype : {DType::F32, DType::BF16, DType::Q4_0, DType::Q4_K,
+                            DType::Q6_K, DType::Q4_1}) {
+    MatricesIn source(random_weights(11, c.initializer_range), dtype);
+    const CausalLM lm(c, source);
+    const auto steps = [&](int threads) {
+      set_num_threads(threads);
+      KVCache cache(lm.config(), 1, 8);
+      Tensor logits = lm.next_token_logits(
+          from_vector(std::vector<std::int64_t>{3, 1, 4}, {1, 3}), &cache);
+      std::vector<Tensor> out{logits};
+      for (std::int64_t t = 0; t < 5; ++t) {
+        out.push_back(lm.next_token_logits(
+            full({1, 1}, (t * 7 + 2) % 600, DType::I64), &cache));
+      }
+      return concat(out, 0);
+    };
+    const Tensor one = steps(1);
+    const Tensor two = steps(2);
+    ASSERT_EQ(one.shape(), (Shape{6, 600}));
+    EXPECT_EQ(std::memcmp(one.contiguous().raw_data(),
+                          two.contiguous().raw_data(), one.nbytes()),
+              0)
+        << dtype_name(dtype);
+    EXPECT_GT(max(abs(one)).item<float>(), 0.0f) << dtype_name(dtype);
   }
 }
 

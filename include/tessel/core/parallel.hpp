@@ -3,7 +3,9 @@
 // else the CPUs this process may run on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -59,5 +61,37 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
 void parallel_for_dynamic(std::int64_t begin, std::int64_t end,
                           std::int64_t grain,
                           FunctionRef<void(std::int64_t, std::int64_t)> fn);
+
+// Runs body with the team held for it (Note [a held team] in
+// parallel.cpp): the parallel_for calls body makes on this thread hand
+// their chunks to the team's other threads, which wait between calls,
+// instead of a team being started and joined for each call. Meant for
+// a run of short parallel passes on the calling thread, such as a decode
+// step. oneDNN's work in body runs on one thread (its OpenMP regions nest
+// inside the held one): hold the team only around tessel's own kernels.
+// Runs body as a plain call when the pool has one thread, another
+// caller's job holds the team, or the caller already holds it or is
+// running a chunk. Exceptions from body reach the caller.
+void with_team_held(FunctionRef<void()> body);
+
+// Whether the calling thread is inside with_team_held's body with the
+// team held (and not running a chunk of a parallel_for).
+bool holding_team();
+
+struct ByteRange {
+  const void* data;
+  std::size_t bytes;
+};
+
+// While this thread holds the team: until stop_prefetching() or the end
+// of the hold, the waiting threads pull at most `most_bytes` of `ranges`
+// (taken as one sequence and cut between the threads as
+// parallel_for_dynamic cuts a range, each thread's part from its front)
+// toward their caches, pausing for each parallel_for meanwhile. Replaces
+// the ranges of an earlier call. Only a hint: without a held team it does
+// nothing, and what it pulls is never required to be there.
+void prefetch_while_waiting(std::span<const ByteRange> ranges,
+                            std::size_t most_bytes) noexcept;
+void stop_prefetching() noexcept;
 
 }  // namespace tessel

@@ -143,6 +143,9 @@ class CausalLM : public nn::Module {
   Tensor inv_freq_;
   // The source held rope_freqs factors other than 1 (save() refuses).
   bool rope_freqs_scaled_ = false;
+  // The dtypes of the matrices, once each: what the backend is told of a
+  // single-token step (Backend::run_decode_step).
+  std::vector<DType> matrix_dtypes_;
 };
 
 // E4001 naming the first tensor of `source` that no parameter of the

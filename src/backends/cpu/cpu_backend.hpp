@@ -92,6 +92,8 @@ class CpuBackend final : public Backend {
   void narrow_weight_linears(const Tensor& x, std::span<const Tensor> w,
                              std::span<const Tensor* const> bias,
                              std::span<const Tensor> out) const override;
+  void run_decode_step(std::span<const DType> weight_dtypes,
+                       FunctionRef<void()> step) const override;
   void convolution(const Tensor& x, const Tensor& w, const Tensor& bias,
                    const Tensor& y, const ConvGeometry& g,
                    bool transpose) const override;

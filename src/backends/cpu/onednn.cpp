@@ -171,7 +171,10 @@ std::string describe() {
 }
 
 void set_threads_for_this_call() {
-  const int wanted = in_parallel_region() ? 1 : get_num_threads();
+  // Inside a chunk, or on a thread holding the team (its region would nest
+  // in the held one), oneDNN gets one thread either way.
+  const int wanted =
+      in_parallel_region() || holding_team() ? 1 : get_num_threads();
   thread_local int current = -1;
   if (current != wanted) {
     omp_set_num_threads(wanted);
