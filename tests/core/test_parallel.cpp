@@ -322,34 +322,6 @@ TEST(HeldTeam, OtherThreadsRunInlineWhileItIsHeld) {
   EXPECT_EQ(total.load(), 20 * 1000);
 }
 
-TEST(HeldTeam, PrefetchesAreHintsThatNeverChangeTheWork) {
-  std::vector<float> a(1 << 18, 1.0f), b(1000, 2.0f);
-  const ByteRange ranges[] = {{a.data(), a.size() * sizeof(float)},
-                              {b.data(), 0},
-                              {b.data(), b.size() * sizeof(float)}};
-  // Without a held team: nothing happens.
-  prefetch_while_waiting(ranges, 1 << 20);
-  stop_prefetching();
-  for (int threads : {2, 3}) {
-    set_num_threads(threads);
-    with_team_held([&] {
-      for (std::size_t most : {std::size_t{0}, std::size_t{100},
-                               std::size_t{1} << 20, std::size_t{1} << 30}) {
-        prefetch_while_waiting(ranges, most);
-        std::vector<std::atomic<int>> hits(777);
-        parallel_for_dynamic(0, 777, 3, [&](std::int64_t lo, std::int64_t hi) {
-          for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
-        });
-        for (auto& h : hits) ASSERT_EQ(h.load(), 1);
-      }
-      stop_prefetching();
-      // A hold may end with a prefetch still running.
-      prefetch_while_waiting(ranges, std::size_t{1} << 30);
-    });
-  }
-  EXPECT_EQ(a[12345] + b[999], 3.0f);
-}
-
 TEST(HeldTeam, ThePoolCannotBeResizedWhileHeld) {
   set_num_threads(2);
   with_team_held([] {

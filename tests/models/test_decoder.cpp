@@ -114,9 +114,9 @@ class MatricesIn final : public WeightSource {
   DType dtype_;
 };
 
-// Single-token steps on two threads hold the team (Backend::run_decode_step)
-// and pull each next product's weights ahead; neither may change a bit of
-// what one thread computes. Products this size split over both threads.
+// Single-token steps on two threads hold the team (Backend::run_decode_step),
+// which may not change a bit of what one thread computes (Q4_1 takes the
+// free team). Products this size split over both threads.
 TEST(Decoder, SingleTokenStepsGiveOneThreadsLogitsWithTheTeamHeld) {
   DecoderConfig c = tiny();
   c.vocab_size = 600;

@@ -3,9 +3,7 @@
 // else the CPUs this process may run on.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -77,21 +75,5 @@ void with_team_held(FunctionRef<void()> body);
 // Whether the calling thread is inside with_team_held's body with the
 // team held (and not running a chunk of a parallel_for).
 bool holding_team();
-
-struct ByteRange {
-  const void* data;
-  std::size_t bytes;
-};
-
-// While this thread holds the team: until stop_prefetching() or the end
-// of the hold, the waiting threads pull at most `most_bytes` of `ranges`
-// (taken as one sequence and cut between the threads as
-// parallel_for_dynamic cuts a range, each thread's part from its front)
-// toward their caches, pausing for each parallel_for meanwhile. Replaces
-// the ranges of an earlier call. Only a hint: without a held team it does
-// nothing, and what it pulls is never required to be there.
-void prefetch_while_waiting(std::span<const ByteRange> ranges,
-                            std::size_t most_bytes) noexcept;
-void stop_prefetching() noexcept;
 
 }  // namespace tessel

@@ -1,7 +1,6 @@
 #include "backends/cpu/elementwise_common.hpp"
 #include "backends/cpu/gemm_kernels.hpp"
 #include "backends/cpu/simd/gemv_simd.hpp"
-#include "backends/cpu/streamed_weights.hpp"
 #include "tessel/core/parallel.hpp"
 
 namespace tessel::cpu {
@@ -13,8 +12,6 @@ void gemv(const KernelInput& x, const void* w, DType w_dtype, std::int64_t ldw,
   const auto* base = static_cast<const char*>(w);
   const int size = element_size(w_dtype);
   float* out = y.data<float>();
-  const ByteRange weights{base, static_cast<std::size_t>(n * ldw * size)};
-  const StreamedWeights streamed({&weights, 1});
   parallel_for_dynamic(0, n, streamed_chunk_rows(ldw * size),
                        [&](std::int64_t lo, std::int64_t hi) {
                          simd::gemv_rows(storage, base + lo * ldw * size, ldw,

@@ -31,7 +31,6 @@
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
-#include "backends/cpu/streamed_weights.hpp"
 #include "core/host_allocator.hpp"
 #include "tessel/core/parallel.hpp"
 #include "tessel/ops/factories.hpp"
@@ -135,12 +134,6 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
     first_chunk.push_back(first_chunk.back() +
                           (p.n + chunk_rows.back() - 1) / chunk_rows.back());
   }
-  std::vector<ByteRange> weights;
-  for (const DotProduct& p : products) {
-    weights.push_back(
-        {p.w.base, static_cast<std::size_t>(p.n) * p.w.row_bytes});
-  }
-  const cpu::StreamedWeights streamed(weights);
   parallel_for_dynamic(
       0, first_chunk.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
         std::size_t i = 0;  // the product chunk c is of; c only grows
@@ -294,10 +287,9 @@ void CpuBackend::narrow_weight_linears(const Tensor& x,
 }
 
 // A held team (Note [a held team]) saves the team's start and join on
-// every pass of the step and lets the waiting threads pull the next
-// weights (Note [the next weights]), but runs oneDNN on one thread: only
-// where every one-row product is a kernel of tessel's own (the GEMV of
-// f32/f16/bf16 rows, the dot kernels).
+// every pass of the step, but runs oneDNN on one thread: only where every
+// one-row product is a kernel of tessel's own (the GEMV of f32/f16/bf16
+// rows, the dot kernels).
 void CpuBackend::run_decode_step(std::span<const DType> weight_dtypes,
                                  FunctionRef<void()> step) const {
   const bool own_kernels =
