@@ -96,6 +96,24 @@ void BM_Randn(benchmark::State& state) {
 }
 BENCHMARK(BM_Randn)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The cost of a parallel pass itself: one empty chunk per thread, on the
+// free team (OpenMP starts and joins a team each time) and on a held one
+// (with_team_held: a post and a join), what a decode step pays per pass.
+void parallel_passes(benchmark::State& state) {
+  const int threads = tessel::get_num_threads();
+  for (auto _ : state) {
+    tessel::parallel_for(0, threads, 1, [](std::int64_t lo, std::int64_t) {
+      benchmark::DoNotOptimize(lo);
+    });
+  }
+}
+void BM_ParallelPass(benchmark::State& state) { parallel_passes(state); }
+void BM_ParallelPassHeld(benchmark::State& state) {
+  tessel::with_team_held([&] { parallel_passes(state); });
+}
+BENCHMARK(BM_ParallelPass)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ParallelPassHeld)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -8,7 +8,10 @@
 //     (256 MiB at least), bench::cold_copies), M = 16 and 512 warm;
 //   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
 //     the last-level cache: how fast the kernels run when DRAM is not what
-//     they wait on, to set against the cold M = 1.
+//     they wait on, to set against the cold M = 1;
+//   BM_LinearInCacheOfWidth/T/{tessel,ggml}/K: the same weights as rows
+//     of K = 1024 or 2816 (a small model's projections), where what each
+//     row costs beyond its blocks shows.
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
@@ -105,22 +108,31 @@ void BM_QuantizeGgml(benchmark::State& state, Type t) {
   report_bytes(state, kN * kK * 4);
 }
 
-void linear_tessel(benchmark::State& state, Type t, bool cold) {
-  const std::int64_t m = state.range(0);
-  const Tensor first = weights_f32().to(t.dtype);
+// The 4096 x 4096 weights' first n x k values as rows of k (n = 4096 x
+// 4096 / k rounded down).
+std::int64_t rows_of_width(std::int64_t k) { return kN * kK / k; }
+Tensor weights_of_width(std::int64_t k) {
+  const std::int64_t n = rows_of_width(k);
+  return weights_f32().reshape({kN * kK}).slice(0, 0, n * k).reshape({n, k});
+}
+
+void linear_tessel(benchmark::State& state, Type t, bool cold, std::int64_t m,
+                   std::int64_t k = kK) {
+  const std::int64_t n = rows_of_width(k);
+  const Tensor first = weights_of_width(k).to(t.dtype);
   const auto bytes = static_cast<std::size_t>(first.nbytes());
   const int copies = cold ? bench::cold_copies(bytes) : 1;
   std::vector<Tensor> w{first};
   for (int c = 1; c < copies; ++c) {
-    Tensor copy = empty({kN, kK}, t.dtype);
+    Tensor copy = empty({n, k}, t.dtype);
     bench::distinct_copy(
-        static_cast<const std::uint8_t*>(first.raw_data()), kN, bytes / kN,
+        static_cast<const std::uint8_t*>(first.raw_data()), n, bytes / n,
         static_cast<std::size_t>(dtype_traits(t.dtype).block_bytes), c,
         static_cast<std::uint8_t*>(copy.mutable_raw_data()));
     w.push_back(std::move(copy));
   }
   Generator gen(1);
-  const Tensor x = randn({m, kK}, gen);
+  const Tensor x = randn({m, k}, gen);
   int next = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(linear(x, w[next]).raw_data());
@@ -129,12 +141,13 @@ void linear_tessel(benchmark::State& state, Type t, bool cold) {
   report_bytes(state, w[0].nbytes());
 }
 
-void linear_ggml(benchmark::State& state, Type t, bool cold) {
-  const std::int64_t m = state.range(0);
-  const auto w = bench::GgmlWeights::quantize(
-      t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
+void linear_ggml(benchmark::State& state, Type t, bool cold, std::int64_t m,
+                 std::int64_t k = kK) {
+  const Tensor f32 = weights_of_width(k).contiguous();
+  const auto w = bench::GgmlWeights::quantize(t.ggml, rows_of_width(k), k,
+                                              f32.const_data<float>(), 2);
   Generator gen(1);
-  const Tensor x = randn({m, kK}, gen);
+  const Tensor x = randn({m, k}, gen);
   bench::GgmlMatmulOptions options;
   options.copies = cold ? bench::cold_copies(w.bytes.size()) : 1;
   // llama.cpp's default path repacks the types it has layouts for.
@@ -145,16 +158,22 @@ void linear_ggml(benchmark::State& state, Type t, bool cold) {
 }
 
 void BM_LinearTessel(benchmark::State& state, Type t) {
-  linear_tessel(state, t, state.range(0) == 1);
+  linear_tessel(state, t, state.range(0) == 1, state.range(0));
 }
 void BM_LinearGgml(benchmark::State& state, Type t) {
-  linear_ggml(state, t, state.range(0) == 1);
+  linear_ggml(state, t, state.range(0) == 1, state.range(0));
 }
 void BM_LinearInCacheTessel(benchmark::State& state, Type t) {
-  linear_tessel(state, t, false);
+  linear_tessel(state, t, false, state.range(0));
 }
 void BM_LinearInCacheGgml(benchmark::State& state, Type t) {
-  linear_ggml(state, t, false);
+  linear_ggml(state, t, false, state.range(0));
+}
+void BM_LinearInCacheOfWidthTessel(benchmark::State& state, Type t) {
+  linear_tessel(state, t, false, 1, state.range(0));
+}
+void BM_LinearInCacheOfWidthGgml(benchmark::State& state, Type t) {
+  linear_ggml(state, t, false, 1, state.range(0));
 }
 
 void register_all() {
@@ -193,6 +212,16 @@ void register_all() {
       benchmark::RegisterBenchmark(
           ("BM_LinearInCache/" + n + "/" + label).c_str(), fn, t)
           ->Arg(1)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    for (auto [label, fn] :
+         {std::pair{"tessel", &BM_LinearInCacheOfWidthTessel},
+          {"ggml", &BM_LinearInCacheOfWidthGgml}}) {
+      benchmark::RegisterBenchmark(
+          ("BM_LinearInCacheOfWidth/" + n + "/" + label).c_str(), fn, t)
+          ->Arg(1024)
+          ->Arg(2816)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }

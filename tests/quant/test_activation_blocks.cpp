@@ -237,6 +237,35 @@ TEST(ActivationBlocks, Iq4PairsHold128TimesEachSubBlocksSum) {
   });
 }
 
+TEST(ActivationBlocks, K4GroupsHoldEachBlocksScaleAndSumsOfThirtyTwo) {
+  // Seven Q8_K blocks (2044 bytes), then two groups of 96: a whole one and
+  // one of three, whose fourth block's lanes are zero. Group g: the f32
+  // scales of its blocks 0-3 twice over, then block i's eight i16 sums of
+  // 32 codes at 32 + 16i.
+  Generator g(13);
+  const std::vector<float> x = testing::values<float>(randn({1792}, g));
+  on_every_target([&] {
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_KWithK4Groups, x);
+    ASSERT_EQ(row.size(), 2044u + 2u * 96u);
+    for (std::size_t b = 0; b < 8; ++b) {
+      SCOPED_TRACE(::testing::Message() << "block " << b);
+      const std::uint8_t* group = row.data() + 2044 + 96 * (b / 4);
+      const std::size_t i = b % 4;
+      const float scale = b < 7 ? f32_at(row.data() + 292 * b) : 0.f;
+      EXPECT_EQ(f32_at(group + 4 * i), scale);
+      EXPECT_EQ(f32_at(group + 16 + 4 * i), scale);
+      for (int j = 0; j < 8; ++j) {
+        std::int16_t stored = 1;
+        std::memcpy(&stored, group + 32 + 16 * i + 2 * j, 2);
+        EXPECT_EQ(stored,
+                  b < 7 ? code_sum(row.data() + 292 * b + 4 + 32 * j, 32) : 0)
+            << "sum " << j;
+      }
+    }
+  });
+}
+
 TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
   // The 512-bit kernels' regions start on a 64-byte boundary of the row,
   // and rows are whole cache lines, so row m of an aligned buffer is too.

@@ -116,7 +116,7 @@ TEST(QuantMatmul, DotKernelsTakeEveryBlockCount) {
   for (const Case& c : kCases) {
     if (!c.integer_kernel) continue;
     for (const std::int64_t blocks : every_remainder) {
-      if (blocks > 9 && c.type != DType::Q4_0) continue;
+      if (blocks > 13 && c.type != DType::Q4_0) continue;
       const std::int64_t k = blocks * c.act_block;
       const Tensor w = weights(c.type, 5, k, 17 + blocks);
       Generator g(blocks);

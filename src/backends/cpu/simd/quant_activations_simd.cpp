@@ -176,12 +176,16 @@ static std::int32_t sub_block_sum(const std::uint8_t* block, int s) {
              quant::load_u16(block + kQ8KSums + 4 * s + 2));
 }
 
-// After a row's Q8_K blocks, what dot_k4_groups reads for each whole
-// group of four (quant_dot_layout.hpp's kQ8KGroup*).
+// After a row's Q8_K blocks, what dot_k4_groups reads for each group of
+// four, a last partial one padded with zeros (quant_dot_layout.hpp's
+// kQ8KGroup*).
 static void k4_groups(std::int64_t nb, std::uint8_t* row) {
   using namespace layout;
   std::uint8_t* groups = row + nb * kQ8KBytes;
-  for (std::int64_t b = 0; b < nb / 4 * 4; ++b) {
+  std::memset(groups, 0,
+              static_cast<std::size_t>((nb + 3) / 4) *
+                  static_cast<std::size_t>(kQ8KGroupBytes));
+  for (std::int64_t b = 0; b < nb; ++b) {
     const std::uint8_t* block = row + b * kQ8KBytes;
     std::uint8_t* group = groups + b / 4 * kQ8KGroupBytes;
     const int i = static_cast<int>(b % 4);
@@ -274,7 +278,7 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
       return q4_0_row_bytes(n / 32);
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
-      return n / 256 * kQ8KBytes + n / 1024 * kQ8KGroupBytes;
+      return n / 256 * kQ8KBytes + (n / 256 + 3) / 4 * kQ8KGroupBytes;
     case ActivationBlocks::Q8_KWithIq4Lanes:
       return iq4_pairs_offset(n / 256) + n / 512 * kQ8KIq4PairBytes;
   }

@@ -50,10 +50,11 @@ inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
 inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
 // A row for the Q4_K and Q5_K dot kernels (Q8_KWithK4Groups) goes on, for
-// each whole group of four blocks, with what dot_k4_groups reads for four
-// weight blocks at once: the blocks' f32 scales twice over (0-3, 0-3: the
-// lanes of the weights' d and dmin), then each block's 8 sums of 32 codes
-// as i16 (|sum| <= 32 x 127), block i's at 16i.
+// each group of four blocks (the last one padded with zeros where the row
+// has fewer), with what dot_k4_groups reads for four weight blocks at
+// once: the blocks' f32 scales twice over (0-3, 0-3: the lanes of the
+// weights' d and dmin), then each block's 8 sums of 32 codes as i16
+// (|sum| <= 32 x 127), block i's at 16i.
 inline constexpr int kQ8KGroupScales = 0, kQ8KGroupSums = 32;
 inline constexpr int kQ8KGroupBytes = 32 + 64;
 // A row for the 512-bit IQ4_XS dot kernel (Q8_KWithIq4Lanes) goes on, from
