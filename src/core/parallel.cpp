@@ -63,7 +63,8 @@ std::atomic<int> g_threads{0};
 
 // Note [a held team]: a decode step makes dozens of parallel_for calls of
 // tens of microseconds each, and OpenMP starts and joins a team for every
-// one (0.75 us for an empty pass on two Zen 4 cores; 0.35 held). Held, the
+// one (0.75-0.79 us for an empty pass on two Zen 4 cores; 0.29-0.35
+// held). Held, the
 // team is one OpenMP region around the whole step: thread 0 runs the
 // step's code, and each parallel_for it makes posts its chunks to the
 // other threads, which wait for the next post spinning (then asleep on a
@@ -108,6 +109,10 @@ namespace {
 
 // ---- the held team's hand-offs ----
 
+// The futex calls take the atomic's address as the 32-bit word it wraps.
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4 &&
+              std::atomic<std::uint32_t>::is_always_lock_free);
+
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),
           FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
@@ -146,9 +151,14 @@ std::uint32_t await_post(HeldTeam& team, std::uint32_t seen) {
   return now;
 }
 
-// The holder's: wait until no member runs a job.
+// The holder's: wait until no member runs a job. With more threads than
+// free cores the member it waits for may be descheduled: past a thousand
+// pauses the holder gives up its time slice each round.
 void await_members(HeldTeam& team) {
-  while (team.busy.load(std::memory_order_acquire) != 0) pause_briefly();
+  for (int i = 1; team.busy.load(std::memory_order_acquire) != 0; ++i) {
+    pause_briefly();
+    if (i % 1024 == 0) sched_yield();
+  }
 }
 
 // The holder's, with busy == 0: hand `job` (its fields already written)
@@ -173,12 +183,17 @@ void serve_held_team(HeldTeam& team, int me) {
 }
 
 // The holder's parallel pass: `member` runs on every thread of the held
-// team, the holder's share (member 0) here.
+// team, the holder's share (member 0) here. The members are awaited
+// however the holder's share ends: they read `member` until they are done.
 void run_held(HeldTeam& team, const FunctionRef<void(int, int)>& member) {
+  struct AwaitMembers {
+    HeldTeam& team;
+    ~AwaitMembers() { await_members(team); }
+  };
   team.run = &member;
   post(team, HeldTeam::Job::Run);
+  const AwaitMembers await{team};
   member(0, team.members);
-  await_members(team);
 }
 
 // Runs next_chunk's chunks on `threads` members of the team (the held
@@ -207,7 +222,7 @@ void run_team(int threads, NextChunk next_chunk,
     }
     t_inside_parallel = false;
   };
-  if (t_held != nullptr) {
+  if (t_held != nullptr && t_held->members > 1) {
     run_held(*t_held, FunctionRef<void(int, int)>(member));
   } else {
 #pragma omp parallel num_threads(threads)
@@ -245,8 +260,12 @@ void with_team_held(FunctionRef<void()> body) {
   {
     const int me = omp_get_thread_num();
     if (me == 0) {
+      // Held even when the runtime grants one thread (OMP_THREAD_LIMIT, an
+      // enclosing region): the calls in body then run inline, as
+      // claim_team gives them one thread, rather than trying the team's
+      // mutex this thread already owns.
       team.members = omp_get_num_threads();
-      if (team.members > 1) t_held = &team;
+      t_held = &team;
       try {
         body();
       } catch (...) {
@@ -261,7 +280,9 @@ void with_team_held(FunctionRef<void()> body) {
   if (error) std::rethrow_exception(error);
 }
 
-bool holding_team() { return t_held != nullptr && !t_inside_parallel; }
+bool holding_team() {
+  return t_held != nullptr && t_held->members > 1 && !t_inside_parallel;
+}
 
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
                   FunctionRef<void(std::int64_t, std::int64_t)> fn) {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <atomic>
 #include <chrono>
@@ -297,15 +298,39 @@ TEST(HeldTeam, NestedHoldsAndHoldsFromChunksRunTheirBodyInline) {
   EXPECT_EQ(bodies, 2);
 }
 
+// With OpenMP granting no second thread (nesting off, as inside a caller's
+// own parallel region), the hold runs body on the one thread it has.
+TEST(HeldTeam, OneGrantedThreadRunsEveryCallInline) {
+  set_num_threads(2);
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(0);
+  std::vector<std::atomic<int>> hits(100);
+  const auto caller = std::this_thread::get_id();
+  with_team_held([&] {
+    EXPECT_FALSE(holding_team());
+    parallel_for_dynamic(0, 100, 7, [&](std::int64_t lo, std::int64_t hi) {
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+      for (std::int64_t i = lo; i < hi; ++i) ++hits[i];
+    });
+    // The pool is still the caller's to resize only outside the hold.
+    EXPECT_TESSEL_ERROR(set_num_threads(1), "E4001", "[set_num_threads]");
+  });
+  omp_set_max_active_levels(levels);
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
 TEST(HeldTeam, OtherThreadsRunInlineWhileItIsHeld) {
   set_num_threads(2);
   std::atomic<bool> held{false}, done{false};
   std::atomic<std::int64_t> total{0};
   std::thread other([&] {
     while (!held.load()) std::this_thread::yield();
+    const auto me = std::this_thread::get_id();
     for (int rep = 0; rep < 20; ++rep) {
-      parallel_for(0, 1000, 10,
-                   [&](std::int64_t lo, std::int64_t hi) { total += hi - lo; });
+      parallel_for(0, 1000, 10, [&](std::int64_t lo, std::int64_t hi) {
+        EXPECT_EQ(std::this_thread::get_id(), me);  // inline, no team
+        total += hi - lo;
+      });
     }
     with_team_held([&] { EXPECT_FALSE(holding_team()); });
     done = true;

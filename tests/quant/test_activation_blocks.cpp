@@ -27,7 +27,9 @@ using cpu::simd::ActivationBlocks;
 std::vector<std::uint8_t> activation_row(ActivationBlocks kind,
                                          const std::vector<float>& x) {
   const auto k = static_cast<std::int64_t>(x.size());
-  std::vector<std::uint8_t> row(cpu::simd::activation_row_bytes(kind, k));
+  // Not zeros: the kernels' buffers are reused, so every byte they read
+  // (padding included) must be written.
+  std::vector<std::uint8_t> row(cpu::simd::activation_row_bytes(kind, k), 0xFF);
   cpu::simd::quantize_activations(kind, x.data(), k, 1, k, row.data());
   return row;
 }

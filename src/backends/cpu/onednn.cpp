@@ -175,11 +175,9 @@ void set_threads_for_this_call() {
   // in the held one), oneDNN gets one thread either way.
   const int wanted =
       in_parallel_region() || holding_team() ? 1 : get_num_threads();
-  thread_local int current = -1;
-  if (current != wanted) {
-    omp_set_num_threads(wanted);
-    current = wanted;
-  }
+  // The runtime's own setting, not a cached copy: a region's setting ends
+  // with the region.
+  if (omp_get_max_threads() != wanted) omp_set_num_threads(wanted);
 }
 
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
