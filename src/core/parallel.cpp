@@ -222,7 +222,7 @@ void run_team(int threads, NextChunk next_chunk,
     }
     t_inside_parallel = false;
   };
-  if (t_held != nullptr && t_held->members > 1) {
+  if (t_held != nullptr) {  // with more than one member: claim_team
     run_held(*t_held, FunctionRef<void(int, int)>(member));
   } else {
 #pragma omp parallel num_threads(threads)
@@ -250,13 +250,15 @@ int claim_team(std::int64_t pieces, std::unique_lock<std::mutex>& team) {
 
 void with_team_held(FunctionRef<void()> body) {
   std::unique_lock<std::mutex> lock;
-  if (t_held != nullptr || claim_team(get_num_threads(), lock) == 1) {
+  const int threads =
+      t_held != nullptr ? 1 : claim_team(get_num_threads(), lock);
+  if (threads == 1) {
     body();
     return;
   }
   HeldTeam team;
   std::exception_ptr error;
-#pragma omp parallel num_threads(get_num_threads())
+#pragma omp parallel num_threads(threads)
   {
     const int me = omp_get_thread_num();
     if (me == 0) {
