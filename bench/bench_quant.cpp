@@ -6,6 +6,8 @@
 //   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (both
 //     cycle through distinct copies spanning four times the last-level cache
 //     (256 MiB at least), bench::cold_copies), M = 16 and 512 warm;
+//   BM_LinearAgainstRead/T: the cold M = 1 of both, alternated with passes
+//     of the read ceiling in one process, as medians of per-round ratios;
 //   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
 //     the last-level cache: how fast the kernels run when DRAM is not what
 //     they wait on, to set against the cold M = 1;
@@ -15,6 +17,8 @@
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "ceilings.hpp"
@@ -116,8 +120,9 @@ Tensor weights_of_width(std::int64_t k) {
   return weights_f32().reshape({kN * kK}).slice(0, 0, n * k).reshape({n, k});
 }
 
-void linear_tessel(benchmark::State& state, Type t, bool cold, std::int64_t m,
-                   std::int64_t k = kK) {
+// The weights of width k in t, with distinct copies spanning what the
+// STREAM arrays do when `cold` (bench::cold_copies), else one.
+std::vector<Tensor> weight_copies(Type t, bool cold, std::int64_t k = kK) {
   const std::int64_t n = rows_of_width(k);
   const Tensor first = weights_of_width(k).to(t.dtype);
   const auto bytes = static_cast<std::size_t>(first.nbytes());
@@ -131,9 +136,16 @@ void linear_tessel(benchmark::State& state, Type t, bool cold, std::int64_t m,
         static_cast<std::uint8_t*>(copy.mutable_raw_data()));
     w.push_back(std::move(copy));
   }
+  return w;
+}
+
+void linear_tessel(benchmark::State& state, Type t, bool cold, std::int64_t m,
+                   std::int64_t k = kK) {
+  const std::vector<Tensor> w = weight_copies(t, cold, k);
+  const auto copies = w.size();
   Generator gen(1);
   const Tensor x = randn({m, k}, gen);
-  int next = 0;
+  std::size_t next = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(linear(x, w[next]).raw_data());
     next = (next + 1) % copies;
@@ -176,6 +188,88 @@ void BM_LinearInCacheOfWidthGgml(benchmark::State& state, Type t) {
   linear_ggml(state, t, false, 1, state.range(0));
 }
 
+// M = 1 over cold weights for tessel and ggml, each full pass over the
+// copies between two passes of BM_StreamRead's loop, kRounds times in one
+// process. The Zen 4 VM's DRAM read rate moves between about 30 and 60
+// GB/s from one minute to the next, so a ratio to a ceiling measured
+// in another process can be off by half. Each kernel pass is set against
+// the mean of the read passes either side of it; the read pass is the
+// faster of two prefetch distances in that round (bench::read_pass).
+// Counters are medians over the rounds: the rates, each kernel's fraction
+// of the read rate, and tessel over ggml.
+void BM_LinearAgainstRead(benchmark::State& state, Type t) {
+  constexpr int kRounds = 24;
+  const std::vector<Tensor> w = weight_copies(t, true);
+  Generator gen(1);
+  const Tensor x = randn({1, kK}, gen);
+  const Tensor f32 = weights_f32().contiguous();
+  const auto gw =
+      bench::GgmlWeights::quantize(t.ggml, kN, kK, f32.const_data<float>(), 2);
+  bench::GgmlMatmulOptions options;
+  options.copies = bench::cold_copies(gw.bytes.size());
+  options.repack = true;
+  bench::GgmlMatmul mm(gw, x.const_data<float>(), 1, get_num_threads(),
+                       options);
+  const Tensor stream =
+      randint(0, 255, {bench::stream_elements() * 4}, DType::U8);
+  const auto* stream_bytes =
+      static_cast<const std::uint8_t*>(stream.raw_data());
+  const auto stream_size = static_cast<std::size_t>(stream.nbytes());
+  using Clock = std::chrono::steady_clock;
+  const auto gbps = [](double bytes, Clock::time_point t0) {
+    return bytes / std::chrono::duration<double>(Clock::now() - t0).count() /
+           1e9;
+  };
+  const auto read = [&] {
+    double best = 0;
+    for (bool far : {false, true}) {
+      const auto t0 = Clock::now();
+      benchmark::DoNotOptimize(
+          bench::read_pass(stream_bytes, stream_size, far));
+      best = std::max(best, gbps(static_cast<double>(stream_size), t0));
+    }
+    return best;
+  };
+  const double tessel_bytes =
+      static_cast<double>(w[0].nbytes()) * static_cast<double>(w.size());
+  const double ggml_bytes =
+      static_cast<double>(mm.weight_bytes()) * static_cast<double>(mm.copies());
+  std::vector<double> reads, tessel, ggml, tessel_of_read, ggml_of_read,
+      tessel_over_ggml;
+  for (auto _ : state) {
+    double before = read();
+    for (int round = 0; round < kRounds; ++round) {
+      auto t0 = Clock::now();
+      for (const Tensor& copy : w) {
+        benchmark::DoNotOptimize(linear(x, copy).raw_data());
+      }
+      const double ours = gbps(tessel_bytes, t0);
+      const double middle = read();
+      t0 = Clock::now();
+      for (int c = 0; c < mm.copies(); ++c) mm.run();
+      const double theirs = gbps(ggml_bytes, t0);
+      const double after = read();
+      reads.push_back(middle);
+      tessel.push_back(ours);
+      ggml.push_back(theirs);
+      tessel_of_read.push_back(ours / ((before + middle) / 2));
+      ggml_of_read.push_back(theirs / ((middle + after) / 2));
+      tessel_over_ggml.push_back(ours / theirs);
+      before = after;
+    }
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  state.counters["read_GBps"] = median(reads);
+  state.counters["tessel_GBps"] = median(tessel);
+  state.counters["ggml_GBps"] = median(ggml);
+  state.counters["tessel_of_read"] = median(tessel_of_read);
+  state.counters["ggml_of_read"] = median(ggml_of_read);
+  state.counters["tessel_over_ggml"] = median(tessel_over_ggml);
+}
+
 void register_all() {
   const int all = get_num_threads();
   for (const Type& t : kTypes) {
@@ -207,6 +301,11 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+    benchmark::RegisterBenchmark(("BM_LinearAgainstRead/" + n).c_str(),
+                                 &BM_LinearAgainstRead, t)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     for (auto [label, fn] : {std::pair{"tessel", &BM_LinearInCacheTessel},
                              {"ggml", &BM_LinearInCacheGgml}}) {
       benchmark::RegisterBenchmark(

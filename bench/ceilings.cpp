@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "tessel/tessel.hpp"
@@ -61,6 +62,61 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
   }
 }
 
+namespace {
+
+// A read-only stream is bound by how many cache misses each core keeps in
+// flight, not by the DRAM: loads alone (glibc's memchr: 22-24 GB/s on the
+// Sapphire Rapids VM here) leave it to the hardware prefetchers, while
+// asking for the lines 2 KiB ahead, as the quantised dot kernels do,
+// reads 26-30 GB/s. The ceiling is the better loop: 256-bit loads folded
+// by xor with that prefetch where the CPU has AVX2, memchr elsewhere.
+// Inline assembly for the prefetch, as in the kernels (GCC 12 dropped
+// _mm_prefetch from some functions with target attributes).
+template <std::size_t kAhead, bool kIntoL2>
+__attribute__((target("avx2"))) std::uint64_t read_prefetched(
+    const std::uint8_t* p, std::size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const auto* line = reinterpret_cast<const char*>(p + i + kAhead);
+    if constexpr (kIntoL2) {
+      asm volatile("prefetcht1 %0" : : "m"(*line));
+    } else {
+      asm volatile("prefetcht0 %0" : : "m"(*line));
+    }
+    a0 = _mm256_xor_si256(
+        a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_xor_si256(
+        a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+  }
+  alignas(32) std::uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_xor_si256(a0, a1));
+  std::uint64_t h = lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3];
+  for (; i < n; ++i) h ^= p[i];
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far) {
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  std::atomic<std::uint64_t> folded{0};
+  tessel::parallel_for(
+      0, static_cast<std::int64_t>(n), 1 << 22,
+      [&](std::int64_t lo, std::int64_t hi) {
+        const std::uint8_t* q = p + lo;
+        const auto len = static_cast<std::size_t>(hi - lo);
+        // The random bytes never hold 255: memchr scans everything.
+        const std::uint64_t h =
+            !avx2 ? reinterpret_cast<std::uintptr_t>(std::memchr(q, 255, len))
+            : far ? read_prefetched<12288, true>(q, len)
+                  : read_prefetched<2048, false>(q, len);
+        folded.fetch_xor(h, std::memory_order_relaxed);
+      });
+  return folded.load();
+}
+
 }  // namespace bench
 
 namespace {
@@ -107,47 +163,12 @@ void BM_StreamAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_StreamAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// A read-only stream is bound by how many cache misses each core keeps in
-// flight, not by the DRAM: loads alone (glibc's memchr: 22-24 GB/s on the
-// Sapphire Rapids VM here) leave it to the hardware prefetchers, while
-// asking for the lines 2 KiB ahead, as the quantised dot kernels do,
-// reads 26-30 GB/s. The ceiling is the better loop: 256-bit loads folded
-// by xor with that prefetch where the CPU has AVX2, memchr elsewhere.
-__attribute__((target("avx2"))) std::uint64_t read_prefetched(
-    const std::uint8_t* p, std::size_t n) {
-  constexpr std::size_t kAhead = 2048;
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0;
-  std::size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + i + kAhead), _MM_HINT_T0);
-    a0 = _mm256_xor_si256(
-        a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
-    a1 = _mm256_xor_si256(
-        a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-  }
-  alignas(32) std::uint64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
-                     _mm256_xor_si256(a0, a1));
-  std::uint64_t h = lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3];
-  for (; i < n; ++i) h ^= p[i];
-  return h;
-}
-
 void BM_StreamRead(benchmark::State& state) {
   const Tensor a = randint(0, 255, {kStreamN * 4}, DType::U8);
   const auto* x = static_cast<const std::uint8_t*>(a.raw_data());
-  const bool avx2 = __builtin_cpu_supports("avx2");
   for (auto _ : state) {
-    std::uint64_t folded[2] = {0, 0};
-    parallel_for(
-        0, kStreamN * 4, 1 << 22, [&](std::int64_t lo, std::int64_t hi) {
-          const auto n = static_cast<std::size_t>(hi - lo);
-          // The random bytes never hold 255: memchr scans everything.
-          folded[lo == 0 ? 0 : 1] ^= avx2 ? read_prefetched(x + lo, n)
-                                          : reinterpret_cast<std::uintptr_t>(
-                                                std::memchr(x + lo, 255, n));
-        });
-    benchmark::DoNotOptimize(folded);
+    benchmark::DoNotOptimize(
+        bench::read_pass(x, static_cast<std::size_t>(kStreamN * 4)));
   }
   bytes(state, kStreamN * 4);
 }

@@ -32,4 +32,11 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
                    std::size_t row_bytes, std::size_t block_bytes, int c,
                    std::uint8_t* dst);
 
+// One pass of BM_StreamRead over [p, p + n), split over tessel's pool; the
+// bytes are folded into the result so that the reads are not optimised
+// away. `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB
+// ahead into L1 (the distances the quantised kernels use on Zen 4 and
+// elsewhere); which reads faster moves with the host.
+std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far = false);
+
 }  // namespace bench

@@ -6,7 +6,7 @@ decode as a fraction of this machine's read bandwidth in weight bytes.
 
 Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--types f32,f16,bf16,q8_0,q4_0,q4_k_m] [--dir CACHE] [--rounds N]
-       [--ceilings BUILD/bench/bench_kernels] [--no-mmap]
+       [--no-mmap]
        [--matmul-precision f32|bf16]
        [--cache-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl]
        [--decode-after P]
@@ -17,12 +17,14 @@ flash attention (on for that run only). Decode is 64
 single-token steps after a 16-token prompt, or after P tokens with
 --decode-after P: at long contexts each step reads the KV cache as well as
 the weights (the GB/s column still counts weight bytes only).
-With --ceilings, the machine's DRAM read bandwidth (BM_StreamRead, arrays
-four times the last-level cache, 256 MiB at least) is measured just before
-and just after each type's tessel run and decode is reported as a fraction
-of the higher of the two (GB/s in the column). A model whose weights fit in the last-level
-cache (480 MiB on the Sapphire Rapids VMs here: every quantised 160M file)
-decodes from cache, so that fraction can pass 100%.
+The GB/s column is decode in weight bytes a token against the machine's
+DRAM read rate, from BM_DecodeAgainstRead: in one process, rounds of 32
+decode steps between passes of the read ceiling's loop (arrays four times
+the last-level cache, 256 MiB at least), medians over the rounds of the
+weight GB/s and of its fraction of the reads either side (the host's read
+rate moves by half within minutes). A model whose weights fit in the
+last-level cache (480 MiB on the Sapphire Rapids VMs here: every
+quantised 160M file) decodes from cache, so that fraction can pass 100%.
 The files are made once into CACHE (default /tmp/tessel-models): a random
 Qwen3 f32 GGUF written by bench_decoder, the other types quantised from it
 by llama_model_quantize. llama.cpp runs with its defaults (f16 KV cache,
@@ -130,18 +132,11 @@ def tessel_speeds(tool, path, rounds, mmap, precision, cache_type, decode_after)
         if first:
             seconds = first["real_time"] / 1e3  # reported in ms
             out["first"] = min(out.get("first", float("inf")), seconds)
+    paired = run_benchmarks(tool, "BM_DecodeAgainstRead", min_time=0.01)
+    for name, e in paired.items():
+        if name.startswith("BM_DecodeAgainstRead"):
+            out["against_read"] = e
     return out
-
-
-def weight_bytes(path):
-    """Bytes of every tensor decode streams (all but the embedding table
-    when the head is not tied to it)."""
-    from gguf import GGUFReader
-    reader = GGUFReader(path)
-    names = {t.name for t in reader.tensors}
-    tied = "output.weight" not in names
-    return sum(int(t.n_bytes) for t in reader.tensors
-               if tied or t.name != "token_embd.weight")
 
 
 def main():
@@ -163,15 +158,9 @@ def main():
                     "default, or the same block type with flash attention)")
     ap.add_argument("--decode-after", type=int, default=16,
                     help="prompt tokens before the 64 timed decode steps")
-    ap.add_argument("--ceilings", default=None,
-                    help="bench_kernels, to measure DRAM read bandwidth in the same run")
     args = ap.parse_args()
     types = args.types.split(",")
     paths = make_files(args.tool, args.shape, types, args.dir)
-    def read_ceiling():
-        r = run_benchmarks(args.ceilings, "BM_StreamRead", min_time=1.0)
-        return r["BM_StreamRead"]["bytes_per_second"] / 1e9
-
     load = os.getloadavg()[0]
     print(f"Qwen3 {args.shape}, {args.threads} threads, "
           f"weights {'read into memory' if args.no_mmap else 'mapped'}, "
@@ -181,23 +170,21 @@ def main():
           f"decode after {args.decode_after} tokens, "
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
-          "decode | ratio | decode GB/s (weights) | load + first token ms |")
+          "decode | ratio | decode GB/s (weights) against the read | load + first token ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
         lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap,
                           args.decode_after, args.cache_type)
-        # The ceiling moves with the other tenants of the host (31-41 GB/s
-        # within one hour here): measured on each side of tessel's run, the
-        # higher one counts.
-        before = read_ceiling() if args.ceilings else None
         ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap,
                            args.matmul_precision, args.cache_type, args.decode_after)
-        read_gbps = max(before, read_ceiling()) if args.ceilings else None
-        if read_gbps:
-            reads.append(read_gbps)
-        gbs = ts.get("decode", 0) * weight_bytes(paths[t]) / 1e9
-        frac = f" ({gbs / read_gbps:.0%} of {read_gbps:.0f})" if read_gbps else ""
+        paired = ts.get("against_read")
+        if paired:
+            reads.append(paired["read_GBps"])
+            gbs = (f"{paired['weight_GBps']:.1f} ({paired['of_read']:.0%} of "
+                   f"{paired['read_GBps']:.0f})")
+        else:
+            gbs = "-"
         cells = []
         for k in ("prompt128", "prompt512", "decode"):
             a, b = ts.get(k), lc.get(k)
@@ -205,10 +192,10 @@ def main():
             cells.append(f"{a / b:.2f}x" if a and b else "-")
         first = (f"{ts['first'] * 1e3:.0f} / {lc['first'] * 1e3:.0f}"
                  if "first" in ts and "first" in lc else "-")
-        print(f"| {t} | " + " | ".join(cells) + f" | {gbs:.1f}{frac} | {first} |", flush=True)
+        print(f"| {t} | " + " | ".join(cells) + f" | {gbs} | {first} |", flush=True)
     if reads:
-        print(f"\nDRAM read (BM_StreamRead, arrays of 4x the last-level cache) around "
-              f"tessel's runs: {min(reads):.1f}-{max(reads):.1f} GB/s")
+        print(f"\nDRAM read beside tessel's decode (medians per type): "
+              f"{min(reads):.1f}-{max(reads):.1f} GB/s")
 
 
 if __name__ == "__main__":

@@ -24,11 +24,12 @@ Each round runs the whole binary; per benchmark the fastest round counts
 machine: ggml's OpenMP threads spin, and a busy second core collapses them.
 
 Some hosts' DRAM rate moves by half within minutes (the Zen 4 VMs here:
-31-53 GB/s), so the cold M = 1 figures are measured apart from the rest:
-per round and type, BM_StreamRead, tessel and ggml, BM_StreamRead again,
-each a fresh process. The table shows the fastest tessel and the fastest
-ggml over the rounds, and tessel's fraction of the higher of the two
-reads around its fastest run.
+30-60 GB/s), so the cold M = 1 figures come from BM_LinearAgainstRead:
+in one process, 24 rounds of a tessel pass over the cold copies and a
+ggml pass, each between two passes of the read ceiling's loop. The table
+shows medians over the rounds of the rates and of the per-round ratios
+(each kernel's rate over the mean of the reads either side of it, and
+tessel over ggml).
 """
 import argparse
 import os
@@ -53,23 +54,12 @@ def gbps(e):
     return e["bytes_per_second"] / 1e9 if e else None
 
 
-def cold_decode(tool, types, rounds, min_time):
-    """Per (type, "tessel" or "ggml"): the fastest M = 1 over cold weights
-    across the rounds (as every other figure here) and the read ceiling
-    measured around that run."""
-    def read_ceiling():
-        return gbps(run_benchmarks(tool, "BM_StreamRead/", min_time)["BM_StreamRead"])
-
+def against_read(tool, types):
+    """Per type: BM_LinearAgainstRead's counters (medians over its rounds)."""
     out = {}
-    for _ in range(rounds):
-        for t in types:
-            before = read_ceiling()
-            r = run_benchmarks(tool, f"BM_Linear/{t}/(tessel|ggml)/1/", min_time)
-            ceiling = max(before, read_ceiling())
-            for who in ("tessel", "ggml"):
-                e = r.get(f"BM_Linear/{t}/{who}/1")
-                if e and ((t, who) not in out or gbps(e) > gbps(out[t, who][0])):
-                    out[t, who] = (e, ceiling)
+    for name, e in run_benchmarks(tool, "BM_LinearAgainstRead/(" + "|".join(types) + ")/",
+                                  0.01).items():
+        out[name.split("/")[1]] = e
     return out
 
 
@@ -85,7 +75,7 @@ def main():
                "BM_LinearInCache/(" + "|".join(types) + ")/|"
                "BM_Linear/(" + "|".join(types) + ")/[a-z]+/(16|512)/")
     r = best(args.tool, pattern, args.rounds, args.min_time)
-    cold = cold_decode(args.tool, types, args.rounds, args.min_time)
+    cold = against_read(args.tool, types)
     copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
     print(f"ceilings: STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s\n")
 
@@ -107,21 +97,21 @@ def main():
         print(f"| {t} | {gbps(dt):.1f} / {gbps(dg):.1f} | {gbps(dt) / copy:.0%} | {ratio(dt, dg)} | "
               f"{ratio(q1t, q1g)} | {ratio(qat, qag)} | {scaling} |")
     print()
-    print("| type | M=1 GB/s tessel / ggml | read ceiling around it | of read | ratio | "
-          "M=1 in cache tessel / ggml | M=16 ratio | M=512 ratio |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| type | M=1 cold GB/s tessel / ggml | read GB/s | tessel of read | ggml of read | "
+          "ratio | M=1 in cache tessel / ggml | M=16 ratio | M=512 ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for t in types:
-        l1t, ceiling = cold.get((t, "tessel"), (None, None))
-        l1g, _ = cold.get((t, "ggml"), (None, None))
-        if not l1t or not l1g:
-            print(f"| {t} | - | - | - | - | - | - | - |")
-            continue
+        c = cold.get(t)
         ct, cg = get("LinearInCache", t, "tessel", 1), get("LinearInCache", t, "ggml", 1)
         hot = f"{gbps(ct):.1f} / {gbps(cg):.1f}" if ct and cg else "-"
-        print(f"| {t} | {gbps(l1t):.2f} / {gbps(l1g):.2f} | {ceiling:.1f} | "
-              f"{gbps(l1t) / ceiling:.0%} | {ratio(l1t, l1g)} | {hot} | "
-              f"{ratio(get('Linear', t, 'tessel', 16), get('Linear', t, 'ggml', 16))} | "
-              f"{ratio(get('Linear', t, 'tessel', 512), get('Linear', t, 'ggml', 512))} |")
+        warm = (f"{ratio(get('Linear', t, 'tessel', 16), get('Linear', t, 'ggml', 16))} | "
+                f"{ratio(get('Linear', t, 'tessel', 512), get('Linear', t, 'ggml', 512))}")
+        if not c:
+            print(f"| {t} | - | - | - | - | - | {hot} | {warm} |")
+            continue
+        print(f"| {t} | {c['tessel_GBps']:.1f} / {c['ggml_GBps']:.1f} | {c['read_GBps']:.1f} | "
+              f"{c['tessel_of_read']:.0%} | {c['ggml_of_read']:.0%} | "
+              f"{c['tessel_over_ggml']:.2f}x | {hot} | {warm} |")
     return 0
 
 
