@@ -6,6 +6,8 @@
 //   BM_Linear/T/M/{tessel,ggml}: y = x W^T, M = 1 over cold weights (both
 //     cycle through distinct copies spanning four times the last-level cache
 //     (256 MiB at least), bench::cold_copies), M = 16 and 512 warm;
+//   BM_DequantizeAgainstCopy/T: both dequantisations alternated with
+//     passes of the copy ceiling in one process, medians of per-round ratios;
 //   BM_LinearAgainstRead/T: the cold M = 1 of both, alternated with passes
 //     of the read ceiling in one process, as medians of per-round ratios;
 //   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
@@ -51,6 +53,12 @@ const Tensor& weights_f32() {
     return mul(randn({kN, kK}, gen), 0.02);
   }();
   return w;
+}
+
+// The middle value (the upper one of an even count); 0 for none.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 void report_bytes(benchmark::State& state, std::int64_t per_iteration) {
@@ -110,6 +118,68 @@ void BM_QuantizeGgml(benchmark::State& state, Type t) {
     benchmark::DoNotOptimize(w.bytes.data());
   }
   report_bytes(state, kN * kK * 4);
+}
+
+// Both dequantisations, each pass between two passes of BM_StreamCopy,
+// kRounds times in one process, for the reason BM_LinearAgainstRead
+// gives. Counters are medians over the rounds: the rates (bytes read +
+// written), each one's fraction of the mean of the copies either side,
+// and tessel over ggml.
+void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
+  constexpr int kRounds = 16;
+  const int threads = get_num_threads();
+  const Tensor q = weights_f32().to(t.dtype);
+  Tensor out = empty({kN, kK});
+  const auto w = bench::GgmlWeights::quantize(
+      t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
+  std::vector<float> ggml_out(static_cast<std::size_t>(kN * kK));
+  const Tensor from = randn({bench::stream_elements()});
+  Tensor to = zeros({bench::stream_elements()});
+  using Clock = std::chrono::steady_clock;
+  const auto gbps = [](double bytes, Clock::time_point t0) {
+    return bytes / std::chrono::duration<double>(Clock::now() - t0).count() /
+           1e9;
+  };
+  const auto copy = [&] {
+    const auto t0 = Clock::now();
+    bench::copy_pass(from.const_data<float>(), to.data<float>(), from.numel());
+    benchmark::ClobberMemory();
+    return gbps(2.0 * static_cast<double>(from.nbytes()), t0);
+  };
+  const double tessel_bytes = static_cast<double>(q.nbytes() + out.nbytes());
+  const double ggml_bytes =
+      static_cast<double>(w.bytes.size()) + static_cast<double>(kN * kK * 4);
+  std::vector<double> copies, tessel, ggml, tessel_of_copy, ggml_of_copy,
+      tessel_over_ggml;
+  for (auto _ : state) {
+    double before = copy();
+    for (int round = 0; round < kRounds; ++round) {
+      auto t0 = Clock::now();
+      out.copy_(q);
+      benchmark::ClobberMemory();
+      const double ours = gbps(tessel_bytes, t0);
+      const double middle = copy();
+      t0 = Clock::now();
+      bench::ggml_dequantize(t.ggml, w.bytes.data(), ggml_out.data(), kN, kK,
+                             threads);
+      benchmark::ClobberMemory();
+      const double theirs = gbps(ggml_bytes, t0);
+      const double after = copy();
+      copies.push_back(middle);
+      tessel.push_back(ours);
+      ggml.push_back(theirs);
+      tessel_of_copy.push_back(ours / ((before + middle) / 2));
+      ggml_of_copy.push_back(theirs / ((middle + after) / 2));
+      tessel_over_ggml.push_back(ours / theirs);
+      before = after;
+    }
+  }
+  state.counters["copy_GBps"] = median(copies);
+  state.counters["tessel_GBps"] = median(tessel);
+  state.counters["ggml_GBps"] = median(ggml);
+  state.counters["tessel_of_copy"] = median(tessel_of_copy);
+  state.counters["ggml_of_copy"] = median(ggml_of_copy);
+  state.counters["tessel_over_ggml"] = median(tessel_over_ggml);
 }
 
 // The 4096 x 4096 weights' first n x k values as rows of k (n = 4096 x
@@ -258,10 +328,6 @@ void BM_LinearAgainstRead(benchmark::State& state, Type t) {
       before = after;
     }
   }
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   state.counters["read_GBps"] = median(reads);
   state.counters["tessel_GBps"] = median(tessel);
   state.counters["ggml_GBps"] = median(ggml);
@@ -301,6 +367,11 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+    benchmark::RegisterBenchmark(("BM_DequantizeAgainstCopy/" + n).c_str(),
+                                 &BM_DequantizeAgainstCopy, t)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_LinearAgainstRead/" + n).c_str(),
                                  &BM_LinearAgainstRead, t)
         ->Iterations(1)

@@ -99,6 +99,13 @@ __attribute__((target("avx2"))) std::uint64_t read_prefetched(
 
 }  // namespace
 
+void copy_pass(const float* x, float* y, std::int64_t n) {
+  tessel::parallel_for(0, n, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+    std::memcpy(y + lo, x + lo,
+                static_cast<std::size_t>(hi - lo) * sizeof(float));
+  });
+}
+
 std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far) {
   const bool avx2 = __builtin_cpu_supports("avx2");
   std::atomic<std::uint64_t> folded{0};
@@ -136,10 +143,7 @@ void BM_StreamCopy(benchmark::State& state) {
   const float* x = a.const_data<float>();
   float* y = c.data<float>();
   for (auto _ : state) {
-    parallel_for(0, kStreamN, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
-      std::memcpy(y + lo, x + lo,
-                  static_cast<std::size_t>(hi - lo) * sizeof(float));
-    });
+    bench::copy_pass(x, y, kStreamN);
     benchmark::ClobberMemory();
   }
   bytes(state, 2 * kStreamN * 4);

@@ -32,6 +32,9 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
                    std::size_t row_bytes, std::size_t block_bytes, int c,
                    std::uint8_t* dst);
 
+// One pass of BM_StreamCopy: y = x for n floats, split over tessel's pool.
+void copy_pass(const float* x, float* y, std::int64_t n);
+
 // One pass of BM_StreamRead over [p, p + n), split over tessel's pool; the
 // bytes are folded into the result so that the reads are not optimised
 // away. `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB
