@@ -8,7 +8,8 @@
 //                 context, where the KV cache is read as much as weights)
 //   BM_DecodeAgainstRead  decode steps alternated with passes of the DRAM
 //                 read ceiling in one process: weight GB/s a token as a
-//                 fraction of the read rate beside it
+//                 fraction of the read rate beside it (the binary also
+//                 carries ceilings.cpp's BM_Stream* and BM_Peak*)
 //   BM_Load       CausalLM::load of the file (its pages cached): the
 //                 header, the configuration and the module tree, no weight
 //   BM_Header     load_gguf alone (what `tessel inspect` reads), for scale
@@ -27,13 +28,11 @@
 // llama.cpp's "no_vocab" tokenizer so that llama.cpp loads it too.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "ceilings.hpp"
 
@@ -104,15 +103,19 @@ void BM_Prompt(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// Prompt tokens before the timed steps: TESSEL_BENCH_DECODE_AFTER, else 16.
+std::int64_t decode_prompt() {
+  const char* after = std::getenv("TESSEL_BENCH_DECODE_AFTER");
+  return after != nullptr ? std::atoll(after) : 16;
+}
+
 void BM_Decode(benchmark::State& state) {
   const CausalLM* lm = model();
   if (lm == nullptr) {
     state.SkipWithError("set TESSEL_BENCH_MODEL");
     return;
   }
-  const char* after = std::getenv("TESSEL_BENCH_DECODE_AFTER");
-  const std::int64_t n = state.range(0),
-                     prompt = after != nullptr ? std::atoll(after) : 16;
+  const std::int64_t n = state.range(0), prompt = decode_prompt();
   const Tensor ids = token_ids(prompt + n, lm->config().vocab_size);
   for (auto _ : state) {
     KVCache cache(lm->config(), 1, prompt + n, cache_dtype());
@@ -130,12 +133,14 @@ void BM_Decode(benchmark::State& state) {
 }
 
 // Bytes of every tensor a decode step streams: all but the embedding
-// table, unless the head is tied to it (compare_models.py counts alike).
+// table, unless the head is tied to it (an untied head, output.weight,
+// leaves the table to one row a token).
 double streamed_weight_bytes(const char* path) {
   const GgufFile file = load_gguf(path);
   bool tied = true;
-  for (const Tensor& t : file.tensors)
+  for (const Tensor& t : file.tensors) {
     tied = tied && t.name() != "output.weight";
+  }
   double bytes = 0;
   for (const Tensor& t : file.tensors) {
     if (tied || t.name() != "token_embd.weight") {
@@ -145,75 +150,41 @@ double streamed_weight_bytes(const char* path) {
   return bytes;
 }
 
-// Decode against the DRAM read rate measured beside it: 32 steps (after
-// BM_Decode's prompt) between
-// two passes of the read ceiling's loop (bench::read_pass, the faster of
-// its two prefetch distances), kRounds times in one process, since the
-// Zen 4 VM's read rate moves between about 30 and 60 GB/s from one
-// minute to the next. Counters are medians over the rounds: tokens/s,
-// weight GB/s (streamed_weight_bytes a token), the read rate, and the
-// round's weight GB/s over the mean of the reads either side.
+// Decode in weight bytes a token against the read rate beside it
+// (bench::alternate, 12 rounds of 32 steps after BM_Decode's prompt, whose
+// prefill falls between a round's first read and its steps). Counters:
+// medians of tokens/s, of weight GB/s, of the read rate and of the
+// fraction.
 void BM_DecodeAgainstRead(benchmark::State& state) {
   const CausalLM* lm = model();
   if (lm == nullptr) {
     state.SkipWithError("set TESSEL_BENCH_MODEL");
     return;
   }
-  constexpr int kRounds = 12;
   constexpr std::int64_t kSteps = 32;
-  const char* decode_after = std::getenv("TESSEL_BENCH_DECODE_AFTER");
-  const std::int64_t prompt =
-      decode_after != nullptr ? std::atoll(decode_after) : 16;
+  const std::int64_t prompt = decode_prompt();
   const double weight_bytes =
       streamed_weight_bytes(std::getenv("TESSEL_BENCH_MODEL"));
-  const Tensor stream =
-      randint(0, 255, {bench::stream_elements() * 4}, DType::U8);
-  const auto* stream_bytes =
-      static_cast<const std::uint8_t*>(stream.raw_data());
-  const auto stream_size = static_cast<std::size_t>(stream.nbytes());
-  using Clock = std::chrono::steady_clock;
-  const auto seconds = [](Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-  const auto read = [&] {
-    double best = 0;
-    for (bool far : {false, true}) {
-      const auto t0 = Clock::now();
-      benchmark::DoNotOptimize(
-          bench::read_pass(stream_bytes, stream_size, far));
-      best =
-          std::max(best, static_cast<double>(stream_size) / seconds(t0) / 1e9);
-    }
-    return best;
-  };
+  const bench::ReadCeiling read;
   const Tensor ids = token_ids(prompt + kSteps, lm->config().vocab_size);
-  std::vector<double> tokens, reads, of_read;
   for (auto _ : state) {
-    double before = read();
-    for (int round = 0; round < kRounds; ++round) {
-      KVCache cache(lm->config(), 1, prompt + kSteps, cache_dtype());
-      lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
-      const auto t0 = Clock::now();
-      for (std::int64_t i = prompt; i < prompt + kSteps; ++i) {
-        benchmark::DoNotOptimize(
-            lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
-      }
-      const double rate = static_cast<double>(kSteps) / seconds(t0);
-      const double after = read();
-      tokens.push_back(rate);
-      reads.push_back(after);
-      of_read.push_back(rate * weight_bytes / 1e9 / ((before + after) / 2));
-      before = after;
-    }
+    const bench::Alternated r = bench::alternate(
+        12, [&] { return read.gbps(); },
+        [&] {
+          KVCache cache(lm->config(), 1, prompt + kSteps, cache_dtype());
+          lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
+          const auto start = std::chrono::steady_clock::now();
+          for (std::int64_t i = prompt; i < prompt + kSteps; ++i) {
+            benchmark::DoNotOptimize(
+                lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
+          }
+          return bench::gbps_since(kSteps * weight_bytes, start);
+        });
+    state.counters["weight_GBps"] = r.first;
+    state.counters["tokens_per_s"] = r.first * 1e9 / weight_bytes;
+    state.counters["read_GBps"] = r.ceiling;
+    state.counters["of_read"] = r.first_of_ceiling;
   }
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
-  state.counters["tokens_per_s"] = median(tokens);
-  state.counters["weight_GBps"] = median(tokens) * weight_bytes / 1e9;
-  state.counters["read_GBps"] = median(reads);
-  state.counters["of_read"] = median(of_read);
 }
 
 void BM_Load(benchmark::State& state) {

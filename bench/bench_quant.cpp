@@ -19,8 +19,8 @@
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "ceilings.hpp"
@@ -53,12 +53,6 @@ const Tensor& weights_f32() {
     return mul(randn({kN, kK}, gen), 0.02);
   }();
   return w;
-}
-
-// The middle value (the upper one of an even count); 0 for none.
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 void report_bytes(benchmark::State& state, std::int64_t per_iteration) {
@@ -120,66 +114,52 @@ void BM_QuantizeGgml(benchmark::State& state, Type t) {
   report_bytes(state, kN * kK * 4);
 }
 
-// Both dequantisations, each pass between two passes of BM_StreamCopy,
-// kRounds times in one process, for the reason BM_LinearAgainstRead
-// gives. Counters are medians over the rounds: the rates (bytes read +
-// written), each one's fraction of the mean of the copies either side,
-// and tessel over ggml.
+// Counters of a tessel / ggml pair alternated with `ceiling`'s loop
+// (bench::alternate): `ceiling`_GBps, tessel_GBps, ggml_GBps,
+// tessel_of_`ceiling`, ggml_of_`ceiling`, tessel_over_ggml.
+void report_alternated(benchmark::State& state, const bench::Alternated& r,
+                       const std::string& ceiling) {
+  state.counters[ceiling + "_GBps"] = r.ceiling;
+  state.counters["tessel_GBps"] = r.first;
+  state.counters["ggml_GBps"] = r.second;
+  state.counters["tessel_of_" + ceiling] = r.first_of_ceiling;
+  state.counters["ggml_of_" + ceiling] = r.second_of_ceiling;
+  state.counters["tessel_over_ggml"] = r.first_over_second;
+}
+
+// Both dequantisations against the copy rate beside them (bench::alternate,
+// 16 rounds), in GB/s of bytes read + written.
 void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
-  constexpr int kRounds = 16;
   const int threads = get_num_threads();
   const Tensor q = weights_f32().to(t.dtype);
   Tensor out = empty({kN, kK});
   const auto w = bench::GgmlWeights::quantize(
       t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
   std::vector<float> ggml_out(static_cast<std::size_t>(kN * kK));
-  const Tensor from = randn({bench::stream_elements()});
-  Tensor to = zeros({bench::stream_elements()});
-  using Clock = std::chrono::steady_clock;
-  const auto gbps = [](double bytes, Clock::time_point t0) {
-    return bytes / std::chrono::duration<double>(Clock::now() - t0).count() /
-           1e9;
-  };
-  const auto copy = [&] {
-    const auto t0 = Clock::now();
-    bench::copy_pass(from.const_data<float>(), to.data<float>(), from.numel());
-    benchmark::ClobberMemory();
-    return gbps(2.0 * static_cast<double>(from.nbytes()), t0);
-  };
+  bench::CopyCeiling copy;
   const double tessel_bytes = static_cast<double>(q.nbytes() + out.nbytes());
   const double ggml_bytes =
       static_cast<double>(w.bytes.size()) + static_cast<double>(kN * kK * 4);
-  std::vector<double> copies, tessel, ggml, tessel_of_copy, ggml_of_copy,
-      tessel_over_ggml;
   for (auto _ : state) {
-    double before = copy();
-    for (int round = 0; round < kRounds; ++round) {
-      auto t0 = Clock::now();
-      out.copy_(q);
-      benchmark::ClobberMemory();
-      const double ours = gbps(tessel_bytes, t0);
-      const double middle = copy();
-      t0 = Clock::now();
-      bench::ggml_dequantize(t.ggml, w.bytes.data(), ggml_out.data(), kN, kK,
-                             threads);
-      benchmark::ClobberMemory();
-      const double theirs = gbps(ggml_bytes, t0);
-      const double after = copy();
-      copies.push_back(middle);
-      tessel.push_back(ours);
-      ggml.push_back(theirs);
-      tessel_of_copy.push_back(ours / ((before + middle) / 2));
-      ggml_of_copy.push_back(theirs / ((middle + after) / 2));
-      tessel_over_ggml.push_back(ours / theirs);
-      before = after;
-    }
+    report_alternated(state,
+                      bench::alternate(
+                          16, [&] { return copy.gbps(); },
+                          [&] {
+                            const auto start = std::chrono::steady_clock::now();
+                            out.copy_(q);
+                            benchmark::ClobberMemory();
+                            return bench::gbps_since(tessel_bytes, start);
+                          },
+                          [&] {
+                            const auto start = std::chrono::steady_clock::now();
+                            bench::ggml_dequantize(t.ggml, w.bytes.data(),
+                                                   ggml_out.data(), kN, kK,
+                                                   threads);
+                            benchmark::ClobberMemory();
+                            return bench::gbps_since(ggml_bytes, start);
+                          }),
+                      "copy");
   }
-  state.counters["copy_GBps"] = median(copies);
-  state.counters["tessel_GBps"] = median(tessel);
-  state.counters["ggml_GBps"] = median(ggml);
-  state.counters["tessel_of_copy"] = median(tessel_of_copy);
-  state.counters["ggml_of_copy"] = median(ggml_of_copy);
-  state.counters["tessel_over_ggml"] = median(tessel_over_ggml);
 }
 
 // The 4096 x 4096 weights' first n x k values as rows of k (n = 4096 x
@@ -258,17 +238,9 @@ void BM_LinearInCacheOfWidthGgml(benchmark::State& state, Type t) {
   linear_ggml(state, t, false, 1, state.range(0));
 }
 
-// M = 1 over cold weights for tessel and ggml, each full pass over the
-// copies between two passes of BM_StreamRead's loop, kRounds times in one
-// process. The Zen 4 VM's DRAM read rate moves between about 30 and 60
-// GB/s from one minute to the next, so a ratio to a ceiling measured
-// in another process can be off by half. Each kernel pass is set against
-// the mean of the read passes either side of it; the read pass is the
-// faster of two prefetch distances in that round (bench::read_pass).
-// Counters are medians over the rounds: the rates, each kernel's fraction
-// of the read rate, and tessel over ggml.
+// M = 1 over cold weights, a pass over every copy for each, against the
+// read rate beside them (bench::alternate, 24 rounds).
 void BM_LinearAgainstRead(benchmark::State& state, Type t) {
-  constexpr int kRounds = 24;
   const std::vector<Tensor> w = weight_copies(t, true);
   Generator gen(1);
   const Tensor x = randn({1, kK}, gen);
@@ -280,60 +252,30 @@ void BM_LinearAgainstRead(benchmark::State& state, Type t) {
   options.repack = true;
   bench::GgmlMatmul mm(gw, x.const_data<float>(), 1, get_num_threads(),
                        options);
-  const Tensor stream =
-      randint(0, 255, {bench::stream_elements() * 4}, DType::U8);
-  const auto* stream_bytes =
-      static_cast<const std::uint8_t*>(stream.raw_data());
-  const auto stream_size = static_cast<std::size_t>(stream.nbytes());
-  using Clock = std::chrono::steady_clock;
-  const auto gbps = [](double bytes, Clock::time_point t0) {
-    return bytes / std::chrono::duration<double>(Clock::now() - t0).count() /
-           1e9;
-  };
-  const auto read = [&] {
-    double best = 0;
-    for (bool far : {false, true}) {
-      const auto t0 = Clock::now();
-      benchmark::DoNotOptimize(
-          bench::read_pass(stream_bytes, stream_size, far));
-      best = std::max(best, gbps(static_cast<double>(stream_size), t0));
-    }
-    return best;
-  };
+  const bench::ReadCeiling read;
   const double tessel_bytes =
       static_cast<double>(w[0].nbytes()) * static_cast<double>(w.size());
   const double ggml_bytes =
       static_cast<double>(mm.weight_bytes()) * static_cast<double>(mm.copies());
-  std::vector<double> reads, tessel, ggml, tessel_of_read, ggml_of_read,
-      tessel_over_ggml;
   for (auto _ : state) {
-    double before = read();
-    for (int round = 0; round < kRounds; ++round) {
-      auto t0 = Clock::now();
-      for (const Tensor& copy : w) {
-        benchmark::DoNotOptimize(linear(x, copy).raw_data());
-      }
-      const double ours = gbps(tessel_bytes, t0);
-      const double middle = read();
-      t0 = Clock::now();
-      for (int c = 0; c < mm.copies(); ++c) mm.run();
-      const double theirs = gbps(ggml_bytes, t0);
-      const double after = read();
-      reads.push_back(middle);
-      tessel.push_back(ours);
-      ggml.push_back(theirs);
-      tessel_of_read.push_back(ours / ((before + middle) / 2));
-      ggml_of_read.push_back(theirs / ((middle + after) / 2));
-      tessel_over_ggml.push_back(ours / theirs);
-      before = after;
-    }
+    report_alternated(
+        state,
+        bench::alternate(
+            24, [&] { return read.gbps(); },
+            [&] {
+              const auto start = std::chrono::steady_clock::now();
+              for (const Tensor& copy : w) {
+                benchmark::DoNotOptimize(linear(x, copy).raw_data());
+              }
+              return bench::gbps_since(tessel_bytes, start);
+            },
+            [&] {
+              const auto start = std::chrono::steady_clock::now();
+              for (int c = 0; c < mm.copies(); ++c) mm.run();
+              return bench::gbps_since(ggml_bytes, start);
+            }),
+        "read");
   }
-  state.counters["read_GBps"] = median(reads);
-  state.counters["tessel_GBps"] = median(tessel);
-  state.counters["ggml_GBps"] = median(ggml);
-  state.counters["tessel_of_read"] = median(tessel_of_read);
-  state.counters["ggml_of_read"] = median(ggml_of_read);
-  state.counters["tessel_over_ggml"] = median(tessel_over_ggml);
 }
 
 void register_all() {

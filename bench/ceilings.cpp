@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "tessel/tessel.hpp"
@@ -69,9 +70,11 @@ namespace {
 // Sapphire Rapids VM here) leave it to the hardware prefetchers, while
 // asking for the lines 2 KiB ahead, as the quantised dot kernels do,
 // reads 26-30 GB/s. The ceiling is the better loop: 256-bit loads folded
-// by xor with that prefetch where the CPU has AVX2, memchr elsewhere.
-// Inline assembly for the prefetch, as in the kernels (GCC 12 dropped
-// _mm_prefetch from some functions with target attributes).
+// by xor with that prefetch where the CPU has AVX2, memchr elsewhere. On
+// Zen 4 the kernels ask 8-12 KiB ahead into L2 instead, so read_pass
+// takes that distance too when asked (`far`). Inline assembly for the prefetch,
+// as in the kernels (GCC 12 dropped _mm_prefetch from some functions with
+// target attributes).
 template <std::size_t kAhead, bool kIntoL2>
 __attribute__((target("avx2"))) std::uint64_t read_prefetched(
     const std::uint8_t* p, std::size_t n) {
@@ -122,6 +125,71 @@ std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far) {
         folded.fetch_xor(h, std::memory_order_relaxed);
       });
   return folded.load();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double gbps_since(double bytes, std::chrono::steady_clock::time_point start) {
+  const std::chrono::duration<double> elapsed =
+      std::chrono::steady_clock::now() - start;
+  return bytes / elapsed.count() / 1e9;
+}
+
+ReadCeiling::ReadCeiling()
+    : bytes_(tessel::randint(0, 255, {stream_elements() * 4},
+                             tessel::DType::U8)) {}
+
+double ReadCeiling::gbps() const {
+  const auto* p = static_cast<const std::uint8_t*>(bytes_.raw_data());
+  const auto n = static_cast<std::size_t>(bytes_.nbytes());
+  double best = 0;
+  for (const bool far : {false, true}) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(read_pass(p, n, far));
+    best = std::max(best, gbps_since(static_cast<double>(n), start));
+  }
+  return best;
+}
+
+CopyCeiling::CopyCeiling()
+    : from_(tessel::randn({stream_elements()})),
+      to_(tessel::zeros({stream_elements()})) {}
+
+double CopyCeiling::gbps() {
+  const auto start = std::chrono::steady_clock::now();
+  copy_pass(from_.const_data<float>(), to_.data<float>(), from_.numel());
+  benchmark::ClobberMemory();
+  return gbps_since(2.0 * static_cast<double>(from_.nbytes()), start);
+}
+
+Alternated alternate(int rounds, const std::function<double()>& ceiling,
+                     const std::function<double()>& first,
+                     const std::function<double()>& second) {
+  first();
+  if (second) second();
+  std::vector<double> ceilings, firsts, seconds, first_of, second_of, ratio;
+  double before = ceiling();
+  for (int round = 0; round < rounds; ++round) {
+    const double a = first();
+    const double middle = ceiling();
+    ceilings.push_back(middle);
+    firsts.push_back(a);
+    first_of.push_back(a / ((before + middle) / 2));
+    before = middle;
+    if (second) {
+      const double b = second();
+      const double after = ceiling();
+      seconds.push_back(b);
+      second_of.push_back(b / ((middle + after) / 2));
+      ratio.push_back(a / b);
+      before = after;
+    }
+  }
+  return {median(ceilings), median(firsts),    median(seconds),
+          median(first_of), median(second_of), median(ratio)};
 }
 
 }  // namespace bench

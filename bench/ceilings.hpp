@@ -5,8 +5,13 @@
 // sets with target attributes and run only where the CPU has them.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tessel/tessel.hpp"
 
 namespace bench {
 
@@ -39,7 +44,56 @@ void copy_pass(const float* x, float* y, std::int64_t n);
 // bytes are folded into the result so that the reads are not optimised
 // away. `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB
 // ahead into L1 (the distances the quantised kernels use on Zen 4 and
-// elsewhere); which reads faster moves with the host.
+// elsewhere); which reads faster moves with the host. Without AVX2 the
+// bytes are scanned by memchr for 255, so they must not hold it.
 std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far = false);
+
+// The middle value of v (the upper one of an even count); 0 for none.
+double median(std::vector<double> v);
+
+// The DRAM read rate on demand, in GB/s: BM_StreamRead's array, read at
+// both prefetch distances, the faster pass counting.
+class ReadCeiling {
+ public:
+  ReadCeiling();
+  double gbps() const;
+
+ private:
+  tessel::Tensor bytes_;
+};
+
+// The copy rate on demand, in GB/s of bytes read + written: one pass of
+// BM_StreamCopy's arrays.
+class CopyCeiling {
+ public:
+  CopyCeiling();
+  double gbps();
+
+ private:
+  tessel::Tensor from_, to_;
+};
+
+// What alternate measured: medians over its rounds.
+struct Alternated {
+  double ceiling = 0;            // the ceiling's passes, GB/s
+  double first = 0, second = 0;  // each kernel's passes, GB/s
+  // Each kernel's pass over the mean of the ceiling passes either side.
+  double first_of_ceiling = 0, second_of_ceiling = 0;
+  double first_over_second = 0;  // per round
+};
+
+// A kernel's rate set against a ceiling measured beside it: `rounds` times
+// a pass of `first`, a pass of `ceiling`, a pass of `second` (if given)
+// and one of `ceiling` again, each a function returning its pass's GB/s.
+// Some hosts' DRAM rate moves by half within minutes (the Zen 4 VM here:
+// about 30 to 60 GB/s), so a ceiling measured in another process, or a
+// minute away, can misplace the fraction by that much. Each kernel is run
+// once untimed first (page faults, thread start).
+Alternated alternate(int rounds, const std::function<double()>& ceiling,
+                     const std::function<double()>& first,
+                     const std::function<double()>& second = {});
+
+// GB/s of `bytes` over the time since `start`.
+double gbps_since(double bytes, std::chrono::steady_clock::time_point start);
 
 }  // namespace bench

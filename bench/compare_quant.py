@@ -11,8 +11,8 @@ same binary:
   the all-thread rate for scaling (ggml's split over std::threads);
 - y = x W^T with W 4096 x 4096: M = 1 over cold weights (distinct copies
   spanning four times the last-level cache, 256 MiB at least, so read from
-  DRAM) as GB/s of weight bytes against BM_StreamRead (DRAM, target >= 85%)
-  and ggml (>= 1.0x, aim 1.2x for Q4_K and Q8_0); M = 16 and 512 against
+  DRAM) as GB/s of weight bytes against the read ceiling (BM_StreamRead's
+  loop, from BM_LinearAgainstRead below; target >= 85%) and ggml (>= 1.0x, aim 1.2x for Q4_K and Q8_0); M = 16 and 512 against
   ggml (>= 1.0x). ggml runs llama.cpp's default path (the repacked layouts
   for Q4_0 and Q4_K);
 - M = 1 with one copy of the weights, in the last-level cache: how fast each
@@ -21,7 +21,8 @@ same binary:
 
 Usage: compare_quant.py BUILD/bench/bench_quant [--rounds N] [--types q4_k,...]
 Each round runs the whole binary; per benchmark the fastest round counts
-(other processes on the machine only ever add time). Time it on an idle
+(other processes on the machine only ever add time), except for the two
+paired benchmarks below, which run once and report medians. Time it on an idle
 machine: ggml's OpenMP threads spin, and a busy second core collapses them.
 
 Some hosts' DRAM rate moves by half within minutes (the Zen 4 VMs here:
@@ -81,7 +82,8 @@ def main():
     dequant = paired(args.tool, "DequantizeAgainstCopy", types)
     cold = paired(args.tool, "LinearAgainstRead", types)
     copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
-    print(f"ceilings: STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s\n")
+    print(f"STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s (fastest round; "
+          f"the fractions below use the ceilings measured beside each kernel)\n")
 
     def ratio(a, b):
         return f"{gbps(a) / gbps(b):.2f}x" if a and b else "-"
@@ -90,13 +92,15 @@ def main():
         return r.get(f"BM_{kind}/{t}/{who}/{arg}")
 
     threads = max(int(k.rsplit("/", 1)[1]) for k in r if k.startswith("BM_Quantize/"))
-    print("| type | dequantise GB/s tessel / ggml | copy GB/s | tessel of copy | ratio | "
-          "quantise 1 thread ratio | all threads ratio | tessel scaling |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| type | dequantise GB/s tessel / ggml | copy GB/s | tessel of copy | "
+          "ggml of copy | ratio | quantise 1 thread ratio | all threads ratio | "
+          "tessel scaling |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for t in types:
         d = dequant.get(t)
         cells = (f"{d['tessel_GBps']:.1f} / {d['ggml_GBps']:.1f} | {d['copy_GBps']:.1f} | "
-                 f"{d['tessel_of_copy']:.0%} | {d['tessel_over_ggml']:.2f}x" if d else "- | - | - | -")
+                 f"{d['tessel_of_copy']:.0%} | {d['ggml_of_copy']:.0%} | "
+                 f"{d['tessel_over_ggml']:.2f}x" if d else "- | - | - | - | -")
         q1t, q1g = get("Quantize", t, "tessel", 1), get("Quantize", t, "ggml", 1)
         qat, qag = get("Quantize", t, "tessel", threads), get("Quantize", t, "ggml", threads)
         scaling = f"{gbps(qat) / gbps(q1t):.2f}x" if qat and q1t else "-"
