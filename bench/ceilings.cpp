@@ -182,6 +182,7 @@ Alternated alternate(int rounds, const std::function<double()>& ceiling,
     if (second) {
       const double b = second();
       const double after = ceiling();
+      ceilings.push_back(after);
       seconds.push_back(b);
       second_of.push_back(b / ((middle + after) / 2));
       ratio.push_back(a / b);

@@ -51,7 +51,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import run_benchmarks  # noqa: E402
 
-FTYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2, "q4_k_m": 15}
+# llama_ftype of each file type llama_model_quantize makes; the six
+# run by default.
+FTYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2, "q4_k_m": 15,
+          "iq4_xs": 30}
+DEFAULT_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m"]
 
 
 def make_files(tool, shape, types, cache):
@@ -143,7 +147,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tool")
     ap.add_argument("--shape", default="160m")
-    ap.add_argument("--types", default=",".join(FTYPES))
+    ap.add_argument("--types", default=",".join(DEFAULT_TYPES))
     ap.add_argument("--dir", default="/tmp/tessel-models")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
