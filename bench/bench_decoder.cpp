@@ -132,18 +132,14 @@ void BM_Decode(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-// Bytes of every tensor a decode step streams: all but the embedding
-// table, unless the head is tied to it (an untied head, output.weight,
-// leaves the table to one row a token).
-double streamed_weight_bytes(const char* path) {
-  const GgufFile file = load_gguf(path);
-  bool tied = true;
-  for (const Tensor& t : file.tensors) {
-    tied = tied && t.name() != "output.weight";
-  }
+// Bytes of every weight a decode step streams: all but the embedding
+// table, unless the head is tied to it (an untied head leaves the table to
+// one row a token).
+double streamed_weight_bytes(const CausalLM& lm) {
   double bytes = 0;
-  for (const Tensor& t : file.tensors) {
-    if (tied || t.name() != "token_embd.weight") {
+  for (const Tensor& t : lm.state_tensors()) {
+    if (lm.config().tie_word_embeddings ||
+        t.name() != "model.embed_tokens.weight") {
       bytes += static_cast<double>(t.nbytes());
     }
   }
@@ -163,8 +159,7 @@ void BM_DecodeAgainstRead(benchmark::State& state) {
   }
   constexpr std::int64_t kSteps = 32;
   const std::int64_t prompt = decode_prompt();
-  const double weight_bytes =
-      streamed_weight_bytes(std::getenv("TESSEL_BENCH_MODEL"));
+  const double weight_bytes = streamed_weight_bytes(*lm);
   const bench::ReadCeiling read;
   const Tensor ids = token_ids(prompt + kSteps, lm->config().vocab_size);
   for (auto _ : state) {

@@ -20,6 +20,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -205,20 +206,28 @@ void linear_tessel(benchmark::State& state, Type t, bool cold, std::int64_t m,
   report_bytes(state, w[0].nbytes());
 }
 
-void linear_ggml(benchmark::State& state, Type t, bool cold, std::int64_t m,
-                 std::int64_t k = kK) {
+// ggml's y = x W^T for x of k columns, W the weights of width k in t, in
+// distinct copies when `cold` (as weight_copies). x and W are copied in.
+std::unique_ptr<bench::GgmlMatmul> ggml_matmul(Type t, bool cold,
+                                               const Tensor& x) {
+  const std::int64_t k = x.size(1);
   const Tensor f32 = weights_of_width(k).contiguous();
   const auto w = bench::GgmlWeights::quantize(t.ggml, rows_of_width(k), k,
                                               f32.const_data<float>(), 2);
-  Generator gen(1);
-  const Tensor x = randn({m, k}, gen);
   bench::GgmlMatmulOptions options;
   options.copies = cold ? bench::cold_copies(w.bytes.size()) : 1;
   // llama.cpp's default path repacks the types it has layouts for.
   options.repack = true;
-  bench::GgmlMatmul mm(w, x.const_data<float>(), m, get_num_threads(), options);
-  for (auto _ : state) mm.run();
-  report_bytes(state, static_cast<std::int64_t>(mm.weight_bytes()));
+  return std::make_unique<bench::GgmlMatmul>(
+      w, x.const_data<float>(), x.size(0), get_num_threads(), options);
+}
+
+void linear_ggml(benchmark::State& state, Type t, bool cold, std::int64_t m,
+                 std::int64_t k = kK) {
+  Generator gen(1);
+  const auto mm = ggml_matmul(t, cold, randn({m, k}, gen));
+  for (auto _ : state) mm->run();
+  report_bytes(state, static_cast<std::int64_t>(mm->weight_bytes()));
 }
 
 void BM_LinearTessel(benchmark::State& state, Type t) {
@@ -246,19 +255,12 @@ void BM_LinearAgainstRead(benchmark::State& state, Type t) {
   const std::vector<Tensor> w = weight_copies(t, true);
   Generator gen(1);
   const Tensor x = randn({1, kK}, gen);
-  const Tensor f32 = weights_f32().contiguous();
-  const auto gw =
-      bench::GgmlWeights::quantize(t.ggml, kN, kK, f32.const_data<float>(), 2);
-  bench::GgmlMatmulOptions options;
-  options.copies = bench::cold_copies(gw.bytes.size());
-  options.repack = true;
-  bench::GgmlMatmul mm(gw, x.const_data<float>(), 1, get_num_threads(),
-                       options);
+  const auto mm = ggml_matmul(t, true, x);
   const bench::ReadCeiling read;
   const double tessel_bytes =
       static_cast<double>(w[0].nbytes()) * static_cast<double>(w.size());
-  const double ggml_bytes =
-      static_cast<double>(mm.weight_bytes()) * static_cast<double>(mm.copies());
+  const double ggml_bytes = static_cast<double>(mm->weight_bytes()) *
+                            static_cast<double>(mm->copies());
   for (auto _ : state) {
     report_alternated(
         state,
@@ -273,7 +275,7 @@ void BM_LinearAgainstRead(benchmark::State& state, Type t) {
             },
             [&] {
               const auto start = std::chrono::steady_clock::now();
-              for (int c = 0; c < mm.copies(); ++c) mm.run();
+              for (int c = 0; c < mm->copies(); ++c) mm->run();
               return bench::gbps_since(ggml_bytes, start);
             }),
         "read");

@@ -71,10 +71,10 @@ namespace {
 // asking for the lines 2 KiB ahead, as the quantised dot kernels do,
 // reads 26-30 GB/s. The ceiling is the better loop: 256-bit loads folded
 // by xor with that prefetch where the CPU has AVX2, memchr elsewhere. On
-// Zen 4 the kernels ask 8-12 KiB ahead into L2 instead, so read_pass
-// takes that distance too when asked (`far`). Inline assembly for the prefetch,
-// as in the kernels (GCC 12 dropped _mm_prefetch from some functions with
-// target attributes).
+// Zen 4 the kernels ask 8-12 KiB ahead into L2 instead, so ReadCeiling
+// takes that distance too when asked (`far`). Inline assembly for the
+// prefetch, as in the kernels (GCC 12 dropped _mm_prefetch from some
+// functions with target attributes).
 template <std::size_t kAhead, bool kIntoL2>
 __attribute__((target("avx2"))) std::uint64_t read_prefetched(
     const std::uint8_t* p, std::size_t n) {
@@ -102,31 +102,6 @@ __attribute__((target("avx2"))) std::uint64_t read_prefetched(
 
 }  // namespace
 
-void copy_pass(const float* x, float* y, std::int64_t n) {
-  tessel::parallel_for(0, n, 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
-    std::memcpy(y + lo, x + lo,
-                static_cast<std::size_t>(hi - lo) * sizeof(float));
-  });
-}
-
-std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far) {
-  const bool avx2 = __builtin_cpu_supports("avx2");
-  std::atomic<std::uint64_t> folded{0};
-  tessel::parallel_for(
-      0, static_cast<std::int64_t>(n), 1 << 22,
-      [&](std::int64_t lo, std::int64_t hi) {
-        const std::uint8_t* q = p + lo;
-        const auto len = static_cast<std::size_t>(hi - lo);
-        // The random bytes never hold 255: memchr scans everything.
-        const std::uint64_t h =
-            !avx2 ? reinterpret_cast<std::uintptr_t>(std::memchr(q, 255, len))
-            : far ? read_prefetched<12288, true>(q, len)
-                  : read_prefetched<2048, false>(q, len);
-        folded.fetch_xor(h, std::memory_order_relaxed);
-      });
-  return folded.load();
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -138,31 +113,67 @@ double gbps_since(double bytes, std::chrono::steady_clock::time_point start) {
   return bytes / elapsed.count() / 1e9;
 }
 
+// Random bytes below 255, which the memchr fallback scans for.
 ReadCeiling::ReadCeiling()
     : bytes_(tessel::randint(0, 255, {stream_elements() * 4},
                              tessel::DType::U8)) {}
 
-double ReadCeiling::gbps() const {
+std::size_t ReadCeiling::bytes() const {
+  return static_cast<std::size_t>(bytes_.nbytes());
+}
+
+std::uint64_t ReadCeiling::pass(bool far) const {
   const auto* p = static_cast<const std::uint8_t*>(bytes_.raw_data());
-  const auto n = static_cast<std::size_t>(bytes_.nbytes());
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  std::atomic<std::uint64_t> folded{0};
+  tessel::parallel_for(
+      0, static_cast<std::int64_t>(bytes()), 1 << 22,
+      [&](std::int64_t lo, std::int64_t hi) {
+        const std::uint8_t* q = p + lo;
+        const auto len = static_cast<std::size_t>(hi - lo);
+        const std::uint64_t h =
+            !avx2 ? reinterpret_cast<std::uintptr_t>(std::memchr(q, 255, len))
+            : far ? read_prefetched<12288, true>(q, len)
+                  : read_prefetched<2048, false>(q, len);
+        folded.fetch_xor(h, std::memory_order_relaxed);
+      });
+  return folded.load();
+}
+
+double ReadCeiling::gbps() const {
   double best = 0;
   for (const bool far : {false, true}) {
     const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(read_pass(p, n, far));
-    best = std::max(best, gbps_since(static_cast<double>(n), start));
+    benchmark::DoNotOptimize(pass(far));
+    best = std::max(best, gbps_since(static_cast<double>(bytes()), start));
   }
   return best;
 }
 
+// The destination written once here: no page faults in the timing.
 CopyCeiling::CopyCeiling()
     : from_(tessel::randn({stream_elements()})),
       to_(tessel::zeros({stream_elements()})) {}
 
+std::size_t CopyCeiling::bytes() const {
+  return 2 * static_cast<std::size_t>(from_.nbytes());
+}
+
+void CopyCeiling::pass() {
+  const float* x = from_.const_data<float>();
+  float* y = to_.data<float>();
+  tessel::parallel_for(
+      0, from_.numel(), 1 << 16, [&](std::int64_t lo, std::int64_t hi) {
+        std::memcpy(y + lo, x + lo,
+                    static_cast<std::size_t>(hi - lo) * sizeof(float));
+      });
+  benchmark::ClobberMemory();
+}
+
 double CopyCeiling::gbps() {
   const auto start = std::chrono::steady_clock::now();
-  copy_pass(from_.const_data<float>(), to_.data<float>(), from_.numel());
-  benchmark::ClobberMemory();
-  return gbps_since(2.0 * static_cast<double>(from_.nbytes()), start);
+  pass();
+  return gbps_since(static_cast<double>(bytes()), start);
 }
 
 Alternated alternate(int rounds, const std::function<double()>& ceiling,
@@ -207,15 +218,9 @@ void bytes(benchmark::State& state, std::int64_t per_iteration) {
 // ---- bandwidth: plain loops, split over the same pool ----
 
 void BM_StreamCopy(benchmark::State& state) {
-  const Tensor a = randn({kStreamN});
-  Tensor c = zeros({kStreamN});  // touched: no page faults in the timing
-  const float* x = a.const_data<float>();
-  float* y = c.data<float>();
-  for (auto _ : state) {
-    bench::copy_pass(x, y, kStreamN);
-    benchmark::ClobberMemory();
-  }
-  bytes(state, 2 * kStreamN * 4);
+  bench::CopyCeiling copy;
+  for (auto _ : state) copy.pass();
+  bytes(state, static_cast<std::int64_t>(copy.bytes()));
 }
 BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -237,13 +242,9 @@ void BM_StreamAdd(benchmark::State& state) {
 BENCHMARK(BM_StreamAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_StreamRead(benchmark::State& state) {
-  const Tensor a = randint(0, 255, {kStreamN * 4}, DType::U8);
-  const auto* x = static_cast<const std::uint8_t*>(a.raw_data());
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(
-        bench::read_pass(x, static_cast<std::size_t>(kStreamN * 4)));
-  }
-  bytes(state, kStreamN * 4);
+  const bench::ReadCeiling read;
+  for (auto _ : state) benchmark::DoNotOptimize(read.pass(false));
+  bytes(state, static_cast<std::int64_t>(read.bytes()));
 }
 BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -37,36 +37,34 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
                    std::size_t row_bytes, std::size_t block_bytes, int c,
                    std::uint8_t* dst);
 
-// One pass of BM_StreamCopy: y = x for n floats, split over tessel's pool.
-void copy_pass(const float* x, float* y, std::int64_t n);
-
-// One pass of BM_StreamRead over [p, p + n), split over tessel's pool; the
-// bytes are folded into the result so that the reads are not optimised
-// away. `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB
-// ahead into L1 (the distances the quantised kernels use on Zen 4 and
-// elsewhere); which reads faster moves with the host. Without AVX2 the
-// bytes are scanned by memchr for 255, so they must not hold it.
-std::uint64_t read_pass(const std::uint8_t* p, std::size_t n, bool far = false);
-
 // The middle value of v (the upper one of an even count); 0 for none.
 double median(std::vector<double> v);
 
-// The DRAM read rate on demand, in GB/s: BM_StreamRead's array, read at
-// both prefetch distances, the faster pass counting.
+// The DRAM read rate on demand (BM_StreamRead): an array four times the
+// last-level cache (256 MiB at least) read over tessel's pool.
 class ReadCeiling {
  public:
   ReadCeiling();
+  // One pass, its bytes folded into the result so that the reads stay.
+  // `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB ahead
+  // into L1 (the distances the quantised kernels use on Zen 4 and
+  // elsewhere); which reads faster moves with the host.
+  std::uint64_t pass(bool far) const;
+  std::size_t bytes() const;
+  // GB/s of the faster of a pass at each distance.
   double gbps() const;
 
  private:
   tessel::Tensor bytes_;
 };
 
-// The copy rate on demand, in GB/s of bytes read + written: one pass of
-// BM_StreamCopy's arrays.
+// The copy rate on demand (BM_StreamCopy), in GB/s of bytes read +
+// written: arrays as large as ReadCeiling's, copied over tessel's pool.
 class CopyCeiling {
  public:
   CopyCeiling();
+  void pass();
+  std::size_t bytes() const;  // read + written
   double gbps();
 
  private:
