@@ -7,7 +7,8 @@
 //     cycle through distinct copies spanning four times the last-level cache
 //     (256 MiB at least), bench::cold_copies), M = 16 and 512 warm;
 //   BM_DequantizeAgainstCopy/T: both dequantisations alternated with
-//     passes of the copy ceiling in one process, medians of per-round ratios;
+//     passes of the copy ceiling in one process, medians of per-round
+//     ratios, then with passes of the write ceiling;
 //   BM_LinearAgainstRead/T: the cold M = 1 of both, alternated with passes
 //     of the read ceiling in one process, as medians of per-round ratios;
 //   BM_LinearInCache/T/{tessel,ggml}/1: M = 1 over one copy, which stays in
@@ -131,7 +132,10 @@ void report_alternated(benchmark::State& state, const bench::Alternated& r,
 }
 
 // Both dequantisations against the copy rate beside them (bench::alternate,
-// 16 rounds), in GB/s of bytes read + written.
+// 16 rounds), in GB/s of bytes read + written; then against the write rate
+// beside them, in GB/s of bytes written (write_GBps, tessel_of_write,
+// ggml_of_write), the bound of a kernel that writes 6-8 bytes for each one
+// it reads (docs/quantisation.md).
 void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
   const int threads = get_num_threads();
   const Tensor q = weights_f32().to(t.dtype);
@@ -139,29 +143,41 @@ void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
   const auto w = bench::GgmlWeights::quantize(
       t.ggml, kN, kK, weights_f32().const_data<float>(), 2);
   std::vector<float> ggml_out(static_cast<std::size_t>(kN * kK));
-  bench::CopyCeiling copy;
-  const double tessel_bytes = static_cast<double>(q.nbytes() + out.nbytes());
-  const double ggml_bytes =
-      static_cast<double>(w.bytes.size()) + static_cast<double>(kN * kK * 4);
+  const auto written = static_cast<double>(out.nbytes());
+  // Each dequantisation's GB/s, crediting `read` bytes read besides the
+  // output written.
+  const auto pair = [&](double tessel_read, double ggml_read,
+                        const std::function<double()>& ceiling) {
+    return bench::alternate(
+        16, ceiling,
+        [&] {
+          const auto start = std::chrono::steady_clock::now();
+          out.copy_(q);
+          benchmark::ClobberMemory();
+          return bench::gbps_since(tessel_read + written, start);
+        },
+        [&] {
+          const auto start = std::chrono::steady_clock::now();
+          bench::ggml_dequantize(t.ggml, w.bytes.data(), ggml_out.data(), kN,
+                                 kK, threads);
+          benchmark::ClobberMemory();
+          return bench::gbps_since(ggml_read + written, start);
+        });
+  };
   for (auto _ : state) {
-    report_alternated(state,
-                      bench::alternate(
-                          16, [&] { return copy.gbps(); },
-                          [&] {
-                            const auto start = std::chrono::steady_clock::now();
-                            out.copy_(q);
-                            benchmark::ClobberMemory();
-                            return bench::gbps_since(tessel_bytes, start);
-                          },
-                          [&] {
-                            const auto start = std::chrono::steady_clock::now();
-                            bench::ggml_dequantize(t.ggml, w.bytes.data(),
-                                                   ggml_out.data(), kN, kK,
-                                                   threads);
-                            benchmark::ClobberMemory();
-                            return bench::gbps_since(ggml_bytes, start);
-                          }),
-                      "copy");
+    {
+      bench::CopyCeiling copy;
+      report_alternated(state,
+                        pair(static_cast<double>(q.nbytes()),
+                             static_cast<double>(w.bytes.size()),
+                             [&] { return copy.gbps(); }),
+                        "copy");
+    }
+    bench::WriteCeiling write;
+    const bench::Alternated r = pair(0, 0, [&] { return write.gbps(); });
+    state.counters["write_GBps"] = r.ceiling;
+    state.counters["tessel_of_write"] = r.first_of_ceiling;
+    state.counters["ggml_of_write"] = r.second_of_ceiling;
   }
 }
 

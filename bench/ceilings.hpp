@@ -71,6 +71,22 @@ class CopyCeiling {
   tessel::Tensor from_, to_;
 };
 
+// The write rate on demand (BM_StreamWrite), in GB/s of bytes written: an
+// array as large as ReadCeiling's filled with memset over tessel's pool.
+// What bounds a kernel that writes far more than it reads, such as a
+// dequantiser (docs/quantisation.md).
+class WriteCeiling {
+ public:
+  WriteCeiling();
+  void pass();
+  std::size_t bytes() const;
+  double gbps();
+
+ private:
+  tessel::Tensor to_;
+  int fill_ = 0;
+};
+
 // What alternate measured: medians over its rounds.
 struct Alternated {
   double ceiling = 0;            // the ceiling's passes, GB/s
