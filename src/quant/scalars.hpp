@@ -87,21 +87,42 @@ inline SignedMax signed_absmax(const float* x, int n) {
 }
 
 // Little-endian loads and stores of the blocks' multi-byte fields (GGUF is
-// little-endian; these compile to plain moves on little-endian hosts).
+// little-endian). On little-endian hosts they are one memcpy each, a plain
+// move: GCC 12 left the byte-by-byte form as separate byte stores, and a
+// load of the field right after them (a Q8_0 activation block's scale read
+// back for its f32 copy) stalled on the store-to-load forward.
 inline std::uint16_t load_u16(const std::uint8_t* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
   return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
 }
 inline void store_u16(std::uint8_t* p, std::uint16_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, 2);
+    return;
+  }
   p[0] = static_cast<std::uint8_t>(v);
   p[1] = static_cast<std::uint8_t>(v >> 8);
 }
 inline std::uint32_t load_u32(const std::uint8_t* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
   return static_cast<std::uint32_t>(p[0]) |
          (static_cast<std::uint32_t>(p[1]) << 8) |
          (static_cast<std::uint32_t>(p[2]) << 16) |
          (static_cast<std::uint32_t>(p[3]) << 24);
 }
 inline void store_u32(std::uint8_t* p, std::uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, 4);
+    return;
+  }
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 inline float load_f16(const std::uint8_t* p) {
