@@ -9,7 +9,7 @@ Usage: compare_models.py BUILD/bench/bench_decoder [--shape 160m|0.6b]
        [--no-mmap]
        [--matmul-precision f32|bf16]
        [--cache-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl]
-       [--decode-after P]
+       [--decode-after P] [--pairs N]
 --cache-type is what tessel keeps its KV cache in (f32 by default; f16 is
 llama.cpp's default, which llama.cpp runs with for the float types). For
 a block type llama.cpp keeps its cache in the same type, which needs its
@@ -17,6 +17,13 @@ flash attention (on for that run only). Decode is 64
 single-token steps after a 16-token prompt, or after P tokens with
 --decode-after P: at long contexts each step reads the KV cache as well as
 the weights (the GB/s column still counts weight bytes only).
+The decode ratio is given twice: from the best of `rounds` of each
+library, measured minutes apart, and as the median (and range) over
+--pairs rounds that alternate one BM_Decode run of tessel's with one
+llama.cpp round straight after it. Where both read the weights at the
+memory's rate, the host's DRAM rate moving by half within minutes can
+swing the first by more than the libraries differ; the paired one sets
+them side by side in the same phase.
 The GB/s column is decode in weight bytes a token against the machine's
 DRAM read rate, from BM_DecodeAgainstRead: in one process, rounds of 32
 decode steps between passes of the read ceiling's loop (arrays four times
@@ -80,7 +87,9 @@ def make_files(tool, shape, types, cache):
 BLOCK_CACHE_TYPES = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
 
 
-def llama_speeds(path, threads, rounds, mmap, decode_after, cache_type):
+def llama_open(path, threads, mmap, decode_after, cache_type):
+    """llama.cpp's model and context for `path`, with the seconds its load
+    and first token took."""
     import llama_cpp
     cache = {}
     if cache_type in BLOCK_CACHE_TYPES:
@@ -92,7 +101,24 @@ def llama_speeds(path, threads, rounds, mmap, decode_after, cache_type):
                           n_threads=threads, n_threads_batch=threads, use_mmap=mmap,
                           verbose=False, **cache)
     llm.eval([0])
-    out = {"first": time.perf_counter() - start}
+    return llm, time.perf_counter() - start
+
+
+def llama_decode(llm, decode_after):
+    """Tokens per second of one round of 64 decode steps after a prompt of
+    `decode_after` tokens."""
+    rng = np.random.default_rng(11)
+    ids = [int(i) for i in rng.integers(0, llm.n_vocab(), decode_after + 64)]
+    llm.reset()
+    llm.eval(ids[:decode_after])
+    start = time.perf_counter()
+    for t in ids[decode_after:]:
+        llm.eval([t])
+    return 64 / (time.perf_counter() - start)
+
+
+def llama_speeds(llm, rounds, decode_after):
+    out = {}
     rng = np.random.default_rng(7)
     vocab = llm.n_vocab()
     for n in (128, 512):
@@ -104,18 +130,22 @@ def llama_speeds(path, threads, rounds, mmap, decode_after, cache_type):
             llm.eval(ids)
             best = min(best, time.perf_counter() - start)
         out[f"prompt{n}"] = n / best
-    ids = [int(i) for i in rng.integers(0, vocab, decode_after + 64)]
-    best = float("inf")
-    for _ in range(rounds):
-        llm.reset()
-        llm.eval(ids[:decode_after])
-        start = time.perf_counter()
-        for t in ids[decode_after:]:
-            llm.eval([t])
-        best = min(best, time.perf_counter() - start)
-    out["decode"] = 64 / best
-    del llm
+    out["decode"] = max(llama_decode(llm, decode_after) for _ in range(rounds))
     return out
+
+
+def decode_pairs(tool, llm, pairs, decode_after):
+    """Decode tessel / llama.cpp as the median over `pairs` rounds of one
+    BM_Decode run of tessel's (the environment tessel_speeds set) and one
+    llama.cpp round straight after it: the host's DRAM rate moves by half
+    within minutes, and two best-of-N figures taken minutes apart can
+    each catch a different phase."""
+    ratios = []
+    for _ in range(pairs):
+        r = run_benchmarks(tool, "BM_Decode/", min_time=0.3)
+        tessel = r["BM_Decode/64/manual_time"]["items_per_second"]
+        ratios.append(tessel / llama_decode(llm, decode_after))
+    return sorted(ratios)[len(ratios) // 2], min(ratios), max(ratios)
 
 
 def tessel_speeds(tool, path, rounds, mmap, precision, cache_type, decode_after):
@@ -162,6 +192,9 @@ def main():
                     "default, or the same block type with flash attention)")
     ap.add_argument("--decode-after", type=int, default=16,
                     help="prompt tokens before the 64 timed decode steps")
+    ap.add_argument("--pairs", type=int, default=5,
+                    help="alternated tessel / llama.cpp decode rounds for the "
+                    "paired decode ratio")
     args = ap.parse_args()
     types = args.types.split(",")
     paths = make_files(args.tool, args.shape, types, args.dir)
@@ -174,14 +207,19 @@ def main():
           f"decode after {args.decode_after} tokens, "
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
-          "decode | ratio | decode GB/s (weights) against the read | load + first token ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "decode | ratio | paired decode ratio (range) | "
+          "decode GB/s (weights) against the read | load + first token ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
-        lc = llama_speeds(paths[t], args.threads, args.rounds, not args.no_mmap,
-                          args.decode_after, args.cache_type)
+        llm, first = llama_open(paths[t], args.threads, not args.no_mmap,
+                                args.decode_after, args.cache_type)
+        lc = llama_speeds(llm, args.rounds, args.decode_after)
+        lc["first"] = first
         ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap,
                            args.matmul_precision, args.cache_type, args.decode_after)
+        pair = decode_pairs(args.tool, llm, args.pairs, args.decode_after)
+        del llm
         paired = ts.get("against_read")
         if paired:
             reads.append(paired["read_GBps"])
@@ -196,6 +234,7 @@ def main():
             cells.append(f"{a / b:.2f}x" if a and b else "-")
         first = (f"{ts['first'] * 1e3:.0f} / {lc['first'] * 1e3:.0f}"
                  if "first" in ts and "first" in lc else "-")
+        cells.append(f"{pair[0]:.2f}x ({pair[1]:.2f}-{pair[2]:.2f})")
         print(f"| {t} | " + " | ".join(cells) + f" | {gbs} | {first} |", flush=True)
     if reads:
         print(f"\nDRAM read beside tessel's decode (medians per type): "
