@@ -269,13 +269,18 @@ static void q8_k_block_avx512(const float* x, std::uint8_t* block) {
   const __m512i bias_sum = _mm512_set1_epi64(16 * 128);
   std::uint8_t* qs = block + kQ8KQs;
   __m512i sums[4];
+  // Codes of values 16 i to 16 i + 15.
+  const auto codes_of = [&](int i) {
+    return _mm512_cvtepi32_epi8(
+        _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v[i], scale)), cap));
+  };
   for (int r = 0; r < 4; ++r) {
-    __m512i codes = _mm512_setzero_si512();
-    for (int i = 0; i < 4; ++i) {
-      const __m128i c = _mm512_cvtepi32_epi8(_mm512_min_epi32(
-          _mm512_cvtps_epi32(_mm512_mul_ps(v[4 * r + i], scale)), cap));
-      codes = _mm512_inserti32x4(codes, c, i);
-    }
+    // The lane of vinserti32x4 is an immediate: spelled out, not a loop
+    // (which an unoptimised build does not unroll).
+    __m512i codes = _mm512_castsi128_si512(codes_of(4 * r));
+    codes = _mm512_inserti32x4(codes, codes_of(4 * r + 1), 1);
+    codes = _mm512_inserti32x4(codes, codes_of(4 * r + 2), 2);
+    codes = _mm512_inserti32x4(codes, codes_of(4 * r + 3), 3);
     _mm512_storeu_si512(qs + 64 * r, codes);
     const __m512i sad =
         _mm512_sad_epu8(_mm512_xor_si512(codes, bias), _mm512_setzero_si512());
