@@ -134,7 +134,7 @@ void report_alternated(benchmark::State& state, const bench::Alternated& r,
 // Both dequantisations against the copy rate beside them (bench::alternate,
 // 16 rounds), in GB/s of bytes read + written; then against the write rate
 // beside them, in GB/s of bytes written (write_GBps, tessel_of_write,
-// ggml_of_write), the bound of a kernel that writes 6-8 bytes for each one
+// ggml_of_write), the bound of a kernel that writes 3.8-7.5 bytes for each one
 // it reads (docs/quantisation.md).
 void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
   const int threads = get_num_threads();

@@ -136,7 +136,7 @@ def llama_speeds(llm, rounds, decode_after):
 
 def decode_pairs(tool, llm, pairs, decode_after):
     """Decode tessel / llama.cpp as the median over `pairs` rounds of one
-    BM_Decode run of tessel's (the environment tessel_speeds set) and one
+    BM_Decode run of tessel's (as tessel_environment set it) and one
     llama.cpp round straight after it: the host's DRAM rate moves by half
     within minutes, and two best-of-N figures taken minutes apart can
     each catch a different phase."""
@@ -145,15 +145,22 @@ def decode_pairs(tool, llm, pairs, decode_after):
         r = run_benchmarks(tool, "BM_Decode/", min_time=0.3)
         tessel = r["BM_Decode/64/manual_time"]["items_per_second"]
         ratios.append(tessel / llama_decode(llm, decode_after))
+    if not ratios:
+        return None
+    # The upper middle value for an even count.
     return sorted(ratios)[len(ratios) // 2], min(ratios), max(ratios)
 
 
-def tessel_speeds(tool, path, rounds, mmap, precision, cache_type, decode_after):
+def tessel_environment(path, mmap, precision, cache_type, decode_after):
+    """What bench_decoder reads its model and settings from."""
     os.environ["TESSEL_BENCH_MODEL"] = path
     os.environ["TESSEL_BENCH_NO_MMAP"] = "0" if mmap else "1"
     os.environ["TESSEL_BENCH_MATMUL_PRECISION"] = precision
     os.environ["TESSEL_BENCH_CACHE_TYPE"] = cache_type
     os.environ["TESSEL_BENCH_DECODE_AFTER"] = str(decode_after)
+
+
+def tessel_speeds(tool, rounds):
     out = {}
     for _ in range(rounds):
         r = run_benchmarks(tool, "BM_(Prompt|Decode)/|BM_LoadAndFirstToken", min_time=0.5)
@@ -194,8 +201,10 @@ def main():
                     help="prompt tokens before the 64 timed decode steps")
     ap.add_argument("--pairs", type=int, default=5,
                     help="alternated tessel / llama.cpp decode rounds for the "
-                    "paired decode ratio")
+                    "paired decode ratio (0: none)")
     args = ap.parse_args()
+    if args.rounds < 1 or args.pairs < 0:
+        ap.error("--rounds must be at least 1 and --pairs at least 0")
     types = args.types.split(",")
     paths = make_files(args.tool, args.shape, types, args.dir)
     load = os.getloadavg()[0]
@@ -212,14 +221,18 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
+        tessel_environment(paths[t], not args.no_mmap, args.matmul_precision,
+                           args.cache_type, args.decode_after)
         llm, first = llama_open(paths[t], args.threads, not args.no_mmap,
                                 args.decode_after, args.cache_type)
         lc = llama_speeds(llm, args.rounds, args.decode_after)
         lc["first"] = first
-        ts = tessel_speeds(args.tool, paths[t], args.rounds, not args.no_mmap,
-                           args.matmul_precision, args.cache_type, args.decode_after)
+        # The pairs need both models loaded; the rest of tessel's figures
+        # are taken with llama.cpp's gone, as llama.cpp's were without
+        # tessel's.
         pair = decode_pairs(args.tool, llm, args.pairs, args.decode_after)
         del llm
+        ts = tessel_speeds(args.tool, args.rounds)
         paired = ts.get("against_read")
         if paired:
             reads.append(paired["read_GBps"])
@@ -234,7 +247,7 @@ def main():
             cells.append(f"{a / b:.2f}x" if a and b else "-")
         first = (f"{ts['first'] * 1e3:.0f} / {lc['first'] * 1e3:.0f}"
                  if "first" in ts and "first" in lc else "-")
-        cells.append(f"{pair[0]:.2f}x ({pair[1]:.2f}-{pair[2]:.2f})")
+        cells.append(f"{pair[0]:.2f}x ({pair[1]:.2f}-{pair[2]:.2f})" if pair else "-")
         print(f"| {t} | " + " | ".join(cells) + f" | {gbs} | {first} |", flush=True)
     if reads:
         print(f"\nDRAM read beside tessel's decode (medians per type): "

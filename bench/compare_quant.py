@@ -6,7 +6,7 @@ same binary:
 - dequantise to f32: GB/s of bytes read + written, against BM_StreamCopy
   (a copy of arrays four times the last-level cache, 256 MiB at least,
   counted the same way), from BM_DequantizeAgainstCopy (below); target
-  >= 85%; and, since a dequantiser writes 6-8 bytes for each it reads,
+  >= 85%; and, since a dequantiser writes 3.8-7.5 bytes for each it reads,
   the output's GB/s against the write rate (BM_StreamWrite's memset)
   beside it, the bound that holds it (docs/quantisation.md);
 - quantise f32 -> block type: >= 1.0x ggml_quantize_chunk on one thread, and
@@ -77,15 +77,17 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3)
     args = ap.parse_args()
     types = args.types.split(",")
-    pattern = ("BM_Stream(Copy|Read)|BM_Quantize/(" + "|".join(types) + ")/|"
+    pattern = ("BM_Stream(Copy|Read|Write)|BM_Quantize/(" + "|".join(types) + ")/|"
                "BM_LinearInCache/(" + "|".join(types) + ")/|"
                "BM_Linear/(" + "|".join(types) + ")/[a-z]+/(16|512)/")
     r = best(args.tool, pattern, args.rounds, args.min_time)
     dequant = paired(args.tool, "DequantizeAgainstCopy", types)
     cold = paired(args.tool, "LinearAgainstRead", types)
     copy, read = gbps(r.get("BM_StreamCopy")), gbps(r.get("BM_StreamRead"))
-    print(f"STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s (fastest round; "
-          f"the fractions below use the ceilings measured beside each kernel)\n")
+    write = gbps(r.get("BM_StreamWrite"))
+    print(f"STREAM copy {copy:.1f} GB/s, read {read:.1f} GB/s, write "
+          f"{write:.1f} GB/s (fastest round; the fractions below use the "
+          f"ceilings measured beside each kernel)\n")
 
     def ratio(a, b):
         return f"{gbps(a) / gbps(b):.2f}x" if a and b else "-"

@@ -144,6 +144,77 @@ TEST(ActivationBlocks, NonFiniteValuesMakeTheBlockScaleNaN) {
   }
 }
 
+// The AVX-512 targets have forms of their own (quant_activations_simd.cpp);
+// every target must write the same bytes for every kind, edge cases
+// included. 2048 values, eight Q8_K blocks (64 Q8_0 blocks):
+// - values 0-255, Q8_0 blocks 0-7: plain; largest magnitudes below 3.7e-37
+//   (127 / amax overflows); an f16-subnormal scale; an f16 scale that
+//   overflows to Inf; -0 and zeros; NaN, +Inf, -Inf, NaN in alternating
+//   halves of blocks 4-7 (so this Q8_K block is non-finite);
+// - Q8_K block 1: all tiny (its multiplier overflows), mixed signs;
+// - block 2: ties after scaling (largest magnitude 127, scale -1);
+// - blocks 3-5: huge, small, mostly -0; blocks 6-7: plain.
+TEST(ActivationBlocks, EveryTargetWritesTheSameBytes) {
+  Generator g(17);
+  std::vector<float> x = testing::values<float>(randn({2048}, g));
+  const auto block = [&](int b, int j) -> float& {
+    return x[static_cast<std::size_t>(32 * b + j)];
+  };
+  for (int j = 0; j < 32; ++j) {
+    block(1, j) = (j % 3 - 1) * 1e-38f;  // 127 / amax overflows
+    block(2, j) = (j - 16) * 1e-4f;      // amax / 127 subnormal in f16
+    block(3, j) = (j - 16) * 1e7f;       // amax / 127 past f16's range
+    block(4, j) = j % 2 ? -0.f : 0.f;    // -0 and zeros, then one value
+  }
+  block(4, 31) = 0.75f;
+  block(4, 3) = std::nanf("");
+  block(5, 20) = INFINITY;
+  block(6, 9) = -INFINITY;
+  block(7, 30) = std::nanf("");
+  for (int j = 256; j < 512; ++j) {
+    x[static_cast<std::size_t>(j)] = (j % 5 - 2) * 2e-38f;
+  }
+  for (int j = 512; j < 768; ++j) {
+    x[static_cast<std::size_t>(j)] =
+        static_cast<float>(j % 255 - 127) + (j % 2 ? 0.5f : 0.f);
+  }
+  x[512] = -127.f;
+  for (int j = 768; j < 1024; ++j) x[static_cast<std::size_t>(j)] *= 1e30f;
+  for (int j = 1024; j < 1280; ++j) x[static_cast<std::size_t>(j)] *= 1e-30f;
+  for (int j = 1280; j < 1536; ++j) {
+    x[static_cast<std::size_t>(j)] = j % 17 == 0 ? 0.125f * (j % 3) : -0.f;
+  }
+  for (const ActivationBlocks kind :
+       {ActivationBlocks::Q8_0, ActivationBlocks::Q8_0WithQ4_0Sums,
+        ActivationBlocks::Q8_K, ActivationBlocks::Q8_KWithK4Groups,
+        ActivationBlocks::Q8_KWithIq4Lanes}) {
+    SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind));
+    std::vector<std::uint8_t> first;
+    on_every_target([&] {
+      const std::vector<std::uint8_t> row = activation_row(kind, x);
+      if (first.empty()) {
+        first = row;
+        return;
+      }
+      ASSERT_EQ(row.size(), first.size());
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        ASSERT_EQ(row[i], first[i]) << "byte " << i;
+      }
+    });
+  }
+  // What they agree on, where the multiplier overflowed: zero codes.
+  const std::vector<std::uint8_t> q8_0 =
+      activation_row(ActivationBlocks::Q8_0, x);
+  for (int j = 0; j < 32; ++j) {
+    EXPECT_EQ(q8_0[static_cast<std::size_t>(34 + 2 + j)], 0) << "code " << j;
+  }
+  const std::vector<std::uint8_t> q8_k =
+      activation_row(ActivationBlocks::Q8_K, x);
+  for (int j = 0; j < 256 + 32; ++j) {  // codes and sums of block 1
+    EXPECT_EQ(q8_k[static_cast<std::size_t>(292 + 4 + j)], 0) << "byte " << j;
+  }
+}
+
 TEST(ActivationBlocks, Iq4LanesRepeatTheCodesInNibbleOrder) {
   // Two Q8_K blocks, then from a 64-byte boundary each block's codes again:
   // for sub-blocks 4h..4h+3, codes 0-15 of each, then codes 16-31 of each.

@@ -17,6 +17,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -72,9 +73,17 @@ HWY_INLINE float first_with_magnitude(const float* x, int n, float amax) {
 }
 
 // round(x[i] * scale) ties to even, capped at 127, for i < n (a multiple
-// of the lane count): stored as i8, their sum returned.
+// of the lane count): stored as i8, their sum returned. A multiplier that
+// overflowed (127 over a largest magnitude below about 3.7e-37) gives zero
+// codes: that block's stored scale is 0 (its f16 rounds to zero, Q8_K's
+// reciprocal is +-0), so they add nothing to a product, and zeros are what
+// ggml's Q8_K reference writes there; the AVX-512 forms below agree.
 HWY_INLINE std::int32_t codes(const float* x, int n, float scale,
                               std::int8_t* out) {
+  if (!std::isfinite(scale)) {
+    std::fill(out, out + n, std::int8_t{0});
+    return 0;
+  }
   const DF d;
   const DI di;
   const D8 d8;
@@ -168,10 +177,14 @@ static void q8_0_row_avx512(const float* x, std::int64_t k, bool q4_0_sums,
   const std::int64_t nb = k / 32;
   const auto nbu = static_cast<std::size_t>(nb);
   std::uint8_t* scales = row + nb * kQ80Bytes;
-  std::uint8_t* offsets = scales + nb * kQ80ScaleBytes;
-  std::uint8_t* quads = row + q4_0_quads_offset(nbu);
-  std::uint8_t* groups = row + q4_0_quad_groups_offset(nbu);
+  // The Q4_0 kernels' regions, in rows that have them.
+  std::uint8_t* offsets = nullptr;
+  std::uint8_t* quads = nullptr;
+  std::uint8_t* groups = nullptr;
   if (q4_0_sums) {
+    offsets = scales + nb * kQ80ScaleBytes;
+    quads = row + q4_0_quads_offset(nbu);
+    groups = row + q4_0_quad_groups_offset(nbu);
     std::memset(groups, 0, q4_0_row_bytes(nbu) - q4_0_quad_groups_offset(nbu));
   }
   const __m512 zero = _mm512_setzero_ps();
@@ -196,11 +209,14 @@ static void q8_0_row_avx512(const float* x, std::int64_t k, bool q4_0_sums,
       // F16C rounds to nearest even, as quant::f16_from_f32 does.
       half = static_cast<std::uint16_t>(
           _cvtss_sh(amax / 127.f, _MM_FROUND_TO_NEAREST_INT));
-      const __m512 s = _mm512_set1_ps(amax != 0 ? 127.f / amax : 0.f);
-      c0 = _mm512_cvtepi32_epi8(
-          _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v0, s)), cap));
-      c1 = _mm512_cvtepi32_epi8(
-          _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v1, s)), cap));
+      const float inverse = amax != 0 ? 127.f / amax : 0.f;
+      if (std::isfinite(inverse)) {  // else zero codes, as `codes` gives
+        const __m512 s = _mm512_set1_ps(inverse);
+        c0 = _mm512_cvtepi32_epi8(
+            _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v0, s)), cap));
+        c1 = _mm512_cvtepi32_epi8(
+            _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v1, s)), cap));
+      }
     }
     quant::store_u16(block, half);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(block + 2), c0);
@@ -263,6 +279,11 @@ static void q8_k_block_avx512(const float* x, std::uint8_t* block) {
     }
   }
   const float iscale = -127.f / first;
+  if (!std::isfinite(iscale)) {  // zero codes and sums, as `codes` gives
+    std::fill(block, block + kQ8KBytes, std::uint8_t{0});
+    quant::store_f32(block, 1 / iscale);
+    return;
+  }
   const __m512 scale = _mm512_set1_ps(iscale);
   const __m512i cap = _mm512_set1_epi32(127);
   const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
@@ -275,8 +296,8 @@ static void q8_k_block_avx512(const float* x, std::uint8_t* block) {
         _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v[i], scale)), cap));
   };
   for (int r = 0; r < 4; ++r) {
-    // The lane of vinserti32x4 is an immediate: spelled out, not a loop
-    // (which an unoptimised build does not unroll).
+    // The lane of vinserti32x4 must be a constant: spelled out, not a
+    // loop (which the sanitizer build's -O2 did not unroll).
     __m512i codes = _mm512_castsi128_si512(codes_of(4 * r));
     codes = _mm512_inserti32x4(codes, codes_of(4 * r + 1), 1);
     codes = _mm512_inserti32x4(codes, codes_of(4 * r + 2), 2);
