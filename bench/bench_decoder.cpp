@@ -84,12 +84,16 @@ const CausalLM* model() {
   return lm;
 }
 
-void BM_Prompt(benchmark::State& state) {
+// model(), or null with `state` skipped when TESSEL_BENCH_MODEL is unset.
+const CausalLM* model_or_skip(benchmark::State& state) {
   const CausalLM* lm = model();
-  if (lm == nullptr) {
-    state.SkipWithError("set TESSEL_BENCH_MODEL");
-    return;
-  }
+  if (lm == nullptr) state.SkipWithError("set TESSEL_BENCH_MODEL");
+  return lm;
+}
+
+void BM_Prompt(benchmark::State& state) {
+  const CausalLM* lm = model_or_skip(state);
+  if (lm == nullptr) return;
   const std::int64_t n = state.range(0);
   const Tensor ids = token_ids(n, lm->config().vocab_size);
   for (auto _ : state) {
@@ -109,25 +113,29 @@ std::int64_t decode_prompt() {
   return after != nullptr ? std::atoll(after) : 16;
 }
 
-void BM_Decode(benchmark::State& state) {
-  const CausalLM* lm = model();
-  if (lm == nullptr) {
-    state.SkipWithError("set TESSEL_BENCH_MODEL");
-    return;
+// Seconds of the single-token steps over ids' tokens past `prompt`, after
+// a prefill of the first `prompt` (untimed) into a fresh cache.
+double decode_seconds(const CausalLM& lm, const Tensor& ids,
+                      std::int64_t prompt) {
+  const std::int64_t end = ids.size(1);
+  KVCache cache(lm.config(), 1, end, cache_dtype());
+  lm.next_token_logits(ids.slice(1, 0, prompt), &cache);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = prompt; i < end; ++i) {
+    benchmark::DoNotOptimize(
+        lm.next_token_logits(ids.slice(1, i, i + 1), &cache));
   }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void BM_Decode(benchmark::State& state) {
+  const CausalLM* lm = model_or_skip(state);
+  if (lm == nullptr) return;
   const std::int64_t n = state.range(0), prompt = decode_prompt();
   const Tensor ids = token_ids(prompt + n, lm->config().vocab_size);
   for (auto _ : state) {
-    KVCache cache(lm->config(), 1, prompt + n, cache_dtype());
-    lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
-    const auto start = std::chrono::steady_clock::now();
-    for (std::int64_t i = prompt; i < prompt + n; ++i) {
-      benchmark::DoNotOptimize(
-          lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
-    }
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
+    state.SetIterationTime(decode_seconds(*lm, ids, prompt));
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
@@ -152,11 +160,8 @@ double streamed_weight_bytes(const CausalLM& lm) {
 // medians of tokens/s, of weight GB/s, of the read rate and of the
 // fraction.
 void BM_DecodeAgainstRead(benchmark::State& state) {
-  const CausalLM* lm = model();
-  if (lm == nullptr) {
-    state.SkipWithError("set TESSEL_BENCH_MODEL");
-    return;
-  }
+  const CausalLM* lm = model_or_skip(state);
+  if (lm == nullptr) return;
   constexpr std::int64_t kSteps = 32;
   const std::int64_t prompt = decode_prompt();
   const double weight_bytes = streamed_weight_bytes(*lm);
@@ -166,14 +171,7 @@ void BM_DecodeAgainstRead(benchmark::State& state) {
     const bench::Alternated r = bench::alternate(
         12, [&] { return read.gbps(); },
         [&] {
-          KVCache cache(lm->config(), 1, prompt + kSteps, cache_dtype());
-          lm->next_token_logits(ids.slice(1, 0, prompt), &cache);
-          const auto start = std::chrono::steady_clock::now();
-          for (std::int64_t i = prompt; i < prompt + kSteps; ++i) {
-            benchmark::DoNotOptimize(
-                lm->next_token_logits(ids.slice(1, i, i + 1), &cache));
-          }
-          return bench::gbps_since(kSteps * weight_bytes, start);
+          return kSteps * weight_bytes / decode_seconds(*lm, ids, prompt) / 1e9;
         });
     state.counters["weight_GBps"] = r.first;
     state.counters["tokens_per_s"] = r.first * 1e9 / weight_bytes;

@@ -20,7 +20,6 @@
 // bench/compare_quant.py turns the JSON into the ratio table.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,17 +150,17 @@ void BM_DequantizeAgainstCopy(benchmark::State& state, Type t) {
     return bench::alternate(
         16, ceiling,
         [&] {
-          const auto start = std::chrono::steady_clock::now();
-          out.copy_(q);
-          benchmark::ClobberMemory();
-          return bench::gbps_since(tessel_read + written, start);
+          return bench::timed_gbps(tessel_read + written, [&] {
+            out.copy_(q);
+            benchmark::ClobberMemory();
+          });
         },
         [&] {
-          const auto start = std::chrono::steady_clock::now();
-          bench::ggml_dequantize(t.ggml, w.bytes.data(), ggml_out.data(), kN,
-                                 kK, threads);
-          benchmark::ClobberMemory();
-          return bench::gbps_since(ggml_read + written, start);
+          return bench::timed_gbps(ggml_read + written, [&] {
+            bench::ggml_dequantize(t.ggml, w.bytes.data(), ggml_out.data(), kN,
+                                   kK, threads);
+            benchmark::ClobberMemory();
+          });
         });
   };
   for (auto _ : state) {
@@ -283,16 +282,16 @@ void BM_LinearAgainstRead(benchmark::State& state, Type t) {
         bench::alternate(
             24, [&] { return read.gbps(); },
             [&] {
-              const auto start = std::chrono::steady_clock::now();
-              for (const Tensor& copy : w) {
-                benchmark::DoNotOptimize(linear(x, copy).raw_data());
-              }
-              return bench::gbps_since(tessel_bytes, start);
+              return bench::timed_gbps(tessel_bytes, [&] {
+                for (const Tensor& copy : w) {
+                  benchmark::DoNotOptimize(linear(x, copy).raw_data());
+                }
+              });
             },
             [&] {
-              const auto start = std::chrono::steady_clock::now();
-              for (int c = 0; c < mm->copies(); ++c) mm->run();
-              return bench::gbps_since(ggml_bytes, start);
+              return bench::timed_gbps(ggml_bytes, [&] {
+                for (int c = 0; c < mm->copies(); ++c) mm->run();
+              });
             }),
         "read");
   }

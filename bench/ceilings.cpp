@@ -107,7 +107,9 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-double gbps_since(double bytes, std::chrono::steady_clock::time_point start) {
+double timed_gbps(double bytes, const std::function<void()>& pass) {
+  const auto start = std::chrono::steady_clock::now();
+  pass();
   const std::chrono::duration<double> elapsed =
       std::chrono::steady_clock::now() - start;
   return bytes / elapsed.count() / 1e9;
@@ -143,9 +145,9 @@ std::uint64_t ReadCeiling::pass(bool far) const {
 double ReadCeiling::gbps() const {
   double best = 0;
   for (const bool far : {false, true}) {
-    const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(pass(far));
-    best = std::max(best, gbps_since(static_cast<double>(bytes()), start));
+    best = std::max(best, timed_gbps(static_cast<double>(bytes()), [&] {
+                      benchmark::DoNotOptimize(pass(far));
+                    }));
   }
   return best;
 }
@@ -171,9 +173,7 @@ void CopyCeiling::pass() {
 }
 
 double CopyCeiling::gbps() {
-  const auto start = std::chrono::steady_clock::now();
-  pass();
-  return gbps_since(static_cast<double>(bytes()), start);
+  return timed_gbps(static_cast<double>(bytes()), [&] { pass(); });
 }
 
 WriteCeiling::WriteCeiling() : to_(tessel::zeros({stream_elements()})) {}
@@ -195,9 +195,7 @@ void WriteCeiling::pass() {
 }
 
 double WriteCeiling::gbps() {
-  const auto start = std::chrono::steady_clock::now();
-  pass();
-  return gbps_since(static_cast<double>(bytes()), start);
+  return timed_gbps(static_cast<double>(bytes()), [&] { pass(); });
 }
 
 Alternated alternate(int rounds, const std::function<double()>& ceiling,

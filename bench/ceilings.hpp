@@ -5,7 +5,6 @@
 // sets with target attributes and run only where the CPU has them.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -107,7 +106,7 @@ Alternated alternate(int rounds, const std::function<double()>& ceiling,
                      const std::function<double()>& first,
                      const std::function<double()>& second = {});
 
-// GB/s of `bytes` over the time since `start`.
-double gbps_since(double bytes, std::chrono::steady_clock::time_point start);
+// GB/s of `bytes` moved by one call of `pass`, timed.
+double timed_gbps(double bytes, const std::function<void()>& pass);
 
 }  // namespace bench

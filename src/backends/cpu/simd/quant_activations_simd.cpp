@@ -258,15 +258,17 @@ static void q8_k_block_avx512(const float* x, std::uint8_t* block) {
     largest = _mm512_max_ps(largest, _mm512_abs_ps(v[i]));
     poison = _mm512_add_ps(poison, _mm512_mul_ps(v[i], zero));
   }
-  const bool finite = _mm512_cmp_ps_mask(poison, poison, _CMP_UNORD_Q) == 0;
-  const float amax = finite ? _mm512_reduce_max_ps(largest) : 0.f;
-  if (!finite || amax == 0) {
+  // Zero codes and sums with scale d: a non-finite block (NaN), an
+  // all-zero one (0), one whose multiplier overflows (+-0), as `codes`.
+  const auto zero_block = [block](float d) {
     std::fill(block, block + kQ8KBytes, std::uint8_t{0});
-    if (!finite) {
-      quant::store_f32(block, std::numeric_limits<float>::quiet_NaN());
-    }
-    return;
+    quant::store_f32(block, d);
+  };
+  if (_mm512_cmp_ps_mask(poison, poison, _CMP_UNORD_Q) != 0) {
+    return zero_block(std::numeric_limits<float>::quiet_NaN());
   }
+  const float amax = _mm512_reduce_max_ps(largest);
+  if (amax == 0) return zero_block(0.f);
   // The first value of largest magnitude, with its sign (ggml's scan).
   float first = amax;
   const __m512 target = _mm512_set1_ps(amax);
@@ -279,11 +281,7 @@ static void q8_k_block_avx512(const float* x, std::uint8_t* block) {
     }
   }
   const float iscale = -127.f / first;
-  if (!std::isfinite(iscale)) {  // zero codes and sums, as `codes` gives
-    std::fill(block, block + kQ8KBytes, std::uint8_t{0});
-    quant::store_f32(block, 1 / iscale);
-    return;
-  }
+  if (!std::isfinite(iscale)) return zero_block(1 / iscale);
   const __m512 scale = _mm512_set1_ps(iscale);
   const __m512i cap = _mm512_set1_epi32(127);
   const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
