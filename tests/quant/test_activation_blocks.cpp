@@ -186,7 +186,8 @@ TEST(ActivationBlocks, EveryTargetWritesTheSameBytes) {
   }
   for (const ActivationBlocks kind :
        {ActivationBlocks::Q8_0, ActivationBlocks::Q8_0WithQ4_0Sums,
-        ActivationBlocks::Q8_K, ActivationBlocks::Q8_KWithK4Groups,
+        ActivationBlocks::Q8_0WithQ8_0Lanes, ActivationBlocks::Q8_K,
+        ActivationBlocks::Q8_KWithK4Groups,
         ActivationBlocks::Q8_KWithIq4Lanes}) {
     SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind));
     std::vector<std::uint8_t> first;
@@ -296,6 +297,38 @@ TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
   });
 }
 
+TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
+  // k = 224: seven Q8_0 blocks (238 bytes, then 28 of scales: 266, to
+  // 320), their codes back to back (224 bytes, to 544), then each block's
+  // eight lane starts, -128 x each four codes' sum (224 bytes, to 768).
+  Generator g(14);
+  const std::vector<float> x = testing::values<float>(randn({224}, g));
+  on_every_target([&] {
+    const std::vector<std::uint8_t> plain =
+        activation_row(ActivationBlocks::Q8_0, x);
+    const std::vector<std::uint8_t> row =
+        activation_row(ActivationBlocks::Q8_0WithQ8_0Lanes, x);
+    ASSERT_EQ(row.size(), 768u);
+    ASSERT_EQ(plain.size(), 266u);
+    EXPECT_EQ(std::memcmp(row.data(), plain.data(), plain.size()), 0)
+        << "the Q8_0 blocks and their scales come first, unchanged";
+    for (std::size_t i = 266; i < 320; ++i) {
+      EXPECT_EQ(row[i], 0) << "padding byte " << i;
+    }
+    for (std::size_t b = 0; b < 7; ++b) {
+      SCOPED_TRACE(::testing::Message() << "block " << b);
+      const std::uint8_t* codes = plain.data() + 34 * b + 2;
+      EXPECT_EQ(std::memcmp(row.data() + 320 + 32 * b, codes, 32), 0);
+      for (std::size_t lane = 0; lane < 8; ++lane) {
+        std::int32_t start = 0;
+        std::memcpy(&start, row.data() + 544 + 32 * b + 4 * lane, 4);
+        EXPECT_EQ(start, -128 * code_sum(codes + 4 * lane, 4))
+            << "lane " << lane;
+      }
+    }
+  });
+}
+
 TEST(ActivationBlocks, Iq4PairsHold128TimesEachSubBlocksSum) {
   // Five Q8_K blocks (1460 bytes, to 1472), their lanes (1280 bytes), then
   // two pairs of 64; the fifth block has no pair.
@@ -363,6 +396,10 @@ TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
         cpu::simd::activation_row_bytes(ActivationBlocks::Q8_KWithIq4Lanes, k) %
             64,
         0u);
+    EXPECT_EQ(cpu::simd::activation_row_bytes(
+                  ActivationBlocks::Q8_0WithQ8_0Lanes, k) %
+                  64,
+              0u);
   }
   // k = 160: five Q8_0 blocks (350 bytes of blocks, scales and offsets),
   // the one quad of four blocks from byte 384, its group from 512.

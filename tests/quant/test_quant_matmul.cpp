@@ -267,10 +267,17 @@ TEST(QuantMatmul, ExtremeCodesInTheDotKernels) {
   };
   std::vector<Extreme> extremes;
   for (const Case& c : kCases) {
-    if (!c.integer_kernel || c.type == DType::Q8_0) continue;
+    if (!c.integer_kernel) continue;
     Extreme e{&c, {}, {}};
     switch (c.type) {
       case DType::Q4_0: e.f16_fields = {{0, one}}; break;
+      case DType::Q8_0:
+        // -128 and 127: the 512-bit kernel's codes + 128 are 0 and 255.
+        e.f16_fields = {{0, one}};
+        for (int i = 0; i < 32; ++i) {
+          e.bytes.emplace_back(2 + i, i % 2 ? 0x80 : 0x7F);
+        }
+        break;
       case DType::Q4_K:
       case DType::Q5_K: e.f16_fields = {{0, one}, {2, half}}; break;
       case DType::Q6_K:
@@ -284,7 +291,7 @@ TEST(QuantMatmul, ExtremeCodesInTheDotKernels) {
     }
     extremes.push_back(e);
   }
-  ASSERT_EQ(extremes.size(), 5u);
+  ASSERT_EQ(extremes.size(), 6u);
   for (const Extreme& e : extremes) {
     const auto& tr = dtype_traits(e.c->type);
     // Five blocks of 256: the 512-bit Q4_K/Q5_K kernel's group of four

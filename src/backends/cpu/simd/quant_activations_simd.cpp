@@ -115,10 +115,32 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
   codes(x, 32, e.amax != 0 ? 127.f / e.amax : 0.f, q);
 }
 
+// The 512-bit Q8_0 kernel's copy of block b's codes and its lane starts
+// (layout's Q8_0WithQ8_0Lanes region).
+[[maybe_unused]] static void q8_0_lanes(const std::uint8_t* codes,
+                                        std::int64_t nb, std::int64_t b,
+                                        std::uint8_t* row) {
+  using namespace layout;
+  const auto nbu = static_cast<std::size_t>(nb);
+  std::memcpy(row + q8_0_lanes_offset(nbu) + b * kQ80LaneBytes, codes, 32);
+  std::int32_t start[8];
+  for (int lane = 0; lane < 8; ++lane) {
+    std::int32_t sum = 0;
+    for (int i = 0; i < 4; ++i) {
+      sum += static_cast<std::int8_t>(codes[4 * lane + i]);
+    }
+    start[lane] = -128 * sum;
+  }
+  std::memcpy(row + q8_0_biases_offset(nbu) + b * kQ80BiasBytes, start,
+              sizeof start);
+}
+
 // A Q8_0 row: its blocks and their f32 scales, then, for the Q4_0 dot
-// kernels, layout's per-block offsets and groups of four.
+// kernels, layout's per-block offsets and groups of four, or for the
+// 512-bit Q8_0 kernel its codes again and their lane starts.
 [[maybe_unused]] static void q8_0_row(const float* x, std::int64_t k,
-                                      bool q4_0_sums, std::uint8_t* row) {
+                                      ActivationBlocks kind,
+                                      std::uint8_t* row) {
   using namespace layout;
   const std::int64_t nb = k / 32;
   std::uint8_t* scales = row + nb * kQ80Bytes;
@@ -126,8 +148,18 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
     std::uint8_t* block = row + b * kQ80Bytes;
     q8_0_block(x + 32 * b, block);
     quant::store_f32(scales + 4 * b, quant::load_f16(block));
+    if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
+      q8_0_lanes(block + 2, nb, b, row);
+    }
   }
-  if (!q4_0_sums) return;
+  if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
+    const auto nbu = static_cast<std::size_t>(nb);
+    // The padding before the lanes, which no kernel reads, written anyway.
+    std::fill(scales + nb * kQ80ScaleBytes, row + q8_0_lanes_offset(nbu),
+              std::uint8_t{0});
+    return;
+  }
+  if (kind != ActivationBlocks::Q8_0WithQ4_0Sums) return;
   std::uint8_t* offsets = scales + nb * kQ80ScaleBytes;
   const auto nbu = static_cast<std::size_t>(nb);
   std::uint8_t* quads = row + q4_0_quads_offset(nbu);
@@ -171,13 +203,14 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-static void q8_0_row_avx512(const float* x, std::int64_t k, bool q4_0_sums,
-                            std::uint8_t* row) {
+static void q8_0_row_avx512(const float* x, std::int64_t k,
+                            ActivationBlocks kind, std::uint8_t* row) {
   using namespace layout;
   const std::int64_t nb = k / 32;
   const auto nbu = static_cast<std::size_t>(nb);
   std::uint8_t* scales = row + nb * kQ80Bytes;
   // The Q4_0 kernels' regions, in rows that have them.
+  const bool q4_0_sums = kind == ActivationBlocks::Q8_0WithQ4_0Sums;
   std::uint8_t* offsets = nullptr;
   std::uint8_t* quads = nullptr;
   std::uint8_t* groups = nullptr;
@@ -187,10 +220,19 @@ static void q8_0_row_avx512(const float* x, std::int64_t k, bool q4_0_sums,
     groups = row + q4_0_quad_groups_offset(nbu);
     std::memset(groups, 0, q4_0_row_bytes(nbu) - q4_0_quad_groups_offset(nbu));
   }
+  // The Q8_0 kernel's, likewise.
+  std::uint8_t* lanes = nullptr;
+  std::uint8_t* biases = nullptr;
+  if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
+    lanes = row + q8_0_lanes_offset(nbu);
+    biases = row + q8_0_biases_offset(nbu);
+    std::fill(scales + nb * kQ80ScaleBytes, lanes, std::uint8_t{0});
+  }
   const __m512 zero = _mm512_setzero_ps();
   const __m512i cap = _mm512_set1_epi32(127);
   const __m256i ones = _mm256_set1_epi8(1);
   const __m256i eight = _mm256_set1_epi16(8);
+  const __m256i bias = _mm256_set1_epi16(-128);
   for (std::int64_t b = 0; b < nb; ++b) {
     const __m512 v0 = _mm512_loadu_ps(x + 32 * b);
     const __m512 v1 = _mm512_loadu_ps(x + 32 * b + 16);
@@ -223,6 +265,14 @@ static void q8_0_row_avx512(const float* x, std::int64_t k, bool q4_0_sums,
     _mm_storeu_si128(reinterpret_cast<__m128i*>(block + 18), c1);
     const float scale = _cvtsh_ss(half);
     quant::store_f32(scales + 4 * b, scale);
+    if (lanes != nullptr) {
+      const __m256i codes = _mm256_set_m128i(c1, c0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + b * kQ80LaneBytes),
+                          codes);
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(biases + b * kQ80BiasBytes),
+          _mm256_madd_epi16(_mm256_maddubs_epi16(ones, codes), bias));
+    }
     if (!q4_0_sums) continue;
     const __m256i offset = _mm256_madd_epi16(
         _mm256_maddubs_epi16(ones, _mm256_set_m128i(c1, c0)), eight);
@@ -411,9 +461,9 @@ static void QuantizeActivationsImpl(int kind, const float* x, std::int64_t ldx,
     const auto blocks = static_cast<ActivationBlocks>(kind);
     if (activation_block_values(blocks) == 32) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-      q8_0_row_avx512(xr, k, blocks == ActivationBlocks::Q8_0WithQ4_0Sums, o);
+      q8_0_row_avx512(xr, k, blocks, o);
 #else
-      q8_0_row(xr, k, blocks == ActivationBlocks::Q8_0WithQ4_0Sums, o);
+      q8_0_row(xr, k, blocks, o);
 #endif
       continue;
     }
@@ -444,6 +494,7 @@ ActivationBlocks activation_blocks(DType w) {
 
 ActivationBlocks dot_activation_blocks(DType w) {
   if (w == DType::Q4_0) return ActivationBlocks::Q8_0WithQ4_0Sums;
+  if (w == DType::Q8_0) return ActivationBlocks::Q8_0WithQ8_0Lanes;
   if (w == DType::Q4_K || w == DType::Q5_K) {
     return ActivationBlocks::Q8_KWithK4Groups;
   }
@@ -461,6 +512,8 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
                         kQ8KIq4Lanes % 64 == 0 && kQ8KIq4PairBytes % 64 == 0,
                     "rows of whole cache lines keep every row aligned");
       return q4_0_row_bytes(n / 32);
+    case ActivationBlocks::Q8_0WithQ8_0Lanes:
+      return q8_0_lanes_row_bytes(n / 32);
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
       return n / 256 * kQ8KBytes + (n / 256 + 3) / 4 * kQ8KGroupBytes;

@@ -46,6 +46,23 @@ constexpr std::size_t q4_0_quad_groups_offset(std::size_t nb) {
 constexpr std::size_t q4_0_row_bytes(std::size_t nb) {
   return q4_0_quad_groups_offset(nb) + (nb / 4 + 3) / 4 * kQ80GroupBytes;
 }
+// A row for the 512-bit Q8_0 dot kernel (Q8_0WithQ8_0Lanes) goes on, from
+// the next 64-byte boundary (q8_0_lanes_offset), with every block's 32
+// codes again, back to back, so that two blocks' codes are one aligned
+// 64-byte load, then (q8_0_biases_offset) each block's eight i32 lane
+// starts: -128 x the sum of codes 4l..4l+3. The kernel multiplies the
+// weights' codes + 128, unsigned as vpdpbusd wants them, and each lane's
+// sum starting there comes out exact.
+inline constexpr int kQ80LaneBytes = 32, kQ80BiasBytes = 32;
+constexpr std::size_t q8_0_lanes_offset(std::size_t nb) {
+  return whole_lines(nb * (kQ80Bytes + kQ80ScaleBytes));
+}
+constexpr std::size_t q8_0_biases_offset(std::size_t nb) {
+  return q8_0_lanes_offset(nb) + nb * kQ80LaneBytes;
+}
+constexpr std::size_t q8_0_lanes_row_bytes(std::size_t nb) {
+  return whole_lines(q8_0_biases_offset(nb) + nb * kQ80BiasBytes);
+}
 inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
 inline constexpr int kQ8KQs = 4, kQ8KSums = 260;

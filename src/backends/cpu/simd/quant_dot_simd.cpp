@@ -92,6 +92,12 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_q4_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                 ldy);
     case DType::Q8_0:
+#if HWY_TARGET == HWY_AVX3
+      if (cpu_has_avx512_vnni()) {
+        return all_rows_vnni<dot_q8_0_pairs>(w, ldw, rows, act, act_bytes,
+                                             m_rows, nb, y, ldy);
+      }
+#endif
       return all_rows<dot_q8_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                 ldy);
     case DType::Q4_K:

@@ -32,6 +32,9 @@ enum class ActivationBlocks : std::uint8_t {
   // Q4_0 dot kernels read: what every weight row would otherwise
   // recompute.
   Q8_0WithQ4_0Sums,
+  // Q8_0 rows followed by their codes back to back and the lane starts
+  // that the 512-bit Q8_0 dot kernel reads.
+  Q8_0WithQ8_0Lanes,
   // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
   // dot kernels read for four blocks at a time.
   Q8_KWithK4Groups,
@@ -45,7 +48,8 @@ enum class ActivationBlocks : std::uint8_t {
 // the Q8_K ones.
 constexpr std::int64_t activation_block_values(ActivationBlocks kind) {
   return kind == ActivationBlocks::Q8_0 ||
-                 kind == ActivationBlocks::Q8_0WithQ4_0Sums
+                 kind == ActivationBlocks::Q8_0WithQ4_0Sums ||
+                 kind == ActivationBlocks::Q8_0WithQ8_0Lanes
              ? 32
              : 256;
 }
@@ -54,8 +58,8 @@ constexpr std::int64_t activation_block_values(ActivationBlocks kind) {
 // IQ4_XS); other block types take the dequantise-a-tile path.
 bool has_quant_dot(DType w);
 // The rows the packed GEMM reads for `w` (Q8_0 or Q8_K), and the rows the
-// dot kernels read (the same, with what Q4_0's, Q4_K/Q5_K's and IQ4_XS's
-// 512-bit kernels read besides).
+// dot kernels read (the same, with what Q4_0's, Q8_0's, Q4_K/Q5_K's and
+// IQ4_XS's 512-bit kernels read besides).
 ActivationBlocks activation_blocks(DType w);
 ActivationBlocks dot_activation_blocks(DType w);
 
