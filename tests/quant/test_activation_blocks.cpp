@@ -358,13 +358,26 @@ TEST(ActivationBlocks, K4GroupsHoldEachBlocksScaleAndSumsOfThirtyTwo) {
   // Seven Q8_K blocks (2044 bytes), then two groups of 96: a whole one and
   // one of three, whose fourth block's lanes are zero. Group g: the f32
   // scales of its blocks 0-3 twice over, then block i's eight i16 sums of
-  // 32 codes at 32 + 16i.
+  // 32 codes at 32 + 16i. Then, from 2240, each block's codes again with
+  // their sub-blocks of 32 in the order 0, 2, 1, 3, 4, 6, 5, 7.
   Generator g(13);
   const std::vector<float> x = testing::values<float>(randn({1792}, g));
   on_every_target([&] {
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_KWithK4Groups, x);
-    ASSERT_EQ(row.size(), 2044u + 2u * 96u);
+    ASSERT_EQ(row.size(), 2240u + 7u * 256u);
+    for (std::size_t i = 2044 + 2 * 96; i < 2240; ++i) {
+      EXPECT_EQ(row[i], 0) << "padding byte " << i;
+    }
+    const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (std::size_t b = 0; b < 7; ++b) {
+      for (int chunk = 0; chunk < 8; ++chunk) {
+        EXPECT_EQ(std::memcmp(row.data() + 2240 + 256 * b + 32 * chunk,
+                              row.data() + 292 * b + 4 + 32 * order[chunk], 32),
+                  0)
+            << "block " << b << " chunk " << chunk;
+      }
+    }
     for (std::size_t b = 0; b < 8; ++b) {
       SCOPED_TRACE(::testing::Message() << "block " << b);
       const std::uint8_t* group = row.data() + 2044 + 96 * (b / 4);
@@ -400,6 +413,10 @@ TEST(ActivationBlocks, PaddedKindsKeepRowsOnCacheLines) {
                   ActivationBlocks::Q8_0WithQ8_0Lanes, k) %
                   64,
               0u);
+    EXPECT_EQ(
+        cpu::simd::activation_row_bytes(ActivationBlocks::Q8_KWithK4Groups, k) %
+            64,
+        0u);
   }
   // k = 160: five Q8_0 blocks (350 bytes of blocks, scales and offsets),
   // the one quad of four blocks from byte 384, its group from 512.

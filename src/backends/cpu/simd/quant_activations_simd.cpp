@@ -405,7 +405,8 @@ static std::int32_t sub_block_sum(const std::uint8_t* block, int s) {
 
 // After a row's Q8_K blocks, what dot_k4_groups reads for each group of
 // four, a last partial one padded with zeros (quant_dot_layout.hpp's
-// kQ8KGroup*).
+// kQ8KGroup*), then every block's codes in its sub-block order
+// (kQ8KK4Lanes).
 static void k4_groups(std::int64_t nb, std::uint8_t* row) {
   using namespace layout;
   std::uint8_t* groups = row + nb * kQ8KBytes;
@@ -421,6 +422,17 @@ static void k4_groups(std::int64_t nb, std::uint8_t* row) {
     for (int j = 0; j < 8; ++j) {
       quant::store_u16(group + kQ8KGroupSums + 16 * i + 2 * j,
                        static_cast<std::uint16_t>(sub_block_sum(block, j)));
+    }
+  }
+  // The block codes in the group kernel's sub-block order, after padding.
+  const auto nbu = static_cast<std::size_t>(nb);
+  std::uint8_t* lanes = row + k4_lanes_offset(nbu);
+  std::fill(groups + (nb + 3) / 4 * kQ8KGroupBytes, lanes, std::uint8_t{0});
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::uint8_t* q = row + b * kQ8KBytes + kQ8KQs;
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      std::memcpy(lanes + b * kQ8KK4Lanes + 32 * chunk,
+                  q + 32 * k4_lane_sub_block(chunk), 32);
     }
   }
 }
@@ -516,7 +528,7 @@ std::size_t activation_row_bytes(ActivationBlocks kind, std::int64_t k) {
       return q8_0_lanes_row_bytes(n / 32);
     case ActivationBlocks::Q8_K: break;
     case ActivationBlocks::Q8_KWithK4Groups:
-      return n / 256 * kQ8KBytes + (n / 256 + 3) / 4 * kQ8KGroupBytes;
+      return k4_lanes_offset(n / 256) + n / 256 * kQ8KK4Lanes;
     case ActivationBlocks::Q8_KWithIq4Lanes:
       return iq4_pairs_offset(n / 256) + n / 512 * kQ8KIq4PairBytes;
   }

@@ -74,6 +74,20 @@ inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
 // (|sum| <= 32 x 127), block i's at 16i.
 inline constexpr int kQ8KGroupScales = 0, kQ8KGroupSums = 32;
 inline constexpr int kQ8KGroupBytes = 32 + 64;
+// Then, from the next 64-byte boundary (k4_lanes_offset), each block's 256
+// codes again with their 32-code sub-blocks in the order 0, 2, 1, 3, 4, 6,
+// 5, 7: the order in which one 64-byte load of a Q4_K/Q5_K block's nibbles
+// (sub-blocks 2p and 2p + 1 in each 32 bytes), split by one affine map a
+// nibble, holds its codes (dot_k4_groups).
+inline constexpr int kQ8KK4Lanes = 256;
+constexpr int k4_lane_sub_block(int chunk) {
+  return 4 * (chunk / 4) + (chunk % 4 == 1   ? 2
+                            : chunk % 4 == 2 ? 1
+                                             : chunk % 4);
+}
+constexpr std::size_t k4_lanes_offset(std::size_t nb) {
+  return whole_lines(nb * kQ8KBytes + (nb + 3) / 4 * kQ8KGroupBytes);
+}
 // A row for the 512-bit IQ4_XS dot kernel (Q8_KWithIq4Lanes) goes on, from
 // the next 64-byte boundary (iq4_lanes_offset), with each block's 256 codes
 // again in the order of the weights' nibbles (kQ8KIq4Lanes bytes a block):
