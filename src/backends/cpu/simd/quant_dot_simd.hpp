@@ -36,7 +36,8 @@ enum class ActivationBlocks : std::uint8_t {
   // that the 512-bit Q8_0 dot kernel reads.
   Q8_0WithQ8_0Lanes,
   // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
-  // dot kernels read for four blocks at a time.
+  // dot kernels read for four blocks at a time, and their codes again in
+  // the sub-block order those kernels split the weights' nibbles into.
   Q8_KWithK4Groups,
   // Q8_K rows followed by their codes in the order of IQ4_XS's nibbles
   // and each pair of blocks' code sums, which the 512-bit IQ4_XS kernel
