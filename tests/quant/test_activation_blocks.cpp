@@ -299,8 +299,9 @@ TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
 
 TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
   // k = 224: seven Q8_0 blocks (238 bytes, then 28 of scales: 266, to
-  // 320), their codes back to back (224 bytes, to 544), then each block's
-  // eight lane starts, -128 x each four codes' sum (224 bytes, to 768).
+  // 320), their codes back to back (224 bytes, to 544, to 576), then each
+  // block's eight lane starts, -128 x each four codes' sum (224 bytes, to
+  // 800, to 832).
   Generator g(14);
   const std::vector<float> x = testing::values<float>(randn({224}, g));
   on_every_target([&] {
@@ -308,11 +309,14 @@ TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
         activation_row(ActivationBlocks::Q8_0, x);
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_0WithQ8_0Lanes, x);
-    ASSERT_EQ(row.size(), 768u);
+    ASSERT_EQ(row.size(), 832u);
     ASSERT_EQ(plain.size(), 266u);
     EXPECT_EQ(std::memcmp(row.data(), plain.data(), plain.size()), 0)
         << "the Q8_0 blocks and their scales come first, unchanged";
     for (std::size_t i = 266; i < 320; ++i) {
+      EXPECT_EQ(row[i], 0) << "padding byte " << i;
+    }
+    for (const std::size_t i : {544u, 575u, 800u, 831u}) {
       EXPECT_EQ(row[i], 0) << "padding byte " << i;
     }
     for (std::size_t b = 0; b < 7; ++b) {
@@ -321,7 +325,7 @@ TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
       EXPECT_EQ(std::memcmp(row.data() + 320 + 32 * b, codes, 32), 0);
       for (std::size_t lane = 0; lane < 8; ++lane) {
         std::int32_t start = 0;
-        std::memcpy(&start, row.data() + 544 + 32 * b + 4 * lane, 4);
+        std::memcpy(&start, row.data() + 576 + 32 * b + 4 * lane, 4);
         EXPECT_EQ(start, -128 * code_sum(codes + 4 * lane, 4))
             << "lane " << lane;
       }

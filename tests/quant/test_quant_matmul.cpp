@@ -128,7 +128,8 @@ TEST(QuantMatmul, DotKernelsTakeEveryBlockCount) {
 }
 
 TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
-  // 3 rows run the dot kernels, 19 the packed GEMM (its 8- and 16-row
+  // 1 row runs every type's dot kernels (Q4_0's and Q8_0's take no more),
+  // 3 rows those of the others, 19 the packed GEMM (its 8- and 16-row
   // tiles, each target's kernels and packers).
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
@@ -136,7 +137,7 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
     for (const Case& c : kCases) {
       if (!c.integer_kernel) continue;
       const Tensor w = weights(c.type, 19, 768, 3);
-      for (const std::int64_t m : {3, 19}) {
+      for (const std::int64_t m : {1, 3, 19}) {
         const Tensor x = randn({m, 768});
         expect_within_bound(linear(x, w), x, w, c, true);
       }

@@ -154,9 +154,14 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
   }
   if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
     const auto nbu = static_cast<std::size_t>(nb);
-    // The padding before the lanes, which no kernel reads, written anyway.
+    // The padding before the codes, before the lane starts and after them,
+    // which no kernel reads, written anyway.
     std::fill(scales + nb * kQ80ScaleBytes, row + q8_0_lanes_offset(nbu),
               std::uint8_t{0});
+    std::fill(row + q8_0_lanes_offset(nbu) + nb * kQ80LaneBytes,
+              row + q8_0_biases_offset(nbu), std::uint8_t{0});
+    std::fill(row + q8_0_biases_offset(nbu) + nb * kQ80BiasBytes,
+              row + q8_0_lanes_row_bytes(nbu), std::uint8_t{0});
     return;
   }
   if (kind != ActivationBlocks::Q8_0WithQ4_0Sums) return;
@@ -227,6 +232,9 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
     lanes = row + q8_0_lanes_offset(nbu);
     biases = row + q8_0_biases_offset(nbu);
     std::fill(scales + nb * kQ80ScaleBytes, lanes, std::uint8_t{0});
+    std::fill(lanes + nb * kQ80LaneBytes, biases, std::uint8_t{0});
+    std::fill(biases + nb * kQ80BiasBytes, row + q8_0_lanes_row_bytes(nbu),
+              std::uint8_t{0});
   }
   const __m512 zero = _mm512_setzero_ps();
   const __m512i cap = _mm512_set1_epi32(127);

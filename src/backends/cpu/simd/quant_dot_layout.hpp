@@ -49,16 +49,16 @@ constexpr std::size_t q4_0_row_bytes(std::size_t nb) {
 // A row for the 512-bit Q8_0 dot kernel (Q8_0WithQ8_0Lanes) goes on, from
 // the next 64-byte boundary (q8_0_lanes_offset), with every block's 32
 // codes again, back to back, so that two blocks' codes are one aligned
-// 64-byte load, then (q8_0_biases_offset) each block's eight i32 lane
-// starts: -128 x the sum of codes 4l..4l+3. The kernel multiplies the
-// weights' codes + 128, unsigned as vpdpbusd wants them, and each lane's
-// sum starting there comes out exact.
+// 64-byte load, then from the next 64-byte boundary (q8_0_biases_offset)
+// each block's eight i32 lane starts: -128 x the sum of codes 4l..4l+3. The
+// kernel multiplies the weights' codes + 128, unsigned as vpdpbusd wants them,
+// and each lane's sum starting there comes out exact.
 inline constexpr int kQ80LaneBytes = 32, kQ80BiasBytes = 32;
 constexpr std::size_t q8_0_lanes_offset(std::size_t nb) {
   return whole_lines(nb * (kQ80Bytes + kQ80ScaleBytes));
 }
 constexpr std::size_t q8_0_biases_offset(std::size_t nb) {
-  return q8_0_lanes_offset(nb) + nb * kQ80LaneBytes;
+  return whole_lines(q8_0_lanes_offset(nb) + nb * kQ80LaneBytes);
 }
 constexpr std::size_t q8_0_lanes_row_bytes(std::size_t nb) {
   return whole_lines(q8_0_biases_offset(nb) + nb * kQ80BiasBytes);
