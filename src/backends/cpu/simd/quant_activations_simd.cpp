@@ -135,6 +135,20 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
               sizeof start);
 }
 
+// The padding of a Q8_0WithQ8_0Lanes row before its codes, before their
+// lane starts and after them: no kernel reads it, but every byte of a
+// reused buffer is written.
+static void zero_q8_0_lanes_padding(std::int64_t nb, std::uint8_t* row) {
+  using namespace layout;
+  const auto nbu = static_cast<std::size_t>(nb);
+  std::fill(row + nb * (kQ80Bytes + kQ80ScaleBytes),
+            row + q8_0_lanes_offset(nbu), std::uint8_t{0});
+  std::fill(row + q8_0_lanes_offset(nbu) + nb * kQ80LaneBytes,
+            row + q8_0_biases_offset(nbu), std::uint8_t{0});
+  std::fill(row + q8_0_biases_offset(nbu) + nb * kQ80BiasBytes,
+            row + q8_0_lanes_row_bytes(nbu), std::uint8_t{0});
+}
+
 // A Q8_0 row: its blocks and their f32 scales, then, for the Q4_0 dot
 // kernels, layout's per-block offsets and groups of four, or for the
 // 512-bit Q8_0 kernel its codes again and their lane starts.
@@ -153,15 +167,7 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
     }
   }
   if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
-    const auto nbu = static_cast<std::size_t>(nb);
-    // The padding before the codes, before the lane starts and after them,
-    // which no kernel reads, written anyway.
-    std::fill(scales + nb * kQ80ScaleBytes, row + q8_0_lanes_offset(nbu),
-              std::uint8_t{0});
-    std::fill(row + q8_0_lanes_offset(nbu) + nb * kQ80LaneBytes,
-              row + q8_0_biases_offset(nbu), std::uint8_t{0});
-    std::fill(row + q8_0_biases_offset(nbu) + nb * kQ80BiasBytes,
-              row + q8_0_lanes_row_bytes(nbu), std::uint8_t{0});
+    zero_q8_0_lanes_padding(nb, row);
     return;
   }
   if (kind != ActivationBlocks::Q8_0WithQ4_0Sums) return;
@@ -231,10 +237,7 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
   if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
     lanes = row + q8_0_lanes_offset(nbu);
     biases = row + q8_0_biases_offset(nbu);
-    std::fill(scales + nb * kQ80ScaleBytes, lanes, std::uint8_t{0});
-    std::fill(lanes + nb * kQ80LaneBytes, biases, std::uint8_t{0});
-    std::fill(biases + nb * kQ80BiasBytes, row + q8_0_lanes_row_bytes(nbu),
-              std::uint8_t{0});
+    zero_q8_0_lanes_padding(nb, row);
   }
   const __m512 zero = _mm512_setzero_ps();
   const __m512i cap = _mm512_set1_epi32(127);
@@ -273,8 +276,8 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
     _mm_storeu_si128(reinterpret_cast<__m128i*>(block + 18), c1);
     const float scale = _cvtsh_ss(half);
     quant::store_f32(scales + 4 * b, scale);
+    const __m256i codes = _mm256_set_m128i(c1, c0);
     if (lanes != nullptr) {
-      const __m256i codes = _mm256_set_m128i(c1, c0);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + b * kQ80LaneBytes),
                           codes);
       _mm256_storeu_si256(
@@ -282,8 +285,8 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
           _mm256_madd_epi16(_mm256_maddubs_epi16(ones, codes), bias));
     }
     if (!q4_0_sums) continue;
-    const __m256i offset = _mm256_madd_epi16(
-        _mm256_maddubs_epi16(ones, _mm256_set_m128i(c1, c0)), eight);
+    const __m256i offset =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(ones, codes), eight);
     _mm256_storeu_si256(
         reinterpret_cast<__m256i*>(offsets + b * kQ80OffsetBytes), offset);
     if (b >= nb / 4 * 4) continue;  // not in a whole group of four
