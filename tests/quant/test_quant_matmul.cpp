@@ -24,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -144,6 +145,42 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// The 512-bit kernels have forms for CPUs with fewer features, chosen at
+// run time: Cascade Lake has VNNI without VBMI or GFNI (Q4_0's two-block
+// kernel, the one-block Q4_K/Q5_K kernel, IQ4_XS's vpshufb lookup),
+// Skylake-SP none of them (AVX3 without VNNI, and the GEMM's 8-row tiles).
+// Withholding the features runs those forms here too, where the CPU has
+// them; every block count's remainder path, and the packed GEMM at 19 rows.
+TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
+  using namespace cpu::simd;
+  for (const unsigned withheld :
+       {kFeatureAvx512Vbmi | kFeatureGfni,
+        kFeatureAvx512Vnni | kFeatureAvx512Vbmi | kFeatureGfni}) {
+    const WithholdCpuFeaturesForTest guard(withheld);
+    ASSERT_FALSE(cpu_has_avx512_vbmi());
+    ASSERT_FALSE(cpu_has_gfni());
+    if ((withheld & kFeatureAvx512Vnni) != 0) {
+      ASSERT_FALSE(cpu_has_avx512_vnni());
+    }
+    for (const Case& c : kCases) {
+      if (!c.integer_kernel) continue;
+      for (const std::int64_t blocks : {1, 2, 3, 4, 5, 7, 9, 13, 17}) {
+        const std::int64_t k = blocks * c.act_block;
+        const Tensor w = weights(c.type, 19, k, 29 + blocks);
+        Generator g(blocks);
+        for (const std::int64_t m : {1, 3, 19}) {
+          const Tensor x = randn({m, k}, g);
+          SCOPED_TRACE(::testing::Message()
+                       << dtype_name(c.type) << " K " << k << " M " << m
+                       << " withheld " << withheld);
+          expect_within_bound(linear(x, w), x, w, c, true);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(withheld_cpu_features.load(), 0u);
 }
 
 // The vector decoders (Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS on AVX2 and up) and

@@ -5,12 +5,43 @@
 // kernels ask the vendor.
 #pragma once
 
+#include <atomic>
+
 namespace tessel::cpu::simd {
+
+// Features a test withholds, so that a CPU which has them all also runs
+// the kernels older ones take: Cascade Lake has VNNI without VBMI or GFNI,
+// Skylake-SP none of the three. Read on each dispatch (a relaxed load
+// beside the cached CPUID answer), never per row.
+enum CpuFeatureBits : unsigned {
+  kFeatureAvx512Vnni = 1u,
+  kFeatureAvx512Vbmi = 2u,
+  kFeatureGfni = 4u,
+};
+extern std::atomic<unsigned> withheld_cpu_features;
+
+// Withholds `bits` (CpuFeatureBits) until the guard goes out of scope.
+class WithholdCpuFeaturesForTest {
+ public:
+  explicit WithholdCpuFeaturesForTest(unsigned bits)
+      : before_(withheld_cpu_features.exchange(bits)) {}
+  ~WithholdCpuFeaturesForTest() { withheld_cpu_features.store(before_); }
+  WithholdCpuFeaturesForTest(const WithholdCpuFeaturesForTest&) = delete;
+  WithholdCpuFeaturesForTest& operator=(const WithholdCpuFeaturesForTest&) =
+      delete;
+
+ private:
+  unsigned before_;
+};
+
+inline bool cpu_feature_withheld(unsigned bit) {
+  return (withheld_cpu_features.load(std::memory_order_relaxed) & bit) != 0;
+}
 
 inline bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool vnni = __builtin_cpu_supports("avx512vnni");
-  return vnni;
+  return vnni && !cpu_feature_withheld(kFeatureAvx512Vnni);
 #else
   return false;
 #endif
@@ -19,7 +50,7 @@ inline bool cpu_has_avx512_vnni() {
 inline bool cpu_has_avx512_vbmi() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-  return vbmi;
+  return vbmi && !cpu_feature_withheld(kFeatureAvx512Vbmi);
 #else
   return false;
 #endif
@@ -28,7 +59,7 @@ inline bool cpu_has_avx512_vbmi() {
 inline bool cpu_has_gfni() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool gfni = __builtin_cpu_supports("gfni");
-  return gfni;
+  return gfni && !cpu_feature_withheld(kFeatureGfni);
 #else
   return false;
 #endif

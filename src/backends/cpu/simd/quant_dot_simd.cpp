@@ -137,9 +137,13 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
                                 ldy);
     case DType::IQ4_XS:
 #if HWY_TARGET == HWY_AVX3
+      if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi()) {
+        return all_rows_vbmi<iq4_xs_vbmi::dot_iq4_xs_lanes>(
+            w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
+      }
       if (cpu_has_avx512_vnni()) {
-        return all_rows_vnni<dot_iq4_xs_lanes>(w, ldw, rows, act, act_bytes,
-                                               m_rows, nb, y, ldy);
+        return all_rows_vnni<iq4_xs_vnni::dot_iq4_xs_lanes>(
+            w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
       }
 #endif
       return all_rows<dot_iq4_xs>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
