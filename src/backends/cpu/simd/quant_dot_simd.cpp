@@ -80,13 +80,12 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
   switch (static_cast<DType>(w_dtype)) {
     case DType::Q4_0:
 #if HWY_TARGET == HWY_AVX3
-      if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && nb % 16 == 0) {
-        return all_rows_q4_0_groups(w, ldw, rows, act, act_bytes, m_rows, nb, y,
-                                    ldy);
-      }
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi()) {
-        return all_rows_vbmi<dot_q4_0_quads>(w, ldw, rows, act, act_bytes,
-                                             m_rows, nb, y, ldy);
+        return nb % 16 == 0
+                   ? all_rows_q4_0_quads<false>(w, ldw, rows, act, act_bytes,
+                                                m_rows, nb, y, ldy)
+                   : all_rows_q4_0_quads<true>(w, ldw, rows, act, act_bytes,
+                                               m_rows, nb, y, ldy);
       }
       if (cpu_has_avx512_vnni()) {
         return all_rows<dot_q4_0_vnni>(w, ldw, rows, act, act_bytes, m_rows, nb,
