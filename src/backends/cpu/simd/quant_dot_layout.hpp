@@ -18,7 +18,7 @@ inline constexpr int kQ80ExtraBytes = kQ80ScaleBytes + kQ80OffsetBytes;
 // then, from the next 64-byte boundary (q4_0_quads_offset), for each
 // whole group of four blocks (a quad), the same codes as the 512-bit
 // Q4_0 kernel with VBMI reads them against four weight blocks at once
-// (dot_q4_0_quads): codes 0-15 of the four blocks, then codes 16-31 of
+// (q4_0_row_lanes): codes 0-15 of the four blocks, then codes 16-31 of
 // the four.
 inline constexpr int kQ80QuadBytes = 64 + 64;
 inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64;
