@@ -414,7 +414,7 @@ static std::int32_t sub_block_sum(const std::uint8_t* block, int s) {
              quant::load_u16(block + kQ8KSums + 4 * s + 2));
 }
 
-// After a row's Q8_K blocks, what dot_k4_groups reads for each group of
+// After a row's Q8_K blocks, what k4_row_lanes reads for each group of
 // four, a last partial one padded with zeros (quant_dot_layout.hpp's
 // kQ8KGroup*), then every block's codes in its sub-block order
 // (kQ8KK4Lanes).

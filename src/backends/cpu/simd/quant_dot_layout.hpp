@@ -68,7 +68,7 @@ inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]
 inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
 // A row for the Q4_K and Q5_K dot kernels (Q8_KWithK4Groups) goes on, for
 // each group of four blocks (the last one padded with zeros where the row
-// has fewer), with what dot_k4_groups reads for four weight blocks at
+// has fewer), with what k4_row_lanes reads for four weight blocks at
 // once: the blocks' f32 scales twice over (0-3, 0-3: the lanes of the
 // weights' d and dmin), then each block's 8 sums of 32 codes as i16
 // (|sum| <= 32 x 127), block i's at 16i.
@@ -78,7 +78,7 @@ inline constexpr int kQ8KGroupBytes = 32 + 64;
 // codes again with their 32-code sub-blocks in the order 0, 2, 1, 3, 4, 6,
 // 5, 7: the order in which one 64-byte load of a Q4_K/Q5_K block's nibbles
 // (sub-blocks 2p and 2p + 1 in each 32 bytes), split by one affine map a
-// nibble, holds its codes (dot_k4_groups).
+// nibble, holds its codes (k4_row_lanes).
 inline constexpr int kQ8KK4Lanes = 256;
 constexpr int k4_lane_sub_block(int chunk) {
   return 4 * (chunk / 4) + (chunk % 4 == 1   ? 2
@@ -100,7 +100,7 @@ constexpr std::size_t iq4_lanes_offset(std::size_t nb) {
 }
 // Then, for each whole pair of blocks (iq4_pairs_offset), 128 x the sum of
 // each 32-code sub-block's codes as i32 (the surplus of the kernel's
-// biased table), in the order dot_iq4_xs_lanes folds a pair's sums to:
+// biased table), in the order iq4_xs_row_lanes folds a pair's sums to:
 // lane 4j + k is sub-block j (k = 0) or 4 + j (k = 1) of the first block,
 // j (k = 2) or 4 + j (k = 3) of the second.
 inline constexpr int kQ8KIq4PairBytes = 64;

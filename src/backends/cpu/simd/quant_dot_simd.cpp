@@ -65,12 +65,54 @@ using Dot = float (*)(const std::uint8_t*, const std::uint8_t*, std::int64_t);
     }                                                                         \
   }
 TESSEL_ALL_ROWS_WITH(all_rows, )
-#if HWY_TARGET == HWY_AVX3
-TESSEL_ALL_ROWS_WITH(all_rows_vnni, TESSEL_AVX512_VNNI_TARGET)
-TESSEL_ALL_ROWS_WITH(all_rows_vbmi, TESSEL_AVX512_VBMI_TARGET)
-TESSEL_ALL_ROWS_WITH(all_rows_icl, TESSEL_AVX512_ICL_TARGET)
-#endif
 #undef TESSEL_ALL_ROWS_WITH
+
+#if HWY_TARGET == HWY_AVX3
+using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
+                            std::int64_t);
+
+// The row loop of the 512-bit kernels, which leave a row's sum in sixteen
+// lanes: four weight rows, each streamed in order, then their lanes summed
+// together (sum_four_rows: 12 instructions for the four, where each row's
+// own sum took about 8). As all_rows, once per set of target features.
+// One Zen 4 core, weights in L2, rows of 1024: Q4_0 (whose loop,
+// all_rows_q4_0_quads, also hoists the row setup) 74.5 -> 62.5 cycles a
+// row; the others in BENCHMARKS.md "Zen 4, sixteenth pass".
+#define TESSEL_FOUR_ROWS_WITH(name, target)                                   \
+  template <RowLanes kLanes>                                                  \
+  target void name(const std::uint8_t* w, std::size_t ldw, std::int64_t rows, \
+                   const std::uint8_t* act, std::size_t act_bytes,            \
+                   std::int64_t m_rows, std::int64_t nb, float* y,            \
+                   std::int64_t ldy) {                                        \
+    std::int64_t r = 0;                                                       \
+    for (; r + 3 < rows; r += 4) {                                            \
+      const std::uint8_t* w0 = w + r * ldw;                                   \
+      for (std::int64_t m = 0; m < m_rows; ++m) {                             \
+        const std::uint8_t* a = act + m * act_bytes;                          \
+        const __m512 r0 = kLanes(w0, a, nb), r1 = kLanes(w0 + ldw, a, nb);    \
+        const __m512 r2 = kLanes(w0 + 2 * ldw, a, nb);                        \
+        const __m512 r3 = kLanes(w0 + 3 * ldw, a, nb);                        \
+        _mm_storeu_ps(y + m * ldy + r, sum_four_rows(r0, r1, r2, r3));        \
+      }                                                                       \
+    }                                                                         \
+    for (; r < rows; ++r) {                                                   \
+      for (std::int64_t m = 0; m < m_rows; ++m) {                             \
+        y[m * ldy + r] = _mm512_reduce_add_ps(                                \
+            kLanes(w + r * ldw, act + m * act_bytes, nb));                    \
+      }                                                                       \
+    }                                                                         \
+  }
+// GCC 12's 512-bit extracts pass an "undefined" register as their unused
+// merge source, and then warn about it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+TESSEL_FOUR_ROWS_WITH(four_rows_vnni, TESSEL_AVX512_VNNI_TARGET)
+TESSEL_FOUR_ROWS_WITH(four_rows_vbmi, TESSEL_AVX512_VBMI_TARGET)
+TESSEL_FOUR_ROWS_WITH(four_rows_icl, TESSEL_AVX512_ICL_TARGET)
+#pragma GCC diagnostic pop
+#undef TESSEL_FOUR_ROWS_WITH
+#endif
 
 static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
                              std::size_t ldw, std::int64_t rows,
@@ -97,8 +139,8 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::Q8_0:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni()) {
-        return all_rows_vnni<dot_q8_0_pairs>(w, ldw, rows, act, act_bytes,
-                                             m_rows, nb, y, ldy);
+        return four_rows_vnni<q8_0_row_lanes>(w, ldw, rows, act, act_bytes,
+                                              m_rows, nb, y, ldy);
       }
 #endif
       return all_rows<dot_q8_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
@@ -106,7 +148,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::Q4_K:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && cpu_has_gfni()) {
-        return all_rows_icl<dot_k4_groups<false>>(w, ldw, rows, act, act_bytes,
+        return four_rows_icl<k4_row_lanes<false>>(w, ldw, rows, act, act_bytes,
                                                   m_rows, nb, y, ldy);
       }
       if (cpu_has_avx512_vnni()) {
@@ -119,7 +161,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::Q5_K:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && cpu_has_gfni()) {
-        return all_rows_icl<dot_k4_groups<true>>(w, ldw, rows, act, act_bytes,
+        return four_rows_icl<k4_row_lanes<true>>(w, ldw, rows, act, act_bytes,
                                                  m_rows, nb, y, ldy);
       }
       if (cpu_has_avx512_vnni()) {
@@ -132,8 +174,8 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::Q6_K:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni()) {
-        return all_rows_vnni<dot_q6_k_vnni>(w, ldw, rows, act, act_bytes,
-                                            m_rows, nb, y, ldy);
+        return four_rows_vnni<q6_k_row_lanes>(w, ldw, rows, act, act_bytes,
+                                              m_rows, nb, y, ldy);
       }
 #endif
       return all_rows<dot_q6_k>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
@@ -141,11 +183,11 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::IQ4_XS:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi()) {
-        return all_rows_vbmi<iq4_xs_vbmi::dot_iq4_xs_lanes>(
+        return four_rows_vbmi<iq4_xs_vbmi::iq4_xs_row_lanes>(
             w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
       }
       if (cpu_has_avx512_vnni()) {
-        return all_rows_vnni<iq4_xs_vnni::dot_iq4_xs_lanes>(
+        return four_rows_vnni<iq4_xs_vnni::iq4_xs_row_lanes>(
             w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
       }
 #endif
