@@ -75,11 +75,15 @@ using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
 // lanes: four weight rows, each streamed in order, then their lanes summed
 // together (sum_four_rows: 12 instructions for the four, where each row's
 // own sum took about 8). As all_rows, once per set of target features.
+// kOneCopy keeps the four rows' calls a loop (one inlined copy of the
+// kernel): Q4_K's ran 64.5 cycles a row of 1024 so, 69 with four copies
+// (67.5 one row at a time), where the other kernels ran 2-6 % faster with
+// four.
 // One Zen 4 core, weights in L2, rows of 1024: Q4_0 (whose loop,
 // all_rows_q4_0_quads, also hoists the row setup) 74.5 -> 62.5 cycles a
 // row; the others in BENCHMARKS.md "Zen 4, sixteenth pass".
 #define TESSEL_FOUR_ROWS_WITH(name, target)                                   \
-  template <RowLanes kLanes>                                                  \
+  template <RowLanes kLanes, bool kOneCopy = false>                           \
   target void name(const std::uint8_t* w, std::size_t ldw, std::int64_t rows, \
                    const std::uint8_t* act, std::size_t act_bytes,            \
                    std::int64_t m_rows, std::int64_t nb, float* y,            \
@@ -89,10 +93,19 @@ using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
       const std::uint8_t* w0 = w + r * ldw;                                   \
       for (std::int64_t m = 0; m < m_rows; ++m) {                             \
         const std::uint8_t* a = act + m * act_bytes;                          \
-        const __m512 r0 = kLanes(w0, a, nb), r1 = kLanes(w0 + ldw, a, nb);    \
-        const __m512 r2 = kLanes(w0 + 2 * ldw, a, nb);                        \
-        const __m512 r3 = kLanes(w0 + 3 * ldw, a, nb);                        \
-        _mm_storeu_ps(y + m * ldy + r, sum_four_rows(r0, r1, r2, r3));        \
+        __m512 lanes[4];                                                      \
+        if constexpr (kOneCopy) {                                             \
+          _Pragma("GCC unroll 1") for (int i = 0; i < 4; ++i) {               \
+            lanes[i] = kLanes(w0 + i * ldw, a, nb);                           \
+          }                                                                   \
+        } else {                                                              \
+          lanes[0] = kLanes(w0, a, nb);                                       \
+          lanes[1] = kLanes(w0 + ldw, a, nb);                                 \
+          lanes[2] = kLanes(w0 + 2 * ldw, a, nb);                             \
+          lanes[3] = kLanes(w0 + 3 * ldw, a, nb);                             \
+        }                                                                     \
+        _mm_storeu_ps(y + m * ldy + r,                                        \
+                      sum_four_rows(lanes[0], lanes[1], lanes[2], lanes[3])); \
       }                                                                       \
     }                                                                         \
     for (; r < rows; ++r) {                                                   \
@@ -148,8 +161,8 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
     case DType::Q4_K:
 #if HWY_TARGET == HWY_AVX3
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && cpu_has_gfni()) {
-        return four_rows_icl<k4_row_lanes<false>>(w, ldw, rows, act, act_bytes,
-                                                  m_rows, nb, y, ldy);
+        return four_rows_icl<k4_row_lanes<false>, true>(
+            w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
       }
       if (cpu_has_avx512_vnni()) {
         return all_rows<dot_k4_vnni<false>>(w, ldw, rows, act, act_bytes,
