@@ -129,8 +129,11 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
       it = quantized.emplace(quantized.end(), kind, std::move(blocks));
     }
     act.push_back(it->second.data());
+    // Whole fours: the 512-bit dot kernels take rows four at a time, and a
+    // chunk's last one to three rows would each sum their own lanes.
     chunk_rows.push_back(
-        cpu::streamed_chunk_rows(static_cast<std::int64_t>(p.w.row_bytes)));
+        cpu::streamed_chunk_rows(static_cast<std::int64_t>(p.w.row_bytes)) / 4 *
+        4);
     first_chunk.push_back(first_chunk.back() +
                           (p.n + chunk_rows.back() - 1) / chunk_rows.back());
   }

@@ -1,8 +1,8 @@
 // CPU features Highway's targets do not imply but kernels branch on at run
 // time. AVX512-VNNI (vpdpbusd), AVX512-VBMI (byte permutes) and GFNI (bit
 // matrices on bytes) are not part of Highway's AVX3 target, so the 512-bit
-// quantised dot and tile kernels ask here, once per process; the decode
-// kernels ask the vendor.
+// quantised dot and tile kernels ask here (CPUID once per process, then
+// what a test withholds); the decode kernels ask the vendor.
 #pragma once
 
 #include <atomic>
@@ -20,7 +20,10 @@ enum CpuFeatureBits : unsigned {
 };
 extern std::atomic<unsigned> withheld_cpu_features;
 
-// Withholds `bits` (CpuFeatureBits) until the guard goes out of scope.
+// Withholds exactly `bits` (CpuFeatureBits; replacing what was withheld
+// before) until the guard goes out of scope. Create it only while no
+// kernel runs: a packer and its GEMM kernel each ask for the features
+// (tile_rows_for), and must get the same answer within a call.
 class WithholdCpuFeaturesForTest {
  public:
   explicit WithholdCpuFeaturesForTest(unsigned bits)

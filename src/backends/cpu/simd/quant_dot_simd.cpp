@@ -44,46 +44,43 @@ using quant::unpack_k4_scales;
 using Dot = float (*)(const std::uint8_t*, const std::uint8_t*, std::int64_t);
 
 // One weight row at a time against every activation row while it is hot in
-// L1. Interleaving two or four weight rows to share the activation loads
-// measured 1.3-1.7x slower at M = 1: each row is a memory stream of its
-// own, and one sequential stream per thread is what the prefetchers serve
-// best. Defined once per set of target features (`target`): GCC will not
-// inline a kernel whose features its caller lacks, and the 512-bit
-// kernels, forced inline into loops of their own features, no longer pay
-// a call and their setup per row (Q4_0, 1024 wide: 82 -> 75 cycles a row,
-// Zen 4, one core, weights in L2).
-#define TESSEL_ALL_ROWS_WITH(name, target)                                    \
-  template <Dot kDot>                                                         \
-  target void name(const std::uint8_t* w, std::size_t ldw, std::int64_t rows, \
-                   const std::uint8_t* act, std::size_t act_bytes,            \
-                   std::int64_t m_rows, std::int64_t nb, float* y,            \
-                   std::int64_t ldy) {                                        \
-    for (std::int64_t r = 0; r < rows; ++r) {                                 \
-      for (std::int64_t m = 0; m < m_rows; ++m) {                             \
-        y[m * ldy + r] = kDot(w + r * ldw, act + m * act_bytes, nb);          \
-      }                                                                       \
-    }                                                                         \
+// L1: the kernels of the targets below AVX3 (and those AVX3 takes without
+// VNNI). Interleaving two or four weight rows to share the activation
+// loads measured 1.3-1.7x slower at M = 1: each row is a memory stream of
+// its own, and one sequential stream per thread is what the prefetchers
+// serve best.
+template <Dot kDot>
+void all_rows(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
+              const std::uint8_t* act, std::size_t act_bytes,
+              std::int64_t m_rows, std::int64_t nb, float* y,
+              std::int64_t ldy) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t m = 0; m < m_rows; ++m) {
+      y[m * ldy + r] = kDot(w + r * ldw, act + m * act_bytes, nb);
+    }
   }
-TESSEL_ALL_ROWS_WITH(all_rows, )
-#undef TESSEL_ALL_ROWS_WITH
+}
 
 #if HWY_TARGET == HWY_AVX3
 using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
                             std::int64_t);
 
 // The row loop of the 512-bit kernels, which leave a row's sum in sixteen
-// lanes: four weight rows, each streamed in order, then their lanes summed
-// together (sum_four_rows: 12 instructions for the four, where each row's
-// own sum took about 8). As all_rows, once per set of target features.
-// kOneCopy keeps the four rows' calls a loop (one inlined copy of the
-// kernel): Q4_K's ran 64.5 cycles a row of 1024 so, 69 with four copies
-// (67.5 one row at a time), where the other kernels ran 2-6 % faster with
-// four.
-// One Zen 4 core, weights in L2, rows of 1024: Q4_0 (whose loop,
+// lanes: four weight rows, each streamed in order as all_rows streams
+// one, then their lanes summed together (sum_four_rows: 13 instructions
+// for the four, where each row's own sum took about 8). Defined once per
+// set of target features (`target`): GCC will not inline a kernel whose
+// features its caller lacks, and forced inline into a loop of their own
+// features the kernels pay no call and no setup per row (Q4_0, 1024
+// wide: 82 -> 75 cycles a row when the loop took one row at a time).
+// kInlineKernelOnce keeps the four rows' calls a loop, one inlined copy
+// of the kernel: Q4_K's ran 64.5 cycles a row of 1024 so, 69 with four
+// copies (67.5 one row at a time), where the others ran 2-6 % faster with
+// four. One Zen 4 core, weights in L2, rows of 1024: Q4_0 (whose loop,
 // all_rows_q4_0_quads, also hoists the row setup) 74.5 -> 62.5 cycles a
 // row; the others in BENCHMARKS.md "Zen 4, sixteenth pass".
 #define TESSEL_FOUR_ROWS_WITH(name, target)                                   \
-  template <RowLanes kLanes, bool kOneCopy = false>                           \
+  template <RowLanes kLanes, bool kInlineKernelOnce = false>                  \
   target void name(const std::uint8_t* w, std::size_t ldw, std::int64_t rows, \
                    const std::uint8_t* act, std::size_t act_bytes,            \
                    std::int64_t m_rows, std::int64_t nb, float* y,            \
@@ -94,7 +91,7 @@ using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
       for (std::int64_t m = 0; m < m_rows; ++m) {                             \
         const std::uint8_t* a = act + m * act_bytes;                          \
         __m512 lanes[4];                                                      \
-        if constexpr (kOneCopy) {                                             \
+        if constexpr (kInlineKernelOnce) {                                    \
           _Pragma("GCC unroll 1") for (int i = 0; i < 4; ++i) {               \
             lanes[i] = kLanes(w0 + i * ldw, a, nb);                           \
           }                                                                   \
