@@ -46,10 +46,10 @@ using Dot = float (*)(const std::uint8_t*, const std::uint8_t*, std::int64_t);
 // One weight row at a time against every activation row while it is hot in
 // L1: the kernels of the targets below AVX3, and AVX3's forms for CPUs
 // without VBMI or GFNI (not inlined here: this loop lacks their target
-// features; the four-row loops below inline theirs). Interleaving two or four weight rows to share the activation
-// loads measured 1.3-1.7x slower at M = 1: each row is a memory stream of
-// its own, and one sequential stream per thread is what the prefetchers
-// serve best.
+// features; the four-row loops below inline theirs). Interleaving two or four
+// weight rows to share the activation loads measured 1.3-1.7x slower at M = 1:
+// each row is a memory stream of its own, and one sequential stream per thread
+// is what the prefetchers serve best.
 template <Dot kDot>
 void all_rows(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
               const std::uint8_t* act, std::size_t act_bytes,
