@@ -297,11 +297,10 @@ TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
   });
 }
 
-TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
+TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndHold128TimesTheirSum) {
   // k = 224: seven Q8_0 blocks (238 bytes, then 28 of scales: 266, to
   // 320), their codes back to back (224 bytes, to 544, to 576), then each
-  // block's eight lane starts, -128 x each four codes' sum (224 bytes, to
-  // 800, to 832).
+  // block's 128 x the sum of its codes as f32 (28 bytes, to 604, to 640).
   Generator g(14);
   const std::vector<float> x = testing::values<float>(randn({224}, g));
   on_every_target([&] {
@@ -309,26 +308,23 @@ TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachLane) {
         activation_row(ActivationBlocks::Q8_0, x);
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_0WithQ8_0Lanes, x);
-    ASSERT_EQ(row.size(), 832u);
+    ASSERT_EQ(row.size(), 640u);
     ASSERT_EQ(plain.size(), 266u);
     EXPECT_EQ(std::memcmp(row.data(), plain.data(), plain.size()), 0)
         << "the Q8_0 blocks and their scales come first, unchanged";
     for (std::size_t i = 266; i < 320; ++i) {
       EXPECT_EQ(row[i], 0) << "padding byte " << i;
     }
-    for (const std::size_t i : {544u, 575u, 800u, 831u}) {
+    for (const std::size_t i : {544u, 575u, 604u, 639u}) {
       EXPECT_EQ(row[i], 0) << "padding byte " << i;
     }
     for (std::size_t b = 0; b < 7; ++b) {
       SCOPED_TRACE(::testing::Message() << "block " << b);
       const std::uint8_t* codes = plain.data() + 34 * b + 2;
       EXPECT_EQ(std::memcmp(row.data() + 320 + 32 * b, codes, 32), 0);
-      for (std::size_t lane = 0; lane < 8; ++lane) {
-        std::int32_t start = 0;
-        std::memcpy(&start, row.data() + 576 + 32 * b + 4 * lane, 4);
-        EXPECT_EQ(start, -128 * code_sum(codes + 4 * lane, 4))
-            << "lane " << lane;
-      }
+      float sum = 0;
+      std::memcpy(&sum, row.data() + 576 + 4 * b, 4);
+      EXPECT_EQ(sum, static_cast<float>(128 * code_sum(codes, 32)));
     }
   });
 }
