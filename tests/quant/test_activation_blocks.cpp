@@ -297,10 +297,11 @@ TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
   });
 }
 
-TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndHold128TimesTheirSum) {
+TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndStartEachBlock) {
   // k = 224: seven Q8_0 blocks (238 bytes, then 28 of scales: 266, to
   // 320), their codes back to back (224 bytes, to 544, to 576), then each
-  // block's 128 x the sum of its codes as f32 (28 bytes, to 604, to 640).
+  // block's i32 start, -128 x the sum of its codes (28 bytes, to 604, to
+  // 640).
   Generator g(14);
   const std::vector<float> x = testing::values<float>(randn({224}, g));
   on_every_target([&] {
@@ -322,9 +323,9 @@ TEST(ActivationBlocks, Q8_0LanesRepeatTheCodesAndHold128TimesTheirSum) {
       SCOPED_TRACE(::testing::Message() << "block " << b);
       const std::uint8_t* codes = plain.data() + 34 * b + 2;
       EXPECT_EQ(std::memcmp(row.data() + 320 + 32 * b, codes, 32), 0);
-      float sum = 0;
-      std::memcpy(&sum, row.data() + 576 + 4 * b, 4);
-      EXPECT_EQ(sum, static_cast<float>(128 * code_sum(codes, 32)));
+      std::int32_t start = 0;
+      std::memcpy(&start, row.data() + 576 + 4 * b, 4);
+      EXPECT_EQ(start, -128 * code_sum(codes, 32));
     }
   });
 }

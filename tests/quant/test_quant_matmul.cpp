@@ -251,20 +251,22 @@ TEST(QuantMatmul, NonFiniteActivationsPropagate) {
 }
 
 // A known case by hand: Q8_0 weights with scale 1 (codes = values) and
-// activations whose block scale is 1 too: the product is exact.
+// activations whose block scale is 1 too: the product is exact. Five
+// blocks: the 512-bit kernel's four at a time and a last one alone.
 TEST(QuantMatmul, ExactIntegersByHand) {
-  std::vector<float> wv(64), xv(64);
-  for (int j = 0; j < 64; ++j) {
+  constexpr int kK = 160;
+  std::vector<float> wv(kK), xv(kK);
+  for (int j = 0; j < kK; ++j) {
     wv[j] = static_cast<float>(j % 2 ? 127 : -(j % 7));
     xv[j] = static_cast<float>(j % 3 ? 127 : -(j % 5));
   }
   double expect = 0;
-  for (int j = 0; j < 64; ++j) expect += double{wv[j]} * xv[j];
-  const Tensor w = from_vector(wv, {1, 64}).to(DType::Q8_0);
-  const Tensor y = linear(from_vector(xv, {1, 64}), w);
+  for (int j = 0; j < kK; ++j) expect += double{wv[j]} * xv[j];
+  const Tensor w = from_vector(wv, {1, kK}).to(DType::Q8_0);
+  const Tensor y = linear(from_vector(xv, {1, kK}), w);
   EXPECT_EQ(host(y)[0], static_cast<float>(expect));
   // The same row 24 times takes the packed GEMM: still exact.
-  const Tensor x24 = from_vector(xv, {1, 64}).expand({24, 64}).contiguous();
+  const Tensor x24 = from_vector(xv, {1, kK}).expand({24, kK}).contiguous();
   for (const float v : host(linear(x24, w))) {
     EXPECT_EQ(v, static_cast<float>(expect));
   }

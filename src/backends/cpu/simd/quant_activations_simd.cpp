@@ -115,8 +115,8 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
   codes(x, 32, e.amax != 0 ? 127.f / e.amax : 0.f, q);
 }
 
-// The 512-bit Q8_0 kernel's copy of block b's codes and 128 x their sum
-// (layout's Q8_0WithQ8_0Lanes region).
+// The 512-bit Q8_0 kernel's copy of block b's codes and its start, -128 x
+// their sum (layout's Q8_0WithQ8_0Lanes region).
 [[maybe_unused]] static void q8_0_lanes(const std::uint8_t* codes,
                                         std::int64_t nb, std::int64_t b,
                                         std::uint8_t* row) {
@@ -125,12 +125,13 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* block) {
   std::memcpy(row + q8_0_lanes_offset(nbu) + b * kQ80LaneBytes, codes, 32);
   std::int32_t sum = 0;
   for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(codes[i]);
-  quant::store_f32(row + q8_0_code_sums_offset(nbu) + b * kQ80CodeSumBytes,
-                   static_cast<float>(128 * sum));
+  const std::int32_t start = -128 * sum;
+  std::memcpy(row + q8_0_block_starts_offset(nbu) + b * kQ80BlockStartBytes,
+              &start, 4);
 }
 
 // The padding of a Q8_0WithQ8_0Lanes row before its codes, before their
-// sums and after them: no kernel reads it, but every byte of a
+// starts and after them: no kernel reads it, but every byte of a
 // reused buffer is written.
 static void zero_q8_0_lanes_padding(std::int64_t nb, std::uint8_t* row) {
   using namespace layout;
@@ -138,14 +139,14 @@ static void zero_q8_0_lanes_padding(std::int64_t nb, std::uint8_t* row) {
   std::fill(row + nb * (kQ80Bytes + kQ80ScaleBytes),
             row + q8_0_lanes_offset(nbu), std::uint8_t{0});
   std::fill(row + q8_0_lanes_offset(nbu) + nb * kQ80LaneBytes,
-            row + q8_0_code_sums_offset(nbu), std::uint8_t{0});
-  std::fill(row + q8_0_code_sums_offset(nbu) + nb * kQ80CodeSumBytes,
+            row + q8_0_block_starts_offset(nbu), std::uint8_t{0});
+  std::fill(row + q8_0_block_starts_offset(nbu) + nb * kQ80BlockStartBytes,
             row + q8_0_lanes_row_bytes(nbu), std::uint8_t{0});
 }
 
 // A Q8_0 row: its blocks and their f32 scales, then, for the Q4_0 dot
 // kernels, layout's per-block offsets and groups of four, or for the
-// 512-bit Q8_0 kernel its codes again and 128 x their sums.
+// 512-bit Q8_0 kernel its codes again and their starts.
 [[maybe_unused]] static void q8_0_row(const float* x, std::int64_t k,
                                       ActivationBlocks kind,
                                       std::uint8_t* row) {
@@ -227,16 +228,17 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
   }
   // The Q8_0 kernel's, likewise.
   std::uint8_t* lanes = nullptr;
-  std::uint8_t* code_sums = nullptr;
+  std::uint8_t* block_starts = nullptr;
   if (kind == ActivationBlocks::Q8_0WithQ8_0Lanes) {
     lanes = row + q8_0_lanes_offset(nbu);
-    code_sums = row + q8_0_code_sums_offset(nbu);
+    block_starts = row + q8_0_block_starts_offset(nbu);
     zero_q8_0_lanes_padding(nb, row);
   }
   const __m512 zero = _mm512_setzero_ps();
   const __m512i cap = _mm512_set1_epi32(127);
   const __m256i ones = _mm256_set1_epi8(1);
   const __m256i eight = _mm256_set1_epi16(8);
+  const __m256i sign = _mm256_set1_epi8(static_cast<char>(0x80));
   for (std::int64_t b = 0; b < nb; ++b) {
     const __m512 v0 = _mm512_loadu_ps(x + 32 * b);
     const __m512 v1 = _mm512_loadu_ps(x + 32 * b + 16);
@@ -275,16 +277,15 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
                           codes);
       // The sum of the 32 codes: the byte sums (SAD against zero) of the
       // codes + 128, less 32 x 128.
-      const __m256i sad = _mm256_sad_epu8(
-          _mm256_xor_si256(codes, _mm256_set1_epi8(static_cast<char>(0x80))),
-          _mm256_setzero_si256());
+      const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(codes, sign),
+                                          _mm256_setzero_si256());
       const __m128i half_sums = _mm_add_epi64(_mm256_castsi256_si128(sad),
                                               _mm256_extracti128_si256(sad, 1));
       const auto sum =
           static_cast<std::int32_t>(_mm_cvtsi128_si64(half_sums) +
                                     _mm_extract_epi64(half_sums, 1) - 32 * 128);
-      quant::store_f32(code_sums + b * kQ80CodeSumBytes,
-                       static_cast<float>(128 * sum));
+      const std::int32_t start = -128 * sum;
+      std::memcpy(block_starts + b * kQ80BlockStartBytes, &start, 4);
     }
     if (!q4_0_sums) continue;
     const __m256i offset =

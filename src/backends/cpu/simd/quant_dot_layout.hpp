@@ -49,19 +49,19 @@ constexpr std::size_t q4_0_row_bytes(std::size_t nb) {
 // A row for the 512-bit Q8_0 dot kernel (Q8_0WithQ8_0Lanes) goes on, from
 // the next 64-byte boundary (q8_0_lanes_offset), with every block's 32
 // codes again, back to back, so that two blocks' codes are one aligned
-// 64-byte load, then from the next 64-byte boundary (q8_0_code_sums_offset)
-// each block's 128 x the sum of its codes as f32 (exact: at most 2^19 in
-// magnitude). The kernel multiplies the weights' codes + 128, unsigned as
-// vpdpbusd wants them, and takes the surplus off each block in f32.
-inline constexpr int kQ80LaneBytes = 32, kQ80CodeSumBytes = 4;
+// 64-byte load, then from the next 64-byte boundary (q8_0_block_starts_offset)
+// each block's i32 start: -128 x the sum of its codes. The kernel multiplies
+// the weights' codes + 128, unsigned as vpdpbusd wants them, and one lane of
+// each block starts there, so the block's sum comes out exact.
+inline constexpr int kQ80LaneBytes = 32, kQ80BlockStartBytes = 4;
 constexpr std::size_t q8_0_lanes_offset(std::size_t nb) {
   return whole_lines(nb * (kQ80Bytes + kQ80ScaleBytes));
 }
-constexpr std::size_t q8_0_code_sums_offset(std::size_t nb) {
+constexpr std::size_t q8_0_block_starts_offset(std::size_t nb) {
   return whole_lines(q8_0_lanes_offset(nb) + nb * kQ80LaneBytes);
 }
 constexpr std::size_t q8_0_lanes_row_bytes(std::size_t nb) {
-  return whole_lines(q8_0_code_sums_offset(nb) + nb * kQ80CodeSumBytes);
+  return whole_lines(q8_0_block_starts_offset(nb) + nb * kQ80BlockStartBytes);
 }
 inline constexpr int kQ40Bytes = 18;   // d f16 | qs u8[16] (lo: 0..15)
 inline constexpr int kQ8KBytes = 292;  // d f32 | qs i8[256] | bsums i16[16]

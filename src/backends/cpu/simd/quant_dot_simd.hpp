@@ -32,8 +32,8 @@ enum class ActivationBlocks : std::uint8_t {
   // Q4_0 dot kernels read: what every weight row would otherwise
   // recompute.
   Q8_0WithQ4_0Sums,
-  // Q8_0 rows followed by their codes back to back and 128 x each
-  // block's code sum, which the 512-bit Q8_0 dot kernel reads.
+  // Q8_0 rows followed by their codes back to back and each block's
+  // start (-128 x its code sum), which the 512-bit Q8_0 dot kernel reads.
   Q8_0WithQ8_0Lanes,
   // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
   // dot kernels read for four blocks at a time, and their codes again in
