@@ -238,7 +238,7 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
   const __m512i cap = _mm512_set1_epi32(127);
   const __m256i ones = _mm256_set1_epi8(1);
   const __m256i eight = _mm256_set1_epi16(8);
-  const __m256i sign = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i minus_128 = _mm256_set1_epi16(-128);
   for (std::int64_t b = 0; b < nb; ++b) {
     const __m512 v0 = _mm512_loadu_ps(x + 32 * b);
     const __m512 v1 = _mm512_loadu_ps(x + 32 * b + 16);
@@ -275,16 +275,9 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
     if (lanes != nullptr) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + b * kQ80LaneBytes),
                           codes);
-      // The sum of the 32 codes: the byte sums (SAD against zero) of the
-      // codes + 128, less 32 x 128.
-      const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(codes, sign),
-                                          _mm256_setzero_si256());
-      const __m128i half_sums = _mm_add_epi64(_mm256_castsi256_si128(sad),
-                                              _mm256_extracti128_si256(sad, 1));
-      const auto sum =
-          static_cast<std::int32_t>(_mm_cvtsi128_si64(half_sums) +
-                                    _mm_extract_epi64(half_sums, 1) - 32 * 128);
-      const std::int32_t start = -128 * sum;
+      // -128 x the codes' sum, four at a time as the Q4_0 offsets below.
+      const std::int32_t start = _mm512_reduce_add_epi32(_mm512_zextsi256_si512(
+          _mm256_madd_epi16(_mm256_maddubs_epi16(ones, codes), minus_128)));
       std::memcpy(block_starts + b * kQ80BlockStartBytes, &start, 4);
     }
     if (!q4_0_sums) continue;
