@@ -261,15 +261,19 @@ TEST(ActivationBlocks, Q4_0GroupsHoldEveryQuadInItsLane) {
     const std::vector<std::uint8_t> row =
         activation_row(ActivationBlocks::Q8_0WithQ4_0Sums, x);
     ASSERT_EQ(row.size(), 3200u);
-    // Every block's eight offsets: 8 x the sum of each four codes (29
-    // blocks of 34 bytes, 29 scales of 4, then offsets of 32 each).
+    // Every block's eight offsets (29 blocks of 34 bytes, 29 scales of 4,
+    // then offsets of 32 each): lane l < 4 is 8 x the sum of codes 4l..4l+3
+    // and 16+4l..16+4l+3, lanes 4-7 zero.
     for (std::size_t b = 0; b < 29; ++b) {
       const std::uint8_t* codes = row.data() + 34 * b + 2;
       for (std::size_t lane = 0; lane < 8; ++lane) {
         std::int32_t offset = 0;
         std::memcpy(&offset, row.data() + 29 * 38 + 32 * b + 4 * lane, 4);
-        EXPECT_EQ(offset, 8 * code_sum(codes + 4 * lane, 4))
-            << "block " << b << " lane " << lane;
+        const std::int32_t expected =
+            lane < 4 ? 8 * (code_sum(codes + 4 * lane, 4) +
+                            code_sum(codes + 16 + 4 * lane, 4))
+                     : 0;
+        EXPECT_EQ(offset, expected) << "block " << b << " lane " << lane;
       }
     }
     for (std::size_t b = 0; b < 28; ++b) {

@@ -174,10 +174,11 @@ static void zero_q8_0_lanes_padding(std::int64_t nb, std::uint8_t* row) {
   for (std::int64_t b = 0; b < nb; ++b) {
     const auto* q =
         reinterpret_cast<const std::int8_t*>(row + b * kQ80Bytes + 2);
-    std::int32_t offset[8];
-    for (int lane = 0; lane < 8; ++lane) {
-      offset[lane] = 8 * (q[4 * lane] + q[4 * lane + 1] + q[4 * lane + 2] +
-                          q[4 * lane + 3]);
+    std::int32_t offset[8] = {};
+    for (int lane = 0; lane < 4; ++lane) {
+      for (int i : {4 * lane, 16 + 4 * lane}) {
+        offset[lane] += 8 * (q[i] + q[i + 1] + q[i + 2] + q[i + 3]);
+      }
     }
     std::memcpy(offsets + b * kQ80OffsetBytes, offset, sizeof offset);
     if (b >= nb / 4 * 4) continue;  // not in a whole group of four
@@ -283,8 +284,12 @@ static void q8_0_row_avx512(const float* x, std::int64_t k,
     if (!q4_0_sums) continue;
     const __m256i offset =
         _mm256_madd_epi16(_mm256_maddubs_epi16(ones, codes), eight);
+    // Lanes 4-7 (codes 16-31) folded onto lanes 0-3.
     _mm256_storeu_si256(
-        reinterpret_cast<__m256i*>(offsets + b * kQ80OffsetBytes), offset);
+        reinterpret_cast<__m256i*>(offsets + b * kQ80OffsetBytes),
+        _mm256_zextsi128_si256(
+            _mm_add_epi32(_mm256_castsi256_si128(offset),
+                          _mm256_extracti128_si256(offset, 1))));
     if (b >= nb / 4 * 4) continue;  // not in a whole group of four
     // Block i = b % 4 of quad q = b / 4 % 4 of its group.
     std::uint8_t* quad = quads + b / 4 * kQ80QuadBytes;

@@ -11,8 +11,15 @@ inline constexpr int kQ80Bytes = 34;  // d f16 | qs i8[32]
 // A Q8_0 activation row is its nb blocks, then their nb f32 scales.
 inline constexpr int kQ80ScaleBytes = 4;
 // A row for the Q4_0 dot kernels (Q8_0WithQ4_0Sums) goes on with what each
-// weight row would otherwise recompute: nb x 8 i32 of 8 x (sums of four
-// consecutive codes), Q4_0's code offset in the lanes of its products,
+// weight row would otherwise recompute: Q4_0's code offset in the lanes
+// of its products, 8 i32 a block. Lane l < 4 is 8 x the sum of codes
+// 4l..4l+3 and 16+4l..16+4l+3 (the lane a block's low and high nibbles
+// share once their products are added), lanes 4-7 are zero. A kernel
+// that keeps a block's eight lanes apart subtracts them all the same, as
+// it only sums its lanes; the 256-bit kernel's two blocks a step
+// (two_blocks_q4_0) take lanes 0-3 of two blocks in one load of 16 + 16
+// bytes, where folding eight lanes to four took three more instructions
+// a step (a fifth of its time in cache on Zen 3).
 inline constexpr int kQ80OffsetBytes = 32;
 inline constexpr int kQ80ExtraBytes = kQ80ScaleBytes + kQ80OffsetBytes;
 // then, from the next 64-byte boundary (q4_0_quads_offset), for each
