@@ -17,16 +17,17 @@ inline constexpr int kQ80ScaleBytes = 4;
 // share once their products are added), lanes 4-7 are zero. A kernel
 // that keeps a block's eight lanes apart subtracts them all the same, as
 // it only sums its lanes; the 256-bit kernel's two blocks a step
-// (two_blocks_q4_0) take lanes 0-3 of two blocks in one load of 16 + 16
-// bytes, where folding eight lanes to four took three more instructions
-// a step (a fifth of its time in cache on Zen 3).
+// (two_blocks_sums_q4_0) take lanes 0-3 of two blocks in one load of
+// 16 + 16 bytes, where folding eight lanes to four took three more
+// instructions a step (one Zen 3 thread in cache: 10.3-10.5 GB/s so,
+// 11.9-12.5 folded in the row).
 inline constexpr int kQ80OffsetBytes = 32;
 inline constexpr int kQ80ExtraBytes = kQ80ScaleBytes + kQ80OffsetBytes;
 // then, from the next 64-byte boundary (q4_0_quads_offset), for each
 // whole group of four blocks (a quad), the same codes as the 512-bit
 // Q4_0 kernel with VBMI reads them against four weight blocks at once
-// (q4_0_row_lanes): codes 0-15 of the four blocks, then codes 16-31 of
-// the four.
+// (q4_0_row_lanes), and the 256-bit kernel two blocks at a time: codes
+// 0-15 of the four blocks, then codes 16-31 of the four.
 inline constexpr int kQ80QuadBytes = 64 + 64;
 inline constexpr int kQ80QuadLow = 0, kQ80QuadHigh = 64;
 // After the quads (q4_0_quad_groups_offset), for every four quads (the
@@ -95,7 +96,8 @@ constexpr int k4_lane_sub_block(int chunk) {
 constexpr std::size_t k4_lanes_offset(std::size_t nb) {
   return whole_lines(nb * kQ8KBytes + (nb + 3) / 4 * kQ8KGroupBytes);
 }
-// A row for the 512-bit IQ4_XS dot kernel (Q8_KWithIq4Lanes) goes on, from
+// A row for the IQ4_XS dot kernels (Q8_KWithIq4Lanes; the 512-bit and the
+// 256-bit one) goes on, from
 // the next 64-byte boundary (iq4_lanes_offset), with each block's 256 codes
 // again in the order of the weights' nibbles (kQ8KIq4Lanes bytes a block):
 // for sub-blocks 4h..4h+3 (h = 0, 1), codes 0-15 of each, then codes
