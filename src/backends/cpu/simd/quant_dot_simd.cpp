@@ -25,7 +25,6 @@ namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 using namespace layout;  // NOLINT: the offsets above, in every kernel
 using quant::load_f32;
-using quant::load_u16;
 using quant::load_u32;
 
 using quant::K4Scales;
