@@ -76,6 +76,12 @@ void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
 
 // ---- 256-bit kernel: 8 weight rows x up to 4 activation rows ----
 
+// v stays in a register here and its chain keeps its order. Without it GCC
+// reassociates a group's 32 products into a tree, computing them all
+// before the first add: 16 live registers more than AVX2 has, spilled and
+// reloaded every group, which made the loads the kernel's bound.
+HWY_INLINE void pin(__m256i& v) { asm("" : "+x"(v)); }
+
 // The f32 step of group g for kMr activation rows: isum[i] (eight rows'
 // integer sums) less the code offset, times each row's group scale, less
 // the K-quants' min term, into part[i]; the activation block's scale
@@ -116,8 +122,12 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
   const __m256i ones16 = _mm256_set1_epi16(1);
   constexpr int kSpan = kL.act_block / kL.group;  // groups per act. scale
   const std::int64_t k = groups * kL.group;
-  __m256 part[kMr];
-  for (int i = 0; i < kMr; ++i) part[i] = _mm256_setzero_ps();
+  // Local, so they live in registers: stores through acc could alias.
+  __m256 sum[kMr], part[kMr];
+  for (int i = 0; i < kMr; ++i) {
+    sum[i] = acc[i];
+    part[i] = _mm256_setzero_ps();
+  }
   for (std::int64_t g = 0; g < groups; ++g) {
     if (g % kSpan == 0) {
       for (int i = 0; i < kMr; ++i) part[i] = _mm256_setzero_ps();
@@ -141,6 +151,7 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
           const __m256i p = _mm256_maddubs_epi16(
               aw, _mm256_sign_epi8(broadcast4(ag[i] + 4 * t), w));
           isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(p, ones16));
+          pin(isum[i]);
         }
       }
     } else {
@@ -155,6 +166,7 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
           for (int i = 0; i < kMr; ++i) {
             p[i] = _mm256_add_epi16(
                 p[i], _mm256_maddubs_epi16(w, broadcast4(ag[i] + 4 * t)));
+            pin(p[i]);
           }
         }
         for (int i = 0; i < kMr; ++i) {
@@ -165,11 +177,12 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
     add_group8<kL, kMr>(tg, side, isum, part);
     if (g % kSpan == kSpan - 1) {
       for (int i = 0; i < kMr; ++i) {
-        acc[i] =
-            _mm256_fmadd_ps(_mm256_set1_ps(load_f32(side[i])), part[i], acc[i]);
+        sum[i] =
+            _mm256_fmadd_ps(_mm256_set1_ps(load_f32(side[i])), part[i], sum[i]);
       }
     }
   }
+  for (int i = 0; i < kMr; ++i) acc[i] = sum[i];
 }
 
 template <Layout kL>
