@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tessel/tessel.hpp"
@@ -238,6 +240,32 @@ TEST(BlockQuant, MetaTensorsConvertWithoutData) {
 // the bytes of the widest, which tests/oracle/test_quant_ggml.py compares
 // with ggml's. Heavy tails and coarse ties make many candidates improve
 // the fit, so the re-runs after an improvement are exercised too.
+// An f32 output past the last-level cache (over 32 MiB) is written with
+// streaming stores (src/backends/cpu/quantize.cpp); the same blocks taken
+// 256 rows at a time (4 MiB, stored as usual) give the same bits. Random
+// bytes make NaN and infinite scales too, so bits, not values, compare.
+TEST(BlockQuant, OutputsPastTheCacheDecodeBitForBitAsSmallOnes) {
+  constexpr std::int64_t kRows = 2049, kCols = 4096;  // 33.6 MB of f32
+  std::mt19937 bits(7);
+  for (const DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K,
+                           DType::Q6_K, DType::IQ4_XS}) {
+    SCOPED_TRACE(dtype_name(type));
+    std::vector<std::uint8_t> raw(storage_bytes(type, kRows * kCols));
+    for (auto& b : raw) b = static_cast<std::uint8_t>(bits());
+    const Tensor q = from_bytes(raw, {kRows, kCols}, type);
+    const Tensor whole = q.to(DType::F32);
+    const auto* got = whole.data<float>();
+    for (std::int64_t r0 = 0; r0 < kRows; r0 += 256) {
+      const std::int64_t r1 = std::min(kRows, r0 + 256);
+      const Tensor part = q.slice(0, r0, r1).to(DType::F32);
+      ASSERT_EQ(std::memcmp(part.data<float>(), got + r0 * kCols,
+                            static_cast<std::size_t>((r1 - r0) * kCols) * 4),
+                0)
+          << "rows " << r0 << "-" << r1;
+    }
+  }
+}
+
 TEST(BlockQuant, ScaleSearchesGiveTheSameBytesOnEveryTarget) {
   Generator g(21);
   const Tensor normal = randn({64, 256}, g);

@@ -32,9 +32,10 @@ void dequantize_blocks(const KernelOutput& dst_f32,
 void quantize_blocks(const KernelOutput& dst_blocks, const KernelInput& src_f32,
                      bool runtime);
 // One run of whole blocks -> floats on this thread: the vector decoder
-// where there is one (bit-identical), else the codec's.
+// where there is one (bit-identical), else the codec's. `stream`: the
+// vector decoders write past the caches (simd/dequant_simd.hpp).
 void dequantize_run(DType type, const std::uint8_t* blocks, float* out,
-                    std::int64_t nblocks);
+                    std::int64_t nblocks, bool stream = false);
 // `count` values of dtype t at `in` (f16, bf16, or whole blocks of a block
 // type) as f32 on this thread, for an f32 product: numbers exactly (the
 // CPU's 16-bit conversion may quiet a signalling NaN; simd/cast_simd.hpp).

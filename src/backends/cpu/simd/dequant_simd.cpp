@@ -5,6 +5,7 @@
 // Must come after foreach_target.h.
 #include <hwy/highway.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
@@ -20,39 +21,57 @@ HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// Eight floats to out (32-byte aligned when kStream): kStream writes past
+// the caches, so the lines are not first read for ownership (see
+// dequant_simd.hpp).
+template <bool kStream>
+inline void put(float* out, __m256 v) {
+  if constexpr (kStream) {
+    _mm256_stream_ps(out, v);
+  } else {
+    _mm256_storeu_ps(out, v);
+  }
+}
+
 // 32 signed bytes -> 32 floats, in order: the first 16 times `first`, the
 // last 16 times `second`.
+template <bool kStream>
 inline void store_scaled(__m256i q, __m256 first, __m256 second, float* out) {
   const __m128i lo = _mm256_castsi256_si128(q);
   const __m128i hi = _mm256_extracti128_si256(q, 1);
   const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi,
                             _mm_srli_si128(hi, 8)};
   for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(
+    put<kStream>(
         out + 8 * i,
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])),
                       i < 2 ? first : second));
   }
 }
+template <bool kStream>
 inline void store_scaled(__m256i q, __m256 scale, float* out) {
-  store_scaled(q, scale, scale, out);
+  store_scaled<kStream>(q, scale, scale, out);
 }
 
+template <bool kStream>
 void q4_0(const std::uint8_t* b, float* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i, b += 18, out += 32) {
-    store_scaled(_mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8)),
-                 _mm256_set1_ps(f16_at(b)), out);
+    store_scaled<kStream>(
+        _mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8)),
+        _mm256_set1_ps(f16_at(b)), out);
   }
 }
 
 // The scalar codec left to the compiler ran at 53 % of the STREAM copy
 // rate (20 GB/s, 0.8x ggml) while every other type here is at 85 % or more.
+template <bool kStream>
 void q8_0(const std::uint8_t* b, float* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i, b += 34, out += 32) {
-    store_scaled(load256(b + 2), _mm256_set1_ps(f16_at(b)), out);
+    store_scaled<kStream>(load256(b + 2), _mm256_set1_ps(f16_at(b)), out);
   }
 }
 
+template <bool kStream>
 void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
   const __m128i codebook = load128(quant::kIq4Codebook);
   for (std::int64_t i = 0; i < n; ++i, b += 136) {
@@ -64,8 +83,9 @@ void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
           _mm_shuffle_epi8(codebook, _mm256_castsi256_si128(codes));
       const __m128i hi =
           _mm_shuffle_epi8(codebook, _mm256_extracti128_si256(codes, 1));
-      store_scaled(_mm256_set_m128i(hi, lo),
-                   _mm256_set1_ps(d * static_cast<float>(ls - 32)), out);
+      store_scaled<kStream>(_mm256_set_m128i(hi, lo),
+                            _mm256_set1_ps(d * static_cast<float>(ls - 32)),
+                            out);
     }
   }
 }
@@ -73,6 +93,7 @@ void iq4_xs(const std::uint8_t* b, float* out, std::int64_t n) {
 // Element e = 128 h + 32 t + l: low 4 bits from ql[64 h + 32 (t & 1) + l]
 // (shifted by 4 (t / 2)), high 2 from qh[32 h + l] >> 2 t; scale
 // (8 h + 2 t + l / 16).
+template <bool kStream>
 void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
   const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3),
                 m32 = _mm256_set1_epi8(32);
@@ -91,7 +112,7 @@ void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
             _mm256_and_si256(_mm256_srli_epi16(high, 2 * t), m2), 4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, top), m32);
         // Two sub-blocks of 16, each with its own scale.
-        store_scaled(
+        store_scaled<kStream>(
             q, _mm256_set1_ps(d * static_cast<float>(scales[8 * h + 2 * t])),
             _mm256_set1_ps(d * static_cast<float>(scales[8 * h + 2 * t + 1])),
             out);
@@ -102,6 +123,7 @@ void q6_k(const std::uint8_t* b, float* out, std::int64_t n) {
 
 // 32 unsigned codes -> dl * code - ml, in order: the scalar codec's two
 // roundings (this file is compiled without FMA contraction).
+template <bool kStream>
 inline void store_affine(__m256i q, __m256 dl, __m256 ml, float* out) {
   const __m128i lo = _mm256_castsi256_si128(q);
   const __m128i hi = _mm256_extracti128_si256(q, 1);
@@ -109,13 +131,13 @@ inline void store_affine(__m256i q, __m256 dl, __m256 ml, float* out) {
                             _mm_srli_si128(hi, 8)};
   for (int i = 0; i < 4; ++i) {
     const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[i]));
-    _mm256_storeu_ps(out + 8 * i, _mm256_sub_ps(_mm256_mul_ps(dl, v), ml));
+    put<kStream>(out + 8 * i, _mm256_sub_ps(_mm256_mul_ps(dl, v), ml));
   }
 }
 
 // Q4_K and Q5_K (kHighBits: the fifth bit from qh): sub-block j's codes are
 // nibble j % 2 of qs[32 (j / 2) + l], its scale and min the table's pair j.
-template <bool kHighBits>
+template <bool kHighBits, bool kStream>
 void k4(const std::uint8_t* b, float* out, std::int64_t n) {
   constexpr int kBytes = kHighBits ? 176 : 144;
   for (std::int64_t i = 0; i < n; ++i, b += kBytes) {
@@ -125,30 +147,46 @@ void k4(const std::uint8_t* b, float* out, std::int64_t n) {
     const std::uint32_t mins[2] = {s.mins_lo, s.mins_hi};
     for (int j = 0; j < 8; ++j, out += 32) {
       const int shift = 8 * (j % 4);
-      store_affine(k4_codes<kHighBits>(b, j),
-                   _mm256_set1_ps(
-                       d * static_cast<float>((scales[j / 4] >> shift) & 0xFF)),
-                   _mm256_set1_ps(dmin * static_cast<float>(
-                                             (mins[j / 4] >> shift) & 0xFF)),
-                   out);
+      store_affine<kStream>(
+          k4_codes<kHighBits>(b, j),
+          _mm256_set1_ps(d *
+                         static_cast<float>((scales[j / 4] >> shift) & 0xFF)),
+          _mm256_set1_ps(dmin *
+                         static_cast<float>((mins[j / 4] >> shift) & 0xFF)),
+          out);
     }
   }
 }
 
-static bool DequantizeImpl(int type, const std::uint8_t* blocks, float* out,
-                           std::int64_t nblocks) {
-  switch (static_cast<DType>(type)) {
-    case DType::Q4_0: return q4_0(blocks, out, nblocks), true;
-    case DType::Q8_0: return q8_0(blocks, out, nblocks), true;
-    case DType::IQ4_XS: return iq4_xs(blocks, out, nblocks), true;
-    case DType::Q6_K: return q6_k(blocks, out, nblocks), true;
-    case DType::Q4_K: return k4<false>(blocks, out, nblocks), true;
-    case DType::Q5_K: return k4<true>(blocks, out, nblocks), true;
+template <bool kStream>
+bool dequantize(DType type, const std::uint8_t* blocks, float* out,
+                std::int64_t nblocks) {
+  switch (type) {
+    case DType::Q4_0: return q4_0<kStream>(blocks, out, nblocks), true;
+    case DType::Q8_0: return q8_0<kStream>(blocks, out, nblocks), true;
+    case DType::IQ4_XS: return iq4_xs<kStream>(blocks, out, nblocks), true;
+    case DType::Q6_K: return q6_k<kStream>(blocks, out, nblocks), true;
+    case DType::Q4_K: return k4<false, kStream>(blocks, out, nblocks), true;
+    case DType::Q5_K: return k4<true, kStream>(blocks, out, nblocks), true;
     default: return false;
   }
 }
+
+static bool DequantizeImpl(int type, const std::uint8_t* blocks, float* out,
+                           std::int64_t nblocks, bool stream) {
+  const auto t = static_cast<DType>(type);
+  if (!stream || reinterpret_cast<std::uintptr_t>(out) % 32 != 0) {
+    return dequantize<false>(t, blocks, out, nblocks);
+  }
+  const bool done = dequantize<true>(t, blocks, out, nblocks);
+  // Streamed stores are weakly ordered: drained before the pool's join
+  // hands the floats to another thread.
+  _mm_sfence();
+  return done;
+}
 #else
-static bool DequantizeImpl(int, const std::uint8_t*, float*, std::int64_t) {
+static bool DequantizeImpl(int, const std::uint8_t*, float*, std::int64_t,
+                           bool) {
   return false;  // the scalar codecs serve these targets
 }
 #endif
@@ -162,9 +200,9 @@ namespace tessel::cpu::simd {
 HWY_EXPORT(DequantizeImpl);
 
 bool dequantize_blocks_simd(DType type, const std::uint8_t* blocks, float* out,
-                            std::int64_t nblocks) {
+                            std::int64_t nblocks, bool stream) {
   return HWY_DYNAMIC_DISPATCH(DequantizeImpl)(static_cast<int>(type), blocks,
-                                              out, nblocks);
+                                              out, nblocks, stream);
 }
 
 }  // namespace tessel::cpu::simd
