@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "backends/cpu/simd/dequant_simd.hpp"
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -235,11 +236,6 @@ TEST(BlockQuant, MetaTensorsConvertWithoutData) {
   EXPECT_EQ(q.to(DType::F32).shape(), (Shape{4, 512}));
 }
 
-// The K-quants' and IQ4's scale searches run their candidate scales a lane each
-// (backends/cpu/simd/scale_search_simd.cpp): every Highway target must give
-// the bytes of the widest, which tests/oracle/test_quant_ggml.py compares
-// with ggml's. Heavy tails and coarse ties make many candidates improve
-// the fit, so the re-runs after an improvement are exercised too.
 // An f32 output past the last-level cache (over 32 MiB) is written with
 // streaming stores (src/backends/cpu/quantize.cpp); the same blocks taken
 // 256 rows at a time (4 MiB, stored as usual) give the same bits. Random
@@ -251,7 +247,10 @@ TEST(BlockQuant, OutputsPastTheCacheDecodeBitForBitAsSmallOnes) {
                            DType::Q6_K, DType::IQ4_XS}) {
     SCOPED_TRACE(dtype_name(type));
     std::vector<std::uint8_t> raw(storage_bytes(type, kRows * kCols));
-    for (auto& b : raw) b = static_cast<std::uint8_t>(bits());
+    for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
+      const std::uint32_t word = bits();
+      std::memcpy(&raw[i], &word, 4);
+    }
     const Tensor q = from_bytes(raw, {kRows, kCols}, type);
     const Tensor whole = q.to(DType::F32);
     const auto* got = whole.data<float>();
@@ -266,6 +265,46 @@ TEST(BlockQuant, OutputsPastTheCacheDecodeBitForBitAsSmallOnes) {
   }
 }
 
+// The streamed decoders against the stored ones on every target, into a
+// 32-byte-aligned buffer and one a float off it (which takes plain stores):
+// the same bits, and the same answer as to whether a decoder ran.
+TEST(BlockQuant, StreamedDecodersWriteTheSameBitsOnEveryTarget) {
+  constexpr std::int64_t kValues = 64 * 256;
+  std::mt19937 bits(11);
+  for (const DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K,
+                           DType::Q6_K, DType::IQ4_XS}) {
+    SCOPED_TRACE(dtype_name(type));
+    std::vector<std::uint8_t> raw(storage_bytes(type, kValues));
+    for (auto& b : raw) b = static_cast<std::uint8_t>(bits());
+    const std::int64_t blocks = kValues / dtype_traits(type).block_size;
+    std::vector<float> stored(kValues), room(kValues + 16);
+    float* aligned = room.data();
+    while (reinterpret_cast<std::uintptr_t>(aligned) % 32 != 0) ++aligned;
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      SCOPED_TRACE(hwy::TargetName(target));
+      const bool ran = cpu::simd::dequantize_blocks_simd(
+          type, raw.data(), stored.data(), blocks, false);
+      for (float* out : {aligned, aligned + 1}) {
+        std::fill(room.begin(), room.end(), 0.0f);
+        ASSERT_EQ(cpu::simd::dequantize_blocks_simd(type, raw.data(), out,
+                                                    blocks, true),
+                  ran);
+        if (ran) {
+          EXPECT_EQ(std::memcmp(out, stored.data(), sizeof(float) * kValues),
+                    0);
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// The K-quants' and IQ4's scale searches run their candidate scales a lane each
+// (backends/cpu/simd/scale_search_simd.cpp): every Highway target must give
+// the bytes of the widest, which tests/oracle/test_quant_ggml.py compares
+// with ggml's. Heavy tails and coarse ties make many candidates improve
+// the fit, so the re-runs after an improvement are exercised too.
 TEST(BlockQuant, ScaleSearchesGiveTheSameBytesOnEveryTarget) {
   Generator g(21);
   const Tensor normal = randn({64, 256}, g);

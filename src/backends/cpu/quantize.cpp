@@ -27,8 +27,12 @@ constexpr std::int64_t kElementsPerTask = 16384;
 std::size_t last_level_cache_bytes() {
   static const std::size_t bytes = [] {
     constexpr std::size_t kCcd = std::size_t{32} << 20;
+#ifdef _SC_LEVEL3_CACHE_SIZE  // a glibc extension
     const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return l3 > 0 ? std::min(static_cast<std::size_t>(l3), kCcd) : kCcd;
+#else
+    return kCcd;
+#endif
   }();
   return bytes;
 }

@@ -14,7 +14,7 @@ namespace tessel::cpu::simd {
 // Decodes `nblocks` whole blocks of `type` into floats; false (nothing
 // written) when this CPU or type has no vector decoder here. `stream`
 // writes the floats with non-temporal stores (where out is 32-byte
-// aligned): for an output far larger than the caches, whose lines would
+// aligned): for an output larger than the last-level cache, whose lines would
 // otherwise each be read from DRAM before being written over. A decoder
 // writes 3.8-7.5 bytes a byte it reads, so those reads were most of its
 // traffic besides the writes.

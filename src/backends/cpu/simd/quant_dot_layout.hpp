@@ -79,7 +79,8 @@ inline constexpr int kQ8KQs = 4, kQ8KSums = 260;
 // has fewer), with what k4_row_lanes reads for four weight blocks at
 // once: the blocks' f32 scales twice over (0-3, 0-3: the lanes of the
 // weights' d and dmin), then each block's 8 sums of 32 codes as i16
-// (|sum| <= 32 x 127), block i's at 16i.
+// (|sum| <= 32 x 127), block i's at 16i, which the 256-bit dot_k4 also
+// reads, a block at a time, for its min term.
 inline constexpr int kQ8KGroupScales = 0, kQ8KGroupSums = 32;
 inline constexpr int kQ8KGroupBytes = 32 + 64;
 // Then, from the next 64-byte boundary (k4_lanes_offset), each block's 256

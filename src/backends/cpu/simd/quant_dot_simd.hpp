@@ -35,9 +35,10 @@ enum class ActivationBlocks : std::uint8_t {
   // Q8_0 rows followed by their codes back to back and each block's
   // start (-128 x its code sum), which the 512-bit Q8_0 dot kernel reads.
   Q8_0WithQ8_0Lanes,
-  // Q8_K rows followed by the scales and sums of 32 the Q4_K and Q5_K
-  // dot kernels read for four blocks at a time, and their codes again in
-  // the sub-block order those kernels split the weights' nibbles into.
+  // Q8_K rows followed by the scales and sums of 32 the 512-bit Q4_K and
+  // Q5_K dot kernels read for four blocks at a time (the 256-bit one its
+  // sums of 32 a block at a time), and their codes again in the sub-block
+  // order the 512-bit kernels split the weights' nibbles into.
   Q8_KWithK4Groups,
   // Q8_K rows followed by their codes in the order of IQ4_XS's nibbles
   // and each pair of blocks' code sums, which the 512-bit IQ4_XS kernel

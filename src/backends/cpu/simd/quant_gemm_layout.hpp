@@ -1,7 +1,7 @@
 // The packed form of block-quantised weight tiles for the integer GEMM
 // (quant_gemm_simd.hpp): what each type packs to, and the scalar decoding
-// shared by every target's packer (quant_gemm_pack_simd.cpp) and kernels
-// (quant_gemm_simd.cpp).
+// the portable packer uses (quant_gemm_pack_simd.cpp; the x86 ones decode
+// in vector registers) and the kernels share (quant_gemm_simd.cpp).
 #pragma once
 
 #include <cstddef>

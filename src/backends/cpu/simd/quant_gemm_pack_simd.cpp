@@ -109,9 +109,12 @@ template <DType kW, int kRows>
 void pack_block_scales32(const std::uint8_t* w, std::size_t ldw,
                          std::int64_t rows, std::int64_t c, int half,
                          std::uint8_t* tile) {
+  static_assert(kW == DType::Q4_0 || kW == DType::Q8_0,
+                "the f16 scale first in each 32-weight block");
   constexpr Layout kL = gemm::layout_of(kW);
   // Inserted into a register: eight u16 stores to an array then one
-  // 16-byte load of it stalled on the store forwarding.
+  // 16-byte load of it stalled on the store forwarding, as the partial
+  // tile's form below still does (one tile in a product).
   __m128i h = _mm_setzero_si128();
   const std::uint8_t* scale = w + c * bytes_per_32<kW>();
   const auto real = static_cast<int>(std::clamp<std::int64_t>(rows, 0, 8));
@@ -245,7 +248,7 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
           pack_block_scales<kW, kRows>(w + 8 * half * ldw, ldw, rows - 8 * half,
                                        c / 8, half, tile);
         }
-      } else {
+      } else if (rows > 8 * half) {  // else the tile's zeros stand
         pack_block_scales32<kW, kRows>(w + 8 * half * ldw, ldw, rows - 8 * half,
                                        c, half, tile);
       }
