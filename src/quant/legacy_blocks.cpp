@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "backends/cpu/simd/legacy_quantize_simd.hpp"
 #include "quant/block_codecs.hpp"
 #include "quant/iq4_codebook.hpp"
 #include "quant/scalars.hpp"
@@ -47,18 +48,6 @@ int ternary_digit(float v) {
   return static_cast<int>(static_cast<std::int64_t>(r) + 1);
 }
 
-// max |x| over x[0, n) as ggml's MAX(amax, fabsf(v)) macro computes it
-// (a > b ? a : b): a NaN is taken, then dropped by the next element, so only
-// a NaN in the last position survives into the scale.
-float absmax(const float* x, int n) {
-  float amax = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float a = std::fabs(x[j]);
-    amax = amax > a ? amax : a;
-  }
-  return amax;
-}
-
 // min and max of x[0, n), starting from ±FLT_MAX as ggml does (so an
 // all-NaN block gives min = FLT_MAX, max = -FLT_MAX).
 struct Range {
@@ -81,6 +70,7 @@ float inverse_or_zero(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
 // d = max / -8 (max = the signed value of largest magnitude), so max codes
 // as q = 0 and the other side of zero gets the spare level 15.
 namespace q4_0 {
+constexpr DType kDType = DType::Q4_0;
 constexpr int kElements = kQk;
 constexpr int kBytes = 18;
 constexpr int kD = 0;
@@ -118,6 +108,7 @@ void encode(const float* x, std::uint8_t* b) {
 // Asymmetric: m = min, d = (max - min) / 15. The scale and the reciprocal
 // stay f32 while encoding; only the stored d and m are rounded to f16.
 namespace q4_1 {
+constexpr DType kDType = DType::Q4_1;
 constexpr int kElements = kQk;
 constexpr int kBytes = 20;
 constexpr int kD = 0;
@@ -176,6 +167,7 @@ void pack_five_bit_codes(const std::uint8_t* q, std::uint8_t* qs,
 // ---- Q5_0: [f16 d][u32 qh][16 B nibbles], x = (q - 16) * d ----
 // Q4_0 with a fifth bit: d = max / -16, codes clamped to 31.
 namespace q5_0 {
+constexpr DType kDType = DType::Q5_0;
 constexpr int kElements = kQk;
 constexpr int kBytes = 22;
 constexpr int kD = 0;
@@ -209,6 +201,7 @@ void encode(const float* x, std::uint8_t* b) {
 // Q4_1 with a fifth bit: d = (max - min) / 31. ggml does not clamp these
 // codes (x - min <= max - min keeps them in range for finite input).
 namespace q5_1 {
+constexpr DType kDType = DType::Q5_1;
 constexpr int kElements = kQk;
 constexpr int kBytes = 24;
 constexpr int kD = 0;
@@ -264,6 +257,7 @@ void decode_int8_codes(const std::uint8_t* qs, float d, float* y) {
 
 // ---- Q8_0: [f16 d][32 x i8], x = q * d ----
 namespace q8_0 {
+constexpr DType kDType = DType::Q8_0;
 constexpr int kElements = kQk;
 constexpr int kBytes = 34;
 constexpr int kD = 0;
@@ -287,6 +281,7 @@ void encode(const float* x, std::uint8_t* b) {
 // s (from the f32 d) only feeds ggml's dot products. ggml has no Q8_1
 // dequantiser; decoding ignores s and computes q * d as Q8_0 does.
 namespace q8_1 {
+constexpr DType kDType = DType::Q8_1;
 constexpr int kElements = kQk;
 constexpr int kBytes = 36;
 constexpr int kD = 0;
@@ -313,6 +308,7 @@ void encode(const float* x, std::uint8_t* b) {
 
 // ---- IQ4_NL: [f16 d][16 B nibbles], x = d * kIq4Codebook[q] ----
 namespace iq4_nl {
+constexpr DType kDType = DType::IQ4_NL;
 constexpr int kElements = kQk;
 constexpr int kBytes = 18;
 constexpr int kD = 0;
@@ -373,6 +369,7 @@ constexpr std::int8_t kE2m1Doubled[16] = {0, 1,  2,  3,  4,  6,  8,  12,
                                           0, -1, -2, -3, -4, -6, -8, -12};
 
 namespace mxfp4 {
+constexpr DType kDType = DType::MXFP4;
 constexpr int kElements = kQk;
 constexpr int kBytes = 17;
 constexpr int kE = 0;
@@ -431,6 +428,7 @@ void encode(const float* x, std::uint8_t* b) {
 // and qh[j] elements 240 + j + 4n for n < 4, with a zero fifth trit.
 // d = amax, so every |x| / d <= 1 rounds to a trit.
 namespace tq1_0 {
+constexpr DType kDType = DType::TQ1_0;
 constexpr int kElements = kQkTernary;
 constexpr int kBytes = 54;
 constexpr int kQs = 0;
@@ -493,6 +491,7 @@ void encode(const float* x, std::uint8_t* b) {
 // ---- TQ2_0: [64 B qs][f16 d], 256 2-bit trits t, x = (t - 1) * d ----
 // Byte 32c + m holds elements 128c + m + 32n at bits 2n (n < 4). d = amax.
 namespace tq2_0 {
+constexpr DType kDType = DType::TQ2_0;
 constexpr int kElements = kQkTernary;
 constexpr int kBytes = 66;
 constexpr int kQs = 0;
@@ -529,19 +528,23 @@ void encode(const float* x, std::uint8_t* b) {
 
 }  // namespace
 
-// Blocks are independent: the public functions just walk them.
-#define TESSEL_DEFINE_LEGACY_CODEC(name)                                  \
-  void dequantize_##name(const std::uint8_t* blocks, float* out,          \
-                         std::int64_t nblocks) {                          \
-    for (std::int64_t i = 0; i < nblocks; ++i) {                          \
-      name::decode(blocks + i * name::kBytes, out + i * name::kElements); \
-    }                                                                     \
-  }                                                                       \
-  void quantize_##name(const float* in, std::uint8_t* blocks,             \
-                       std::int64_t nblocks) {                            \
-    for (std::int64_t i = 0; i < nblocks; ++i) {                          \
-      name::encode(in + i * name::kElements, blocks + i * name::kBytes);  \
-    }                                                                     \
+// Blocks are independent: the public functions just walk them, the
+// encoders after the vector forms of this CPU, which give the same bytes
+// (cpu/simd/legacy_quantize_simd.hpp: Q4_0 and Q8_0).
+#define TESSEL_DEFINE_LEGACY_CODEC(name)                                    \
+  void dequantize_##name(const std::uint8_t* blocks, float* out,            \
+                         std::int64_t nblocks) {                            \
+    for (std::int64_t i = 0; i < nblocks; ++i) {                            \
+      name::decode(blocks + i * name::kBytes, out + i * name::kElements);   \
+    }                                                                       \
+  }                                                                         \
+  void quantize_##name(const float* in, std::uint8_t* blocks,               \
+                       std::int64_t nblocks) {                              \
+    if (cpu::simd::quantize_blocks_simd(name::kDType, in, blocks, nblocks)) \
+      return;                                                               \
+    for (std::int64_t i = 0; i < nblocks; ++i) {                            \
+      name::encode(in + i * name::kElements, blocks + i * name::kBytes);    \
+    }                                                                       \
   }
 TESSEL_LEGACY_BLOCK_TYPES(TESSEL_DEFINE_LEGACY_CODEC)
 #undef TESSEL_DEFINE_LEGACY_CODEC

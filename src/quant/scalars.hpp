@@ -86,6 +86,18 @@ inline SignedMax signed_absmax(const float* x, int n) {
   return m;
 }
 
+// max |x| over x[0, n) as ggml's MAX(amax, fabsf(v)) macro computes it
+// (a > b ? a : b): a NaN is taken, then dropped by the next element, so only
+// a NaN in the last position survives into the scale.
+inline float absmax(const float* x, int n) {
+  float amax = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float a = std::fabs(x[j]);
+    amax = amax > a ? amax : a;
+  }
+  return amax;
+}
+
 // Little-endian loads and stores of the blocks' multi-byte fields (GGUF is
 // little-endian). On little-endian hosts they are one memcpy each, a plain
 // move: GCC 12 left the byte-by-byte form as separate byte stores, and a

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/simd/dequant_simd.hpp"
+#include "backends/cpu/simd/legacy_quantize_simd.hpp"
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -294,6 +295,74 @@ TEST(BlockQuant, StreamedDecodersWriteTheSameBitsOnEveryTarget) {
           EXPECT_EQ(std::memcmp(out, stored.data(), sizeof(float) * kValues),
                     0);
         }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Q4_0's and Q8_0's vector encoders
+// (backends/cpu/simd/legacy_quantize_simd.cpp) against the scalar encoders,
+// which a target without them falls back to and tests/oracle/test_quant_ggml.py
+// compares with ggml: blocks that reach each special case of the scalar code.
+TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
+  constexpr int kBlocks = 64;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Generator g(5);
+  std::vector<float> x = values_of(randn({kBlocks * 32}, g));
+  const auto block = [&](int b) { return x.begin() + 32 * b; };
+  std::fill(block(1), block(2), 0.0f);
+  std::fill(block(2), block(3), -0.0f);  // +0 scales, not -0
+  for (int j = 0; j < 32; ++j) x[3 * 32 + j] = j % 2 ? 0.0f : -0.0f;
+  for (int j = 0; j < 32; ++j) x[4 * 32 + j] *= 1e-40f;  // reciprocals overflow
+  x[5 * 32 + 31] = nan;  // Q8_0's scan keeps a NaN only in the last place
+  x[6 * 32] = nan;
+  x[7 * 32 + 10] = nan;
+  x[7 * 32 + 20] = nan;
+  std::fill(block(8), block(9), nan);
+  x[9 * 32 + 3] = inf;
+  x[10 * 32 + 3] = -inf;
+  x[10 * 32 + 7] = inf;
+  // Halves: Q8_0's d = 127 / 127 and Q4_0's d = -8 / -8 make every code a
+  // tie, rounded away from zero (Q8_0) or up (Q4_0's + 8.5).
+  for (int j = 0; j < 32; ++j) x[11 * 32 + j] = static_cast<float>(j) - 15.5f;
+  x[11 * 32 + 31] = 127.0f;
+  for (int j = 0; j < 32; ++j)
+    x[12 * 32 + j] = static_cast<float>(j % 16) - 7.5f;
+  x[12 * 32 + 5] = -8.0f;
+  // The largest magnitude twice: the first, with its sign, is Q4_0's max.
+  x[13 * 32 + 5] = -30.0f;
+  x[13 * 32 + 9] = 30.0f;
+  for (int j = 0; j < 32; ++j) x[14 * 32 + j] *= 3e37f;
+  const Tensor values = from_vector(x, {kBlocks, 32});
+  // Listed before any is chosen: the list is of the chosen ones.
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  std::int64_t scalar_target = 0;
+  for (const std::int64_t target : targets) {
+    if (target > HWY_AVX2) scalar_target = target;  // no vector encoder
+  }
+  ASSERT_NE(scalar_target, 0) << "no target without the vector encoders";
+  for (const DType type : {DType::Q4_0, DType::Q8_0}) {
+    SCOPED_TRACE(dtype_name(type));
+    hwy::SetSupportedTargetsForTest(scalar_target);
+    std::vector<std::uint8_t> unused(storage_bytes(type, 32));
+    ASSERT_FALSE(
+        cpu::simd::quantize_blocks_simd(type, x.data(), unused.data(), 1));
+    const std::vector<std::uint8_t> want = bytes_of(values.to(type));
+    for (const std::int64_t target : targets) {
+      hwy::SetSupportedTargetsForTest(target);
+      SCOPED_TRACE(hwy::TargetName(target));
+      EXPECT_EQ(
+          cpu::simd::quantize_blocks_simd(type, x.data(), unused.data(), 1),
+          target <= HWY_AVX2);
+      const std::vector<std::uint8_t> got = bytes_of(values.to(type));
+      for (int b = 0; b < kBlocks; ++b) {
+        const std::size_t at = static_cast<std::size_t>(b) * unused.size();
+        EXPECT_TRUE(std::equal(got.begin() + at,
+                               got.begin() + at + unused.size(),
+                               want.begin() + at))
+            << "block " << b;
       }
     }
   }
