@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <fstream>
+#include <string>
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/simd/cast_simd.hpp"
@@ -21,12 +23,37 @@ namespace {
 // About 64 KiB of f32 per task: large enough to hide the pool's dispatch.
 constexpr std::int64_t kElementsPerTask = 16384;
 
-// The last-level cache one core's data can fill: the C library's L3 size,
-// at most 32 MiB. It reports the package's (256 MiB on the 2-vCPU Zen 3
-// VM: eight CCDs of 32 MiB), where a core is served by its CCD's.
+// The L3 of the first CPU as Linux's sysfs describes it (cache/indexN's
+// level and size, e.g. "32768K"); 0 where there is none to read.
+std::size_t sysfs_l3_bytes() {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_file(dir + "level");
+    int level = 0;
+    if (!(level_file >> level)) return 0;
+    if (level != 3) continue;
+    std::ifstream size_file(dir + "size");
+    std::size_t size = 0;
+    char unit = 'B';
+    if (!(size_file >> size)) return 0;
+    size_file >> unit;
+    if (unit == 'K') return size << 10;
+    if (unit == 'M') return size << 20;
+    return size;
+  }
+  return 0;
+}
+
+// The last-level cache one core's data can fill: the L3 that serves the
+// first CPU (sysfs), else the C library's L3 size at most 32 MiB. glibc
+// reports the package's (256 MiB on the 2-vCPU Zen 3 VM: eight CCDs of 32
+// MiB), where a core is served by its CCD's; sysfs reports the CCD's, and
+// a part with more L3 per CCD (an X3D's 96 MiB) its own.
 std::size_t last_level_cache_bytes() {
   static const std::size_t bytes = [] {
     constexpr std::size_t kCcd = std::size_t{32} << 20;
+    if (const std::size_t l3 = sysfs_l3_bytes(); l3 > 0) return l3;
 #ifdef _SC_LEVEL3_CACHE_SIZE  // a glibc extension
     const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return l3 > 0 ? std::min(static_cast<std::size_t>(l3), kCcd) : kCcd;
