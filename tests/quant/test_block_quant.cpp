@@ -307,36 +307,55 @@ TEST(BlockQuant, StreamedDecodersWriteTheSameBitsOnEveryTarget) {
 // (backends/cpu/simd/legacy_quantize_simd.cpp) against the scalar encoders,
 // which a target without them falls back to and tests/oracle/test_quant_ggml.py
 // compares with ggml: blocks that reach each special case of the scalar code.
+// The encoders take eight blocks at a time (Q8_0 falls back to one at a time
+// for eight holding a NaN or an overflowing reciprocal) and the rest one at a
+// time, so the cases are grouped by eight and the last three blocks are a
+// remainder.
 TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
-  constexpr int kBlocks = 64;
+  constexpr int kBlocks = 8 * 8 + 3;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   Generator g(5);
   std::vector<float> x = values_of(randn({kBlocks * 32}, g));
-  const auto block = [&](int b) { return x.begin() + 32 * b; };
-  std::fill(block(1), block(2), 0.0f);
-  std::fill(block(2), block(3), -0.0f);  // +0 scales, not -0
-  for (int j = 0; j < 32; ++j) x[3 * 32 + j] = j % 2 ? 0.0f : -0.0f;
-  for (int j = 0; j < 32; ++j) x[4 * 32 + j] *= 1e-40f;  // reciprocals overflow
-  x[5 * 32 + 31] = nan;  // Q8_0's scan keeps a NaN only in the last place
-  x[6 * 32] = nan;
-  x[7 * 32 + 10] = nan;
-  x[7 * 32 + 20] = nan;
-  std::fill(block(8), block(9), nan);
-  x[9 * 32 + 3] = inf;
-  x[10 * 32 + 3] = -inf;
-  x[10 * 32 + 7] = inf;
-  // Halves: Q8_0's d = 127 / 127 and Q4_0's d = -8 / -8 make every code a
-  // tie, rounded away from zero (Q8_0) or up (Q4_0's + 8.5).
-  for (int j = 0; j < 32; ++j) x[11 * 32 + j] = static_cast<float>(j) - 15.5f;
-  x[11 * 32 + 31] = 127.0f;
-  for (int j = 0; j < 32; ++j)
-    x[12 * 32 + j] = static_cast<float>(j % 16) - 7.5f;
-  x[12 * 32 + 5] = -8.0f;
-  // The largest magnitude twice: the first, with its sign, is Q4_0's max.
-  x[13 * 32 + 5] = -30.0f;
-  x[13 * 32 + 9] = 30.0f;
-  for (int j = 0; j < 32; ++j) x[14 * 32 + j] *= 3e37f;
+  const auto at = [&](int block, int j) -> float& { return x[32 * block + j]; };
+  // Eight blocks without NaN: zeros of both signs (+0 scales, not -0), ...
+  for (int j = 0; j < 32; ++j) {
+    at(1, j) = 0.0f;
+    at(2, j) = -0.0f;
+    at(3, j) = j % 2 ? 0.0f : -0.0f;
+  }
+  // ... halves: Q8_0's d = 127 / 127 and Q4_0's d = -8 / -8 make every
+  // code a tie, rounded away from zero (Q8_0) or up (Q4_0's + 8.5), ...
+  for (int j = 0; j < 32; ++j) {
+    at(4, j) = static_cast<float>(j) - 15.5f;
+    at(5, j) = static_cast<float>(j % 16) - 7.5f;
+  }
+  at(4, 31) = 127.0f;
+  at(5, 5) = -8.0f;
+  // ... the largest magnitude twice: the first, with its sign, is Q4_0's
+  // max, ...
+  at(6, 5) = -30.0f;
+  at(6, 9) = 30.0f;
+  at(7, 2) = 30.0f;
+  at(7, 20) = -30.0f;
+  // ... and values near 10^38, whose f16 scales overflow.
+  for (int j = 0; j < 32; ++j) at(0, j) *= 3e37f;
+  // Infinities (Q8_0's reciprocal is 0, the products of Inf NaN).
+  at(8, 3) = inf;
+  at(9, 3) = -inf;
+  at(9, 7) = inf;
+  // Subnormals: the reciprocals overflow.
+  for (int j = 0; j < 32; ++j) at(16, j) *= 1e-40f;
+  // NaN: Q8_0's scan keeps one only in the last place.
+  at(24, 31) = nan;
+  at(25, 0) = nan;
+  at(26, 10) = nan;
+  at(26, 20) = nan;
+  for (int j = 0; j < 32; ++j) at(27, j) = nan;
+  // The remainder: a NaN and a tie of magnitudes.
+  at(65, 31) = nan;
+  at(66, 1) = -4.0f;
+  at(66, 30) = 4.0f;
   const Tensor values = from_vector(x, {kBlocks, 32});
   // Listed before any is chosen: the list is of the chosen ones.
   const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
@@ -360,10 +379,10 @@ TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
           target <= HWY_AVX2);
       const std::vector<std::uint8_t> got = bytes_of(values.to(type));
       for (int b = 0; b < kBlocks; ++b) {
-        const std::size_t at = static_cast<std::size_t>(b) * unused.size();
-        EXPECT_TRUE(std::equal(got.begin() + at,
-                               got.begin() + at + unused.size(),
-                               want.begin() + at))
+        const std::size_t first = static_cast<std::size_t>(b) * unused.size();
+        EXPECT_TRUE(std::equal(got.begin() + first,
+                               got.begin() + first + unused.size(),
+                               want.begin() + first))
             << "block " << b;
       }
     }

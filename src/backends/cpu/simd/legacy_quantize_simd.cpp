@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <limits>
 
 #include "backends/cpu/simd/legacy_quantize_simd.hpp"
 #include "quant/scalars.hpp"
@@ -74,8 +75,25 @@ inline __m256i low_bytes(const __m256i (&q)[4]) {
                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
+// Q4_0's codes of a block given 1 / d: (int8_t)(x * id + 8.5) capped at
+// 15, two a byte after the f16 scale.
+HWY_INLINE void q4_0_codes(const float* x, __m256 id, std::uint8_t* out) {
+  __m256i t[4];
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_cvttps_epi32(_mm256_add_ps(
+        _mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), id), _mm256_set1_ps(8.5f)));
+  }
+  const __m256i q = _mm256_min_epi8(low_bytes(t), _mm256_set1_epi8(15));
+  // Byte j is code j | code (j + 16) << 4, as the scalar OR of two bytes
+  // (a negative low code's high bits stay, as they do there).
+  const __m128i high = _mm_and_si128(
+      _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4), _mm_set1_epi8(-16));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2),
+                   _mm_or_si128(_mm256_castsi256_si128(q), high));
+}
+
 // Q4_0: d = max / -8 with max the first value of largest magnitude (a NaN
-// never wins); codes (int8_t)(x * (1 / d) + 8.5) capped at 15, two a byte.
+// never wins); id = 1 / d, or 0 for a zero d.
 HWY_INLINE void q4_0_block(const float* x, std::uint8_t* out) {
   const Block32 b = load_block(x);
   const float amax = largest_magnitude(b);
@@ -89,18 +107,7 @@ HWY_INLINE void q4_0_block(const float* x, std::uint8_t* out) {
   const float d = max / -8.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   quant::store_f16(out, d);
-  __m256i t[4];
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm256_cvttps_epi32(_mm256_add_ps(
-        _mm256_mul_ps(b.v[i], _mm256_set1_ps(id)), _mm256_set1_ps(8.5f)));
-  }
-  const __m256i q = _mm256_min_epi8(low_bytes(t), _mm256_set1_epi8(15));
-  // Byte j is code j | code (j + 16) << 4, as the scalar OR of two bytes
-  // (a negative low code's high bits stay, as they do there).
-  const __m128i high = _mm_and_si128(
-      _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4), _mm_set1_epi8(-16));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2),
-                   _mm_or_si128(_mm256_castsi256_si128(q), high));
+  q4_0_codes(x, _mm256_set1_ps(id), out);
 }
 
 // legacy_blocks.cpp's q8_code on each lane: below 2^23 the truncation t and
@@ -122,6 +129,30 @@ inline __m256i round_half_away(__m256 v) {
                           _mm256_castps_si256(down));
 }
 
+// Q8_0's codes of a block given 1 / d, after the f16 scale. kFinite: no
+// product can be infinite (1 / d is finite), so round_half_away's range
+// check is not needed.
+template <bool kFinite>
+HWY_INLINE void q8_0_codes(const float* x, __m256 id, std::uint8_t* out) {
+  __m256i q[4];
+  for (int i = 0; i < 4; ++i) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), id);
+    if constexpr (kFinite) {
+      // Below 2^23 (or NaN, whose fraction compares false), the exact rule.
+      const __m256i t = _mm256_cvttps_epi32(v);
+      const __m256 fraction = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
+      q[i] = _mm256_add_epi32(
+          _mm256_sub_epi32(t, _mm256_castps_si256(_mm256_cmp_ps(
+                                  fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ))),
+          _mm256_castps_si256(
+              _mm256_cmp_ps(fraction, _mm256_set1_ps(-0.5f), _CMP_LE_OQ)));
+    } else {
+      q[i] = round_half_away(v);
+    }
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), low_bytes(q));
+}
+
 // Q8_0: d = amax / 127, codes roundf(x * (1 / d)).
 HWY_INLINE void q8_0_block(const float* x, std::uint8_t* out) {
   const Block32 b = load_block(x);
@@ -133,25 +164,163 @@ HWY_INLINE void q8_0_block(const float* x, std::uint8_t* out) {
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   quant::store_f16(out, d);
-  __m256i q[4];
-  for (int i = 0; i < 4; ++i) {
-    q[i] = round_half_away(_mm256_mul_ps(b.v[i], _mm256_set1_ps(id)));
+  q8_0_codes<false>(x, _mm256_set1_ps(id), out);
+}
+
+// ---- Eight blocks at a time ----
+//
+// One block alone is a chain: its largest value, a divide or two, the f16
+// conversion, then its codes, about as long as the block's instructions
+// take to issue, and the out-of-order window held little of the next
+// block (44 cycles a Q4_0 block, 71 a Q8_0 one, in L2). Eight blocks'
+// extremes are reduced into one vector, whose lanes take the divides and
+// the f16 conversion together, and the codes then need only their lane.
+
+// The transposing reduction of eight vectors v0..v7 into one whose lane i
+// is `op` over v_i's eight lanes, in two steps so that each pair of blocks
+// can be folded as soon as it is read: pair(v_2p, v_2p+1), then
+// finish(pairs 0..3).
+template <class Op>
+HWY_INLINE __m256 reduce_pair(__m256 a, __m256 b, Op op) {
+  return op(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+}
+template <class Op>
+HWY_INLINE __m256 reduce_finish(const __m256 (&pairs)[4], Op op) {
+  // Each 128-bit half: lanes 0-3 of four vectors, each over its four.
+  const __m256 lo = op(_mm256_shuffle_ps(pairs[0], pairs[1], 0x44),
+                       _mm256_shuffle_ps(pairs[0], pairs[1], 0xEE));
+  const __m256 hi = op(_mm256_shuffle_ps(pairs[2], pairs[3], 0x44),
+                       _mm256_shuffle_ps(pairs[2], pairs[3], 0xEE));
+  return op(_mm256_permute2f128_ps(lo, hi, 0x20),
+            _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+inline __m256 max_ps(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+inline __m256 min_ps(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+
+// Lane i of v in every lane.
+HWY_INLINE __m256 lane(__m256 v, int i) {
+  return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i));
+}
+
+// d != 0 ? 1 / d : 0 in each lane.
+HWY_INLINE __m256 inverse_or_zero(__m256 d) {
+  return _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), d),
+                       _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+}
+
+// Eight f16 scales (F16C rounds to nearest even, overflow to Inf, as
+// quant::f16_from_f32 does for all but NaN, which no caller passes) to
+// the first bytes of eight blocks.
+template <int kBytes>
+HWY_INLINE void store_scales8(__m256 d, std::uint8_t* out) {
+  alignas(16) std::uint16_t words[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(words),
+                  _mm256_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT));
+  for (int i = 0; i < 8; ++i) quant::store_u16(out + kBytes * i, words[i]);
+}
+
+// Each block's largest and smallest values (from 0, NaN skipped: vmaxps and
+// vminps return their second operand when either is NaN), in one pass.
+HWY_INLINE void extremes8(const float* x, __m256& high, __m256& low) {
+  __m256 high_pairs[4], low_pairs[4];
+  for (int p = 0; p < 4; ++p) {
+    __m256 h[2], l[2];
+    for (int j = 0; j < 2; ++j) {
+      h[j] = l[j] = _mm256_setzero_ps();
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = _mm256_loadu_ps(x + 32 * (2 * p + j) + 8 * k);
+        h[j] = _mm256_max_ps(v, h[j]);
+        l[j] = _mm256_min_ps(v, l[j]);
+      }
+    }
+    high_pairs[p] = reduce_pair(h[0], h[1], max_ps);
+    low_pairs[p] = reduce_pair(l[0], l[1], min_ps);
   }
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), low_bytes(q));
+  high = reduce_finish(high_pairs, max_ps);
+  low = reduce_finish(low_pairs, min_ps);
+}
+
+// Eight Q4_0 blocks. A block's max is +amax or -amax by which extreme
+// reaches it; a block where both do takes the first, by a scan.
+HWY_INLINE void q4_0_blocks8(const float* x, std::uint8_t* out) {
+  __m256 high, low;
+  extremes8(x, high, low);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 negated_low = _mm256_xor_ps(low, sign);
+  const __m256 amax = _mm256_max_ps(high, negated_low);
+  const __m256 some = _mm256_cmp_ps(amax, _mm256_setzero_ps(), _CMP_GT_OQ);
+  const __m256 up = _mm256_and_ps(some, _mm256_cmp_ps(high, amax, _CMP_EQ_OQ));
+  const __m256 down =
+      _mm256_and_ps(some, _mm256_cmp_ps(negated_low, amax, _CMP_EQ_OQ));
+  // up: +amax; down alone: -amax; neither (all zero or NaN): +0.
+  __m256 max = _mm256_or_ps(
+      _mm256_and_ps(up, amax),
+      _mm256_andnot_ps(up, _mm256_and_ps(down, _mm256_xor_ps(amax, sign))));
+  if (const int both = _mm256_movemask_ps(_mm256_and_ps(up, down))) {
+    alignas(32) float maxes[8];
+    _mm256_store_ps(maxes, max);
+    for (int b = 0; b < 8; ++b) {
+      if (both >> b & 1) maxes[b] = quant::signed_absmax(x + 32 * b, 32).max;
+    }
+    max = _mm256_load_ps(maxes);
+  }
+  const __m256 d = _mm256_div_ps(max, _mm256_set1_ps(-8.0f));
+  const __m256 id = inverse_or_zero(d);
+  store_scales8<18>(d, out);
+  for (int b = 0; b < 8; ++b) q4_0_codes(x + 32 * b, lane(id, b), out + 18 * b);
+}
+
+// Eight Q8_0 blocks; false (nothing written) where one holds a NaN (the
+// scan's rule) or its 1 / d overflows: those go a block at a time.
+HWY_INLINE bool q8_0_blocks8(const float* x, std::uint8_t* out) {
+  __m256 pairs[4];
+  __m256 nan = _mm256_setzero_ps();
+  for (int p = 0; p < 4; ++p) {
+    __m256 m[2];
+    for (int j = 0; j < 2; ++j) {
+      m[j] = _mm256_setzero_ps();
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = _mm256_loadu_ps(x + 32 * (2 * p + j) + 8 * k);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m[j] = _mm256_max_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), m[j]);
+      }
+    }
+    pairs[p] = reduce_pair(m[0], m[1], max_ps);
+  }
+  if (_mm256_movemask_ps(nan) != 0) return false;
+  const __m256 d =
+      _mm256_div_ps(reduce_finish(pairs, max_ps), _mm256_set1_ps(127.0f));
+  const __m256 id = inverse_or_zero(d);
+  if (_mm256_movemask_ps(_mm256_cmp_ps(
+          id, _mm256_set1_ps(std::numeric_limits<float>::infinity()),
+          _CMP_EQ_OQ)) != 0) {
+    return false;
+  }
+  store_scales8<34>(d, out);
+  for (int b = 0; b < 8; ++b) {
+    q8_0_codes<true>(x + 32 * b, lane(id, b), out + 34 * b);
+  }
+  return true;
 }
 
 static bool QuantizeImpl(int type, const float* in, std::uint8_t* blocks,
                          std::int64_t nblocks) {
+  std::int64_t i = 0;
   switch (static_cast<DType>(type)) {
     case DType::Q4_0:
-      for (std::int64_t i = 0; i < nblocks; ++i) {
-        q4_0_block(in + 32 * i, blocks + 18 * i);
+      for (; i + 8 <= nblocks; i += 8) {
+        q4_0_blocks8(in + 32 * i, blocks + 18 * i);
       }
+      for (; i < nblocks; ++i) q4_0_block(in + 32 * i, blocks + 18 * i);
       return true;
     case DType::Q8_0:
-      for (std::int64_t i = 0; i < nblocks; ++i) {
-        q8_0_block(in + 32 * i, blocks + 34 * i);
+      for (; i + 8 <= nblocks; i += 8) {
+        if (q8_0_blocks8(in + 32 * i, blocks + 34 * i)) continue;
+        for (std::int64_t j = i; j < i + 8; ++j) {
+          q8_0_block(in + 32 * j, blocks + 34 * j);
+        }
       }
+      for (; i < nblocks; ++i) q8_0_block(in + 32 * i, blocks + 34 * i);
       return true;
     default: return false;
   }
