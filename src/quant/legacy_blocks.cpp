@@ -528,9 +528,9 @@ void encode(const float* x, std::uint8_t* b) {
 
 }  // namespace
 
-// Blocks are independent: the public functions just walk them, the
-// encoders after the vector forms of this CPU, which give the same bytes
-// (cpu/simd/legacy_quantize_simd.hpp: Q4_0 and Q8_0).
+// Blocks are independent: the public functions just walk them. The scalar
+// encoders run where quantize_blocks_simd declines; it takes Q4_0 and Q8_0
+// on AVX2 and up, with the same bytes (cpu/simd/legacy_quantize_simd.hpp).
 #define TESSEL_DEFINE_LEGACY_CODEC(name)                                    \
   void dequantize_##name(const std::uint8_t* blocks, float* out,            \
                          std::int64_t nblocks) {                            \

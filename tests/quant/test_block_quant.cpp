@@ -309,8 +309,8 @@ TEST(BlockQuant, StreamedDecodersWriteTheSameBitsOnEveryTarget) {
 // compares with ggml: blocks that reach each special case of the scalar code.
 // The encoders take eight blocks at a time (Q8_0 falls back to one at a time
 // for eight holding a NaN or an overflowing reciprocal) and the rest one at a
-// time, so the cases are grouped by eight and the last three blocks are a
-// remainder.
+// time, so the cases are grouped by eight, the last three blocks are a
+// remainder, and each block is also encoded alone.
 TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   constexpr int kBlocks = 8 * 8 + 3;
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -318,7 +318,8 @@ TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   Generator g(5);
   std::vector<float> x = values_of(randn({kBlocks * 32}, g));
   const auto at = [&](int block, int j) -> float& { return x[32 * block + j]; };
-  // Eight blocks without NaN: zeros of both signs (+0 scales, not -0), ...
+  // Eight blocks without NaN: zeros of both signs (whatever their signs,
+  // Q8_0's scale is +0 and Q4_0's -0, +0 / -8), ...
   for (int j = 0; j < 32; ++j) {
     at(1, j) = 0.0f;
     at(2, j) = -0.0f;
@@ -340,12 +341,24 @@ TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   at(7, 20) = -30.0f;
   // ... and values near 10^38, whose f16 scales overflow.
   for (int j = 0; j < 32; ++j) at(0, j) *= 3e37f;
-  // Infinities (Q8_0's reciprocal is 0, the products of Inf NaN).
+  // Infinities (Q8_0's reciprocal is 0, the products of Inf NaN); scales
+  // in f16's subnormal range; scales at its overflow: 65520 rounds to Inf
+  // (the tie goes to the even Inf), 65519 to 65504.
   at(8, 3) = inf;
   at(9, 3) = -inf;
   at(9, 7) = inf;
-  // Subnormals: the reciprocals overflow.
-  for (int j = 0; j < 32; ++j) at(16, j) *= 1e-40f;
+  for (int j = 0; j < 32; ++j) at(10, j) *= 1e-4f;
+  at(11, 3) = -8.0f * 65520.0f;
+  at(12, 3) = 127.0f * 65520.0f;
+  at(13, 3) = 127.0f * 65519.0f;
+  at(14, 3) = -8.0f * 65519.0f;
+  // Subnormals: the reciprocals overflow. Then a Q8_0 scale that is
+  // subnormal in f32 while its reciprocal is finite (amax 1e-36).
+  for (int j = 0; j < 32; ++j) {
+    at(16, j) *= 1e-40f;
+    at(17, j) *= 2e-37f;
+  }
+  at(17, 11) = 1e-36f;
   // NaN: Q8_0's scan keeps one only in the last place.
   at(24, 31) = nan;
   at(25, 0) = nan;
@@ -357,37 +370,55 @@ TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   at(66, 1) = -4.0f;
   at(66, 30) = 4.0f;
   const Tensor values = from_vector(x, {kBlocks, 32});
-  // Listed before any is chosen: the list is of the chosen ones.
+  // Taken before SetSupportedTargetsForTest, which narrows the list to the
+  // chosen target.
   const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
   std::int64_t scalar_target = 0;
   for (const std::int64_t target : targets) {
     if (target > HWY_AVX2) scalar_target = target;  // no vector encoder
   }
-  ASSERT_NE(scalar_target, 0) << "no target without the vector encoders";
+  if (scalar_target == 0) {
+    GTEST_SKIP() << "every compiled target has the vector encoders";
+  }
+  struct ResetTargets {
+    ~ResetTargets() { hwy::SetSupportedTargetsForTest(0); }
+  } reset;
   for (const DType type : {DType::Q4_0, DType::Q8_0}) {
     SCOPED_TRACE(dtype_name(type));
+    const std::size_t block_bytes = storage_bytes(type, 32);
     hwy::SetSupportedTargetsForTest(scalar_target);
-    std::vector<std::uint8_t> unused(storage_bytes(type, 32));
+    std::vector<std::uint8_t> got(block_bytes * kBlocks);
     ASSERT_FALSE(
-        cpu::simd::quantize_blocks_simd(type, x.data(), unused.data(), 1));
+        cpu::simd::quantize_blocks_simd(type, x.data(), got.data(), kBlocks));
     const std::vector<std::uint8_t> want = bytes_of(values.to(type));
+    const auto expect_block = [&](const std::uint8_t* block, int b) {
+      const std::uint8_t* first = want.data() + block_bytes * b;
+      EXPECT_TRUE(std::equal(block, block + block_bytes, first))
+          << "block " << b;
+    };
     for (const std::int64_t target : targets) {
       hwy::SetSupportedTargetsForTest(target);
       SCOPED_TRACE(hwy::TargetName(target));
-      EXPECT_EQ(
-          cpu::simd::quantize_blocks_simd(type, x.data(), unused.data(), 1),
-          target <= HWY_AVX2);
-      const std::vector<std::uint8_t> got = bytes_of(values.to(type));
-      for (int b = 0; b < kBlocks; ++b) {
-        const std::size_t first = static_cast<std::size_t>(b) * unused.size();
-        EXPECT_TRUE(std::equal(got.begin() + first,
-                               got.begin() + first + unused.size(),
-                               want.begin() + first))
-            << "block " << b;
+      const bool vector = target <= HWY_AVX2;
+      // All at once (eight at a time from block 0, then the remainder).
+      ASSERT_EQ(
+          cpu::simd::quantize_blocks_simd(type, x.data(), got.data(), kBlocks),
+          vector);
+      if (vector) {
+        for (int b = 0; b < kBlocks; ++b) {
+          expect_block(got.data() + block_bytes * b, b);
+        }
+        // Each alone.
+        for (int b = 0; b < kBlocks; ++b) {
+          ASSERT_TRUE(cpu::simd::quantize_blocks_simd(type, x.data() + 32 * b,
+                                                      got.data(), 1));
+          expect_block(got.data(), b);
+        }
       }
+      // Through the public conversion.
+      EXPECT_EQ(bytes_of(values.to(type)), want);
     }
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // The K-quants' and IQ4's scale searches run their candidate scales a lane each

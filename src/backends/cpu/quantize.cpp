@@ -24,7 +24,8 @@ namespace {
 constexpr std::int64_t kElementsPerTask = 16384;
 
 // The L3 of the first CPU as Linux's sysfs describes it (cache/indexN's
-// level and size, e.g. "32768K"); 0 where there is none to read.
+// level and size, which the kernel writes as kibibytes, "32768K"); 0 where
+// there is none to read or the text is not such a size.
 std::size_t sysfs_l3_bytes() {
   for (int i = 0; i < 8; ++i) {
     const std::string dir =
@@ -34,13 +35,14 @@ std::size_t sysfs_l3_bytes() {
     if (!(level_file >> level)) return 0;
     if (level != 3) continue;
     std::ifstream size_file(dir + "size");
-    std::size_t size = 0;
-    char unit = 'B';
-    if (!(size_file >> size)) return 0;
-    size_file >> unit;
-    if (unit == 'K') return size << 10;
-    if (unit == 'M') return size << 20;
-    return size;
+    long long kib = 0;
+    char unit = '\0';
+    // Up to 1 TiB: anything larger is not a cache.
+    if (!(size_file >> kib >> unit) || unit != 'K' || kib <= 0 ||
+        kib > (1LL << 30)) {
+      return 0;
+    }
+    return static_cast<std::size_t>(kib) << 10;
   }
   return 0;
 }
@@ -49,7 +51,11 @@ std::size_t sysfs_l3_bytes() {
 // first CPU (sysfs), else the C library's L3 size at most 32 MiB. glibc
 // reports the package's (256 MiB on the 2-vCPU Zen 3 VM: eight CCDs of 32
 // MiB), where a core is served by its CCD's; sysfs reports the CCD's, and
-// a part with more L3 per CCD (an X3D's 96 MiB) its own.
+// a part with more L3 per CCD (an X3D's 96 MiB) or one shared L3 (an Intel
+// server's 60-105 MiB) its own, so outputs that fit it keep plain stores.
+// cpu0 stands for every core: on a part whose CCDs differ (a 7950X3D's
+// 96 and 32 MiB) a thread on the smaller one keeps plain stores for
+// outputs between the two sizes.
 std::size_t last_level_cache_bytes() {
   static const std::size_t bytes = [] {
     constexpr std::size_t kCcd = std::size_t{32} << 20;

@@ -29,7 +29,7 @@ struct Block32 {
   __m256 a[4];
 };
 
-inline Block32 load_block(const float* x) {
+HWY_INLINE Block32 load_block(const float* x) {
   Block32 b;
   for (int i = 0; i < 4; ++i) {
     b.v[i] = _mm256_loadu_ps(x + 8 * i);
@@ -40,7 +40,7 @@ inline Block32 load_block(const float* x) {
 
 // The largest magnitude, NaN lanes skipped: vmaxps returns its second
 // operand when either is NaN, and the running maximum is the second.
-inline float largest_magnitude(const Block32& b) {
+HWY_INLINE float largest_magnitude(const Block32& b) {
   __m256 m = _mm256_setzero_ps();
   for (int i = 0; i < 4; ++i) m = _mm256_max_ps(b.a[i], m);
   __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
@@ -51,7 +51,7 @@ inline float largest_magnitude(const Block32& b) {
 
 // Bit i set where element i's lane of `lanes` compares true with `with`.
 template <int kPredicate>
-inline std::uint32_t lanes_where(const __m256 (&lanes)[4], __m256 with) {
+HWY_INLINE std::uint32_t lanes_where(const __m256 (&lanes)[4], __m256 with) {
   std::uint32_t bits = 0;
   for (int i = 0; i < 4; ++i) {
     bits |= static_cast<std::uint32_t>(
@@ -63,7 +63,7 @@ inline std::uint32_t lanes_where(const __m256 (&lanes)[4], __m256 with) {
 
 // The low byte of each of 32 i32 lanes, in order (the scalar encoders
 // store `(int8_t)` of the truncated int, not a saturated one).
-inline __m256i low_bytes(const __m256i (&q)[4]) {
+HWY_INLINE __m256i low_bytes(const __m256i (&q)[4]) {
   const __m256i byte = _mm256_set1_epi32(0xFF);
   const __m256i q01 = _mm256_packus_epi32(_mm256_and_si256(q[0], byte),
                                           _mm256_and_si256(q[1], byte));
@@ -114,41 +114,36 @@ HWY_INLINE void q4_0_block(const float* x, std::uint8_t* out) {
 // the fraction v - t are exact, and the fraction picks t - 1, t or t + 1
 // (halves away from zero, as roundf); otherwise t itself, which
 // cvttps2dq gives as the scalar cvttss2si does (0x80000000 for NaN and
-// from 2^31).
-inline __m256i round_half_away(__m256 v) {
+// from 2^31). Without kRangeCheck the caller knows every lane is NaN or
+// below 2^23 in magnitude (a NaN's fraction compares false, leaving t).
+template <bool kRangeCheck>
+HWY_INLINE __m256i round_half_away(__m256 v) {
   const __m256i t = _mm256_cvttps_epi32(v);
   const __m256 fraction = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
-  const __m256 small = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v),
-                                     _mm256_set1_ps(0x1p23f), _CMP_LT_OQ);
-  const __m256 up = _mm256_and_ps(
-      small, _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ));
-  const __m256 down = _mm256_and_ps(
-      small, _mm256_cmp_ps(fraction, _mm256_set1_ps(-0.5f), _CMP_LE_OQ));
+  __m256 up = _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  __m256 down = _mm256_cmp_ps(fraction, _mm256_set1_ps(-0.5f), _CMP_LE_OQ);
+  if constexpr (kRangeCheck) {
+    const __m256 small =
+        _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v),
+                      _mm256_set1_ps(0x1p23f), _CMP_LT_OQ);
+    up = _mm256_and_ps(small, up);
+    down = _mm256_and_ps(small, down);
+  }
   // The masks are -1 where true.
   return _mm256_add_epi32(_mm256_sub_epi32(t, _mm256_castps_si256(up)),
                           _mm256_castps_si256(down));
 }
 
-// Q8_0's codes of a block given 1 / d, after the f16 scale. kFinite: no
-// product can be infinite (1 / d is finite), so round_half_away's range
-// check is not needed.
-template <bool kFinite>
+// Q8_0's codes of a block given 1 / d, after the f16 scale. kFiniteInverse:
+// 1 / d is finite, so d >= 2^-128 and every product is NaN (Inf x 0) or
+// at most 127 (1 + 2^-21) in magnitude, far below 2^23; otherwise an
+// overflowing 1 / d makes infinite products, which need the range check.
+template <bool kFiniteInverse>
 HWY_INLINE void q8_0_codes(const float* x, __m256 id, std::uint8_t* out) {
   __m256i q[4];
   for (int i = 0; i < 4; ++i) {
-    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), id);
-    if constexpr (kFinite) {
-      // Below 2^23 (or NaN, whose fraction compares false), the exact rule.
-      const __m256i t = _mm256_cvttps_epi32(v);
-      const __m256 fraction = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
-      q[i] = _mm256_add_epi32(
-          _mm256_sub_epi32(t, _mm256_castps_si256(_mm256_cmp_ps(
-                                  fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ))),
-          _mm256_castps_si256(
-              _mm256_cmp_ps(fraction, _mm256_set1_ps(-0.5f), _CMP_LE_OQ)));
-    } else {
-      q[i] = round_half_away(v);
-    }
+    q[i] = round_half_away<!kFiniteInverse>(
+        _mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), id));
   }
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), low_bytes(q));
 }
@@ -194,8 +189,13 @@ HWY_INLINE __m256 reduce_finish(const __m256 (&pairs)[4], Op op) {
   return op(_mm256_permute2f128_ps(lo, hi, 0x20),
             _mm256_permute2f128_ps(lo, hi, 0x31));
 }
-inline __m256 max_ps(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-inline __m256 min_ps(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+// The folds, as types so that each reduction inlines its op.
+struct MaxOp {
+  __m256 operator()(__m256 a, __m256 b) const { return _mm256_max_ps(a, b); }
+};
+struct MinOp {
+  __m256 operator()(__m256 a, __m256 b) const { return _mm256_min_ps(a, b); }
+};
 
 // Lane i of v in every lane.
 HWY_INLINE __m256 lane(__m256 v, int i) {
@@ -220,9 +220,12 @@ HWY_INLINE void store_scales8(__m256 d, std::uint8_t* out) {
 }
 
 // Each block's largest and smallest values (from 0, NaN skipped: vmaxps and
-// vminps return their second operand when either is NaN), in one pass.
-HWY_INLINE void extremes8(const float* x, __m256& high, __m256& low) {
+// vminps return their second operand when either is NaN), in one pass;
+// with kFindNaN, whether any value is NaN.
+template <bool kFindNaN>
+HWY_INLINE bool extremes8(const float* x, __m256& high, __m256& low) {
   __m256 high_pairs[4], low_pairs[4];
+  __m256 nan = _mm256_setzero_ps();
   for (int p = 0; p < 4; ++p) {
     __m256 h[2], l[2];
     for (int j = 0; j < 2; ++j) {
@@ -231,20 +234,24 @@ HWY_INLINE void extremes8(const float* x, __m256& high, __m256& low) {
         const __m256 v = _mm256_loadu_ps(x + 32 * (2 * p + j) + 8 * k);
         h[j] = _mm256_max_ps(v, h[j]);
         l[j] = _mm256_min_ps(v, l[j]);
+        if constexpr (kFindNaN) {
+          nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        }
       }
     }
-    high_pairs[p] = reduce_pair(h[0], h[1], max_ps);
-    low_pairs[p] = reduce_pair(l[0], l[1], min_ps);
+    high_pairs[p] = reduce_pair(h[0], h[1], MaxOp{});
+    low_pairs[p] = reduce_pair(l[0], l[1], MinOp{});
   }
-  high = reduce_finish(high_pairs, max_ps);
-  low = reduce_finish(low_pairs, min_ps);
+  high = reduce_finish(high_pairs, MaxOp{});
+  low = reduce_finish(low_pairs, MinOp{});
+  return _mm256_movemask_ps(nan) != 0;
 }
 
 // Eight Q4_0 blocks. A block's max is +amax or -amax by which extreme
 // reaches it; a block where both do takes the first, by a scan.
 HWY_INLINE void q4_0_blocks8(const float* x, std::uint8_t* out) {
   __m256 high, low;
-  extremes8(x, high, low);
+  extremes8<false>(x, high, low);
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 negated_low = _mm256_xor_ps(low, sign);
   const __m256 amax = _mm256_max_ps(high, negated_low);
@@ -273,23 +280,13 @@ HWY_INLINE void q4_0_blocks8(const float* x, std::uint8_t* out) {
 // Eight Q8_0 blocks; false (nothing written) where one holds a NaN (the
 // scan's rule) or its 1 / d overflows: those go a block at a time.
 HWY_INLINE bool q8_0_blocks8(const float* x, std::uint8_t* out) {
-  __m256 pairs[4];
-  __m256 nan = _mm256_setzero_ps();
-  for (int p = 0; p < 4; ++p) {
-    __m256 m[2];
-    for (int j = 0; j < 2; ++j) {
-      m[j] = _mm256_setzero_ps();
-      for (int k = 0; k < 4; ++k) {
-        const __m256 v = _mm256_loadu_ps(x + 32 * (2 * p + j) + 8 * k);
-        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        m[j] = _mm256_max_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), m[j]);
-      }
-    }
-    pairs[p] = reduce_pair(m[0], m[1], max_ps);
-  }
-  if (_mm256_movemask_ps(nan) != 0) return false;
-  const __m256 d =
-      _mm256_div_ps(reduce_finish(pairs, max_ps), _mm256_set1_ps(127.0f));
+  __m256 high, low;
+  if (extremes8<true>(x, high, low)) return false;
+  // The largest magnitude, its sign cleared (max(+0, -0) may keep -0).
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 amax =
+      _mm256_andnot_ps(sign, _mm256_max_ps(high, _mm256_xor_ps(low, sign)));
+  const __m256 d = _mm256_div_ps(amax, _mm256_set1_ps(127.0f));
   const __m256 id = inverse_or_zero(d);
   if (_mm256_movemask_ps(_mm256_cmp_ps(
           id, _mm256_set1_ps(std::numeric_limits<float>::infinity()),

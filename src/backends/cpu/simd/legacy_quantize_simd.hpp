@@ -3,8 +3,8 @@
 // (ggml's quantize_row_q4_0_ref and quantize_row_q8_0_ref), NaN, Inf and
 // subnormal blocks included. The scalar loops find the block's largest
 // value with a compare and branch per element and round with a branch per
-// code: one thread encoded Q4_0 at ggml's rate and Q8_0 at 1.6x, a few
-// times under the memory's read rate.
+// code: before these encoders one thread encoded Q4_0 at ggml's rate and
+// Q8_0 at 1.6x, a few times under the memory's read rate.
 #pragma once
 
 #include <cstdint>
