@@ -7,6 +7,7 @@
 #include <hwy/targets.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -307,10 +308,10 @@ TEST(BlockQuant, StreamedDecodersWriteTheSameBitsOnEveryTarget) {
 // (backends/cpu/simd/legacy_quantize_simd.cpp) against the scalar encoders,
 // which a target without them falls back to and tests/oracle/test_quant_ggml.py
 // compares with ggml: blocks that reach each special case of the scalar code.
-// The encoders take eight blocks at a time (Q8_0 falls back to one at a time
-// for eight holding a NaN or an overflowing reciprocal) and the rest one at a
-// time, so the cases are grouped by eight, the last three blocks are a
-// remainder, and each block is also encoded alone.
+// The encoders take eight blocks at a time (Q8_0 scans the eight in order
+// when one holds a NaN) and pad the last few with zero blocks, so the
+// cases are grouped by eight, the last three blocks are a remainder, and
+// each block is also encoded alone.
 TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   constexpr int kBlocks = 8 * 8 + 3;
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -365,6 +366,9 @@ TEST(BlockQuant, LegacyVectorEncodersGiveTheScalarBytes) {
   at(26, 10) = nan;
   at(26, 20) = nan;
   for (int j = 0; j < 32; ++j) at(27, j) = nan;
+  // A NaN with payload bits F16C would keep, last: Q8_0's scale is then
+  // that NaN, stored as ggml's 0x7E00.
+  at(28, 31) = std::bit_cast<float>(0x7FE00000u);
   // The remainder: a NaN and a tie of magnitudes.
   at(65, 31) = nan;
   at(66, 1) = -4.0f;

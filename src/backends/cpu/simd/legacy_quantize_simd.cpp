@@ -8,8 +8,9 @@
 // Must come after foreach_target.h.
 #include <hwy/highway.h>
 
-#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "backends/cpu/simd/legacy_quantize_simd.hpp"
@@ -23,44 +24,6 @@ HWY_BEFORE_NAMESPACE();
 namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// A block's 32 values in element order and their magnitudes.
-struct Block32 {
-  __m256 v[4];
-  __m256 a[4];
-};
-
-HWY_INLINE Block32 load_block(const float* x) {
-  Block32 b;
-  for (int i = 0; i < 4; ++i) {
-    b.v[i] = _mm256_loadu_ps(x + 8 * i);
-    b.a[i] = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), b.v[i]);
-  }
-  return b;
-}
-
-// The largest magnitude, NaN lanes skipped: vmaxps returns its second
-// operand when either is NaN, and the running maximum is the second.
-HWY_INLINE float largest_magnitude(const Block32& b) {
-  __m256 m = _mm256_setzero_ps();
-  for (int i = 0; i < 4; ++i) m = _mm256_max_ps(b.a[i], m);
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-  return _mm_cvtss_f32(h);
-}
-
-// Bit i set where element i's lane of `lanes` compares true with `with`.
-template <int kPredicate>
-HWY_INLINE std::uint32_t lanes_where(const __m256 (&lanes)[4], __m256 with) {
-  std::uint32_t bits = 0;
-  for (int i = 0; i < 4; ++i) {
-    bits |= static_cast<std::uint32_t>(
-                _mm256_movemask_ps(_mm256_cmp_ps(lanes[i], with, kPredicate)))
-            << (8 * i);
-  }
-  return bits;
-}
-
 // The low byte of each of 32 i32 lanes, in order (the scalar encoders
 // store `(int8_t)` of the truncated int, not a saturated one).
 HWY_INLINE __m256i low_bytes(const __m256i (&q)[4]) {
@@ -90,24 +53,6 @@ HWY_INLINE void q4_0_codes(const float* x, __m256 id, std::uint8_t* out) {
       _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4), _mm_set1_epi8(-16));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2),
                    _mm_or_si128(_mm256_castsi256_si128(q), high));
-}
-
-// Q4_0: d = max / -8 with max the first value of largest magnitude (a NaN
-// never wins); id = 1 / d, or 0 for a zero d.
-HWY_INLINE void q4_0_block(const float* x, std::uint8_t* out) {
-  const Block32 b = load_block(x);
-  const float amax = largest_magnitude(b);
-  // No value above zero (all zeros or NaN): ggml's max stays +0, whatever
-  // the zeros' signs.
-  float max = 0.0f;
-  if (amax > 0.0f) {
-    max =
-        x[std::countr_zero(lanes_where<_CMP_EQ_OQ>(b.a, _mm256_set1_ps(amax)))];
-  }
-  const float d = max / -8.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  quant::store_f16(out, d);
-  q4_0_codes(x, _mm256_set1_ps(id), out);
 }
 
 // legacy_blocks.cpp's q8_code on each lane: below 2^23 the truncation t and
@@ -148,28 +93,16 @@ HWY_INLINE void q8_0_codes(const float* x, __m256 id, std::uint8_t* out) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), low_bytes(q));
 }
 
-// Q8_0: d = amax / 127, codes roundf(x * (1 / d)).
-HWY_INLINE void q8_0_block(const float* x, std::uint8_t* out) {
-  const Block32 b = load_block(x);
-  // ggml's running maximum takes a NaN and drops it at the next element,
-  // which no vector maximum does: a block with a NaN is scanned in order.
-  const float amax = lanes_where<_CMP_UNORD_Q>(b.v, _mm256_setzero_ps()) != 0
-                         ? quant::absmax(x, 32)
-                         : largest_magnitude(b);
-  const float d = amax / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  quant::store_f16(out, d);
-  q8_0_codes<false>(x, _mm256_set1_ps(id), out);
-}
-
 // ---- Eight blocks at a time ----
 //
 // One block alone is a chain: its largest value, a divide or two, the f16
 // conversion, then its codes, about as long as the block's instructions
 // take to issue, and the out-of-order window held little of the next
-// block (44 cycles a Q4_0 block, 71 a Q8_0 one, in L2). Eight blocks'
-// extremes are reduced into one vector, whose lanes take the divides and
-// the f16 conversion together, and the codes then need only their lane.
+// block (44 cycles a Q4_0 block, 71 a Q8_0 one, in L2, in a form that took
+// one block at a time). Eight blocks' extremes are reduced into one
+// vector, whose lanes take the divides and the f16 conversion together,
+// and the codes then need only their lane. Fewer than eight are padded
+// with zero blocks.
 
 // The transposing reduction of eight vectors v0..v7 into one whose lane i
 // is `op` over v_i's eight lanes, in two steps so that each pair of blocks
@@ -202,21 +135,41 @@ HWY_INLINE __m256 lane(__m256 v, int i) {
   return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i));
 }
 
-// d != 0 ? 1 / d : 0 in each lane.
+// d != 0 ? 1 / d : 0 in each lane (a NaN d is not 0 there either).
 HWY_INLINE __m256 inverse_or_zero(__m256 d) {
   return _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), d),
-                       _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+                       _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_UQ));
 }
 
-// Eight f16 scales (F16C rounds to nearest even, overflow to Inf, as
-// quant::f16_from_f32 does for all but NaN, which no caller passes) to
-// the first bytes of eight blocks.
+// Eight f16 scales to the first bytes of eight blocks. F16C rounds to
+// nearest even with overflow to Inf as quant::f16_from_f32 does; a NaN
+// (Q8_0's scan can give one) takes that conversion's 0x7E00 with the sign
+// rather than F16C's kept payload.
 template <int kBytes>
 HWY_INLINE void store_scales8(__m256 d, std::uint8_t* out) {
   alignas(16) std::uint16_t words[8];
   _mm_store_si128(reinterpret_cast<__m128i*>(words),
                   _mm256_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT));
+  if (const int nan = _mm256_movemask_ps(_mm256_cmp_ps(d, d, _CMP_UNORD_Q))) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, d);
+    for (int i = 0; i < 8; ++i) {
+      if (nan >> i & 1) words[i] = quant::f16_from_f32(lanes[i]);
+    }
+  }
   for (int i = 0; i < 8; ++i) quant::store_u16(out + kBytes * i, words[i]);
+}
+
+// `v` with lane i replaced by replacement(i) where bit i of `lanes` is set
+// (the rare blocks a vector rule does not cover).
+template <class Replacement>
+HWY_INLINE __m256 replace_lanes(__m256 v, int lanes, Replacement replacement) {
+  alignas(32) float values[8];
+  _mm256_store_ps(values, v);
+  for (int i = 0; i < 8; ++i) {
+    if (lanes >> i & 1) values[i] = replacement(i);
+  }
+  return _mm256_load_ps(values);
 }
 
 // Each block's largest and smallest values (from 0, NaN skipped: vmaxps and
@@ -264,12 +217,9 @@ HWY_INLINE void q4_0_blocks8(const float* x, std::uint8_t* out) {
       _mm256_and_ps(up, amax),
       _mm256_andnot_ps(up, _mm256_and_ps(down, _mm256_xor_ps(amax, sign))));
   if (const int both = _mm256_movemask_ps(_mm256_and_ps(up, down))) {
-    alignas(32) float maxes[8];
-    _mm256_store_ps(maxes, max);
-    for (int b = 0; b < 8; ++b) {
-      if (both >> b & 1) maxes[b] = quant::signed_absmax(x + 32 * b, 32).max;
-    }
-    max = _mm256_load_ps(maxes);
+    max = replace_lanes(max, both, [&](int b) {
+      return quant::signed_absmax(x + 32 * b, 32).max;
+    });
   }
   const __m256 d = _mm256_div_ps(max, _mm256_set1_ps(-8.0f));
   const __m256 id = inverse_or_zero(d);
@@ -277,47 +227,70 @@ HWY_INLINE void q4_0_blocks8(const float* x, std::uint8_t* out) {
   for (int b = 0; b < 8; ++b) q4_0_codes(x + 32 * b, lane(id, b), out + 18 * b);
 }
 
-// Eight Q8_0 blocks; false (nothing written) where one holds a NaN (the
-// scan's rule) or its 1 / d overflows: those go a block at a time.
-HWY_INLINE bool q8_0_blocks8(const float* x, std::uint8_t* out) {
+// Eight Q8_0 blocks. ggml's running maximum takes a NaN and drops it at
+// the next element, which no vector maximum does: eight blocks holding a
+// NaN take each block's maximum by that scan. A block whose 1 / d
+// overflows (a tiny d) has infinite products, which need the rounding's
+// range check.
+HWY_INLINE void q8_0_blocks8(const float* x, std::uint8_t* out) {
   __m256 high, low;
-  if (extremes8<true>(x, high, low)) return false;
+  const bool nan = extremes8<true>(x, high, low);
   // The largest magnitude, its sign cleared (max(+0, -0) may keep -0).
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 amax =
+  __m256 amax =
       _mm256_andnot_ps(sign, _mm256_max_ps(high, _mm256_xor_ps(low, sign)));
+  if (nan) {
+    amax = replace_lanes(amax, 0xFF,
+                         [&](int b) { return quant::absmax(x + 32 * b, 32); });
+  }
   const __m256 d = _mm256_div_ps(amax, _mm256_set1_ps(127.0f));
   const __m256 id = inverse_or_zero(d);
-  if (_mm256_movemask_ps(_mm256_cmp_ps(
-          id, _mm256_set1_ps(std::numeric_limits<float>::infinity()),
-          _CMP_EQ_OQ)) != 0) {
-    return false;
-  }
+  const int overflowed = _mm256_movemask_ps(_mm256_cmp_ps(
+      id, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _CMP_EQ_OQ));
   store_scales8<34>(d, out);
   for (int b = 0; b < 8; ++b) {
-    q8_0_codes<true>(x + 32 * b, lane(id, b), out + 34 * b);
+    if (overflowed >> b & 1) {
+      q8_0_codes<false>(x + 32 * b, lane(id, b), out + 34 * b);
+    } else {
+      q8_0_codes<true>(x + 32 * b, lane(id, b), out + 34 * b);
+    }
   }
-  return true;
+}
+
+// The last n < 8 blocks: padded to eight with zero blocks, encoded, and
+// the first n copied out.
+template <int kBytes, class Blocks8>
+void last_blocks(const float* in, std::uint8_t* blocks, std::int64_t n,
+                 Blocks8 blocks8) {
+  alignas(32) float padded[8 * 32] = {};
+  std::memcpy(padded, in, sizeof(float) * 32 * static_cast<std::size_t>(n));
+  std::uint8_t encoded[8 * kBytes];
+  blocks8(padded, encoded);
+  std::memcpy(blocks, encoded, kBytes * static_cast<std::size_t>(n));
+}
+
+template <int kBytes, class Blocks8>
+void encode_blocks(const float* in, std::uint8_t* blocks, std::int64_t nblocks,
+                   Blocks8 blocks8) {
+  std::int64_t i = 0;
+  for (; i + 8 <= nblocks; i += 8) blocks8(in + 32 * i, blocks + kBytes * i);
+  if (i < nblocks) {
+    last_blocks<kBytes>(in + 32 * i, blocks + kBytes * i, nblocks - i, blocks8);
+  }
 }
 
 static bool QuantizeImpl(int type, const float* in, std::uint8_t* blocks,
                          std::int64_t nblocks) {
-  std::int64_t i = 0;
   switch (static_cast<DType>(type)) {
     case DType::Q4_0:
-      for (; i + 8 <= nblocks; i += 8) {
-        q4_0_blocks8(in + 32 * i, blocks + 18 * i);
-      }
-      for (; i < nblocks; ++i) q4_0_block(in + 32 * i, blocks + 18 * i);
+      encode_blocks<18>(
+          in, blocks, nblocks,
+          [](const float* x, std::uint8_t* out) { q4_0_blocks8(x, out); });
       return true;
     case DType::Q8_0:
-      for (; i + 8 <= nblocks; i += 8) {
-        if (q8_0_blocks8(in + 32 * i, blocks + 34 * i)) continue;
-        for (std::int64_t j = i; j < i + 8; ++j) {
-          q8_0_block(in + 32 * j, blocks + 34 * j);
-        }
-      }
-      for (; i < nblocks; ++i) q8_0_block(in + 32 * i, blocks + 34 * i);
+      encode_blocks<34>(
+          in, blocks, nblocks,
+          [](const float* x, std::uint8_t* out) { q8_0_blocks8(x, out); });
       return true;
     default: return false;
   }
