@@ -92,7 +92,7 @@ Tensor weights(DType type, std::int64_t n, std::int64_t k, std::uint64_t seed) {
 }
 
 TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
-  // N = 37 leaves a remainder after every tile height (8, 16 rows); the M
+  // N = 37 leaves 5 rows after every tile height (8, 16 rows); the M
   // values take the dot kernels (1) and the packed GEMM (23, 64: 23 leaves
   // a remainder after its steps of 4 or 8 activation rows).
   for (const Case& c : kCases) {
@@ -130,14 +130,15 @@ TEST(QuantMatmul, DotKernelsTakeEveryBlockCount) {
 
 TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
   // 1 row runs every type's dot kernels (Q4_0's and Q8_0's take no more),
-  // 3 rows those of the others, 19 the packed GEMM (its 8- and 16-row
-  // tiles, each target's kernels and packers).
+  // 3 rows those of the others, 19 the packed GEMM (each target's kernels
+  // and packers). 29 weight rows leave 13 after a 16-row tile (both of
+  // the 256-bit kernel's halves, the second short) and 5 after 8-row ones.
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(hwy::TargetName(target));
     for (const Case& c : kCases) {
       if (!c.integer_kernel) continue;
-      const Tensor w = weights(c.type, 19, 768, 3);
+      const Tensor w = weights(c.type, 29, 768, 3);
       for (const std::int64_t m : {1, 3, 19}) {
         const Tensor x = randn({m, 768});
         expect_within_bound(linear(x, w), x, w, c, true);
@@ -150,9 +151,10 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
 // The 512-bit kernels have forms for CPUs with fewer features, chosen at
 // run time: Cascade Lake has VNNI without VBMI or GFNI (Q4_0's two-block
 // kernel, the one-block Q4_K/Q5_K kernel, IQ4_XS's vpshufb lookup),
-// Skylake-SP none of them (AVX3 without VNNI, and the GEMM's 8-row tiles).
-// Withholding the features runs those forms here too, where the CPU has
-// them; every block count's remainder path, and the packed GEMM at 19 rows.
+// Skylake-SP none of them (AVX3 without VNNI, and the GEMM's 256-bit
+// kernel). Withholding the features runs those forms here too, where the
+// CPU has them; every block count's remainder path, and the packed GEMM at
+// 19 activation rows and 29 weight rows.
 TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
   using namespace cpu::simd;
   for (const unsigned withheld :
@@ -168,7 +170,7 @@ TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
       if (!c.integer_kernel) continue;
       for (const std::int64_t blocks : {1, 2, 3, 4, 5, 7, 9, 13, 17}) {
         const std::int64_t k = blocks * c.act_block;
-        const Tensor w = weights(c.type, 19, k, 29 + blocks);
+        const Tensor w = weights(c.type, 29, k, 29 + blocks);
         Generator g(blocks);
         for (const std::int64_t m : {1, 3, 19}) {
           const Tensor x = randn({m, k}, g);

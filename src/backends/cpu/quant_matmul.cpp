@@ -169,7 +169,7 @@ void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
   });
   const std::int64_t tile_rows = simd::gemm_tile_rows();
   const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
-  parallel_for(0, tiles, 1, [&](std::int64_t lo, std::int64_t hi) {
+  parallel_for_dynamic(0, tiles, 1, [&](std::int64_t lo, std::int64_t hi) {
     detail::HostBuffer tile(simd::gemm_tile_bytes(w_dtype, k), "linear");
     for (std::int64_t t = lo; t < hi; ++t) {
       const std::int64_t r0 = t * tile_rows;

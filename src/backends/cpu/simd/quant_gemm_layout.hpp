@@ -15,7 +15,7 @@
 
 namespace tessel::cpu::simd::gemm {
 
-// A tile of R rows (8, or 16 with 512-bit VNNI) is, per group of `group`
+// A tile of R rows (16 on x86 from AVX2 up, else 8) is, per group of `group`
 // weights along k: group / 4 registers of R x 4 code bytes (register t:
 // bytes 4r..4r+3 are row r's codes 4t..4t+3), then the rows' f32 group
 // scales, then, for the K-quants with mins, the rows' f32 group mins.
@@ -173,11 +173,20 @@ inline void store_row_scales(DType w, const Layout& l, int tile_rows,
   }
 }
 
-// Rows per tile: 16 where the 512-bit VNNI kernel runs (Highway's AVX3
-// target on a CPU with AVX512-VNNI, which that target does not assume),
-// else 8. The packer and the kernels ask the same question, so they agree.
-inline int tile_rows_for(bool avx3_target) {
-  return avx3_target && cpu_has_avx512_vnni() ? 16 : 8;
+// Whether the 512-bit VNNI kernel runs: Highway's AVX3 target on a CPU with
+// AVX512-VNNI, which that target does not assume. It takes signed codes
+// packed plus 128. The packer and the kernels ask the same question, so
+// they agree.
+inline bool vnni512_kernel(bool avx3_target) {
+  return avx3_target && cpu_has_avx512_vnni();
+}
+
+// Rows per tile: 16 on x86 from AVX2 up, where a register of the 512-bit
+// kernel holds all 16 and the 256-bit kernel's two registers hold the
+// halves side by side (so each activation broadcast serves both); 8 in the
+// portable kernel.
+constexpr int tile_rows_for(bool x86_vector_kernels) {
+  return x86_vector_kernels ? 16 : 8;
 }
 
 }  // namespace tessel::cpu::simd::gemm

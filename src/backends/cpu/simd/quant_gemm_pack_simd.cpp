@@ -23,7 +23,9 @@ namespace tessel::cpu::simd::HWY_NAMESPACE {
 
 using gemm::Layout;
 
-inline int tile_rows() { return gemm::tile_rows_for(HWY_TARGET == HWY_AVX3); }
+constexpr int tile_rows() {
+  return gemm::tile_rows_for(HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2);
+}
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
@@ -259,11 +261,12 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
 template <DType kW>
 void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
           std::int64_t k, std::uint8_t* tile) {
-  if (tile_rows() == 16) {
-    return pack_tile<kW, 16, gemm::layout_of(kW).signed_codes>(w, ldw, rows, k,
-                                                               tile);
+  static_assert(tile_rows() == 16);
+  if (gemm::layout_of(kW).signed_codes &&
+      gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3)) {
+    return pack_tile<kW, 16, true>(w, ldw, rows, k, tile);
   }
-  pack_tile<kW, 8, false>(w, ldw, rows, k, tile);
+  pack_tile<kW, 16, false>(w, ldw, rows, k, tile);
 }
 
 #else

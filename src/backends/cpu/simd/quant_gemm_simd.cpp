@@ -50,12 +50,14 @@ void with_rows(std::int64_t mr, F&& f) {
 }
 
 // The activation rows kMaxMr at a time through step(kMr, rows' codes,
-// accumulators), each accumulator's first `rows` lanes then stored to its
-// output row. A short last step repeats its last row's pointer.
-template <int kMaxMr, class Vec, class Step>
+// accumulators); accumulator i * kParts + h then holds activation row i's
+// outputs for the tile's rows kLanes h onward, of which the first `rows`
+// in all are stored. A short last step repeats its last row's pointer.
+template <int kMaxMr, int kParts, class Vec, class Step>
 void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
                       std::int64_t m_rows, std::int64_t rows, float* y,
                       std::int64_t ldy, Step&& step) {
+  constexpr std::int64_t kLanes = sizeof(Vec) / sizeof(float);
   for (std::int64_t m0 = 0; m0 < m_rows; m0 += kMaxMr) {
     const std::int64_t mr = std::min<std::int64_t>(kMaxMr, m_rows - m0);
     const std::uint8_t* a[kMaxMr];
@@ -64,26 +66,36 @@ void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
              static_cast<std::size_t>(m0 + std::min<std::int64_t>(i, mr - 1)) *
                  act_bytes;
     }
-    Vec acc[kMaxMr] = {};
+    Vec acc[kParts * kMaxMr] = {};
     with_rows<kMaxMr>(mr, [&](auto kMr) { step(kMr, a, acc); });
-    constexpr std::int64_t kLanes = sizeof(Vec) / sizeof(float);
-    for (std::int64_t i = 0; i < mr; ++i) {
-      float* out = y + (m0 + i) * ldy;
-      // A whole tile's row is one vector store; a copy of a run length
-      // known only at run time is a call to memmove (4.4 % of a 160M
-      // Q4_K_M prompt's samples went to those calls).
-      if (rows == kLanes) {
-        std::memcpy(out, &acc[i], sizeof(Vec));
-        continue;
+    for (int h = 0; h < kParts; ++h) {
+      const std::int64_t part_rows = std::min(kLanes, rows - kLanes * h);
+      for (std::int64_t i = 0; i < mr; ++i) {
+        float* out = y + (m0 + i) * ldy + kLanes * h;
+        const Vec& v = acc[i * kParts + h];
+        // A whole register is one vector store; a copy of a run length
+        // known only at run time is a call to memmove (4.4 % of a 160M
+        // Q4_K_M prompt's samples went to those calls).
+        if (part_rows == kLanes) {
+          std::memcpy(out, &v, sizeof(Vec));
+          continue;
+        }
+        float lanes[kLanes];
+        std::memcpy(lanes, &v, sizeof(Vec));
+        std::copy(lanes, lanes + part_rows, out);
       }
-      float lanes[kLanes];
-      std::memcpy(lanes, &acc[i], sizeof(Vec));
-      std::copy(lanes, lanes + rows, out);
     }
   }
 }
 
-// ---- 256-bit kernel: 8 weight rows x up to 4 activation rows ----
+// ---- 256-bit kernel: 16-row tiles as two 8-row halves ----
+//
+// A register holds one half's eight rows. Both halves against two
+// activation rows (or the first half against four, for a tile of at most
+// eight rows) make four u8 x i8 products per activation broadcast pair,
+// where eight rows against four made one per broadcast: on Zen 3 the
+// broadcasts take the same vector pipes as the products and sums, and the
+// 8 x 4 form spent a quarter of its vector instructions on them.
 
 // v stays in a register here and its chain keeps its order. Without it GCC
 // reassociates a group's 32 products into a tree, computing them all
@@ -91,55 +103,61 @@ void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
 // reloaded every group, which made the loads the kernel's bound.
 HWY_INLINE void pin(__m256i& v) { asm("" : "+x"(v)); }
 
-// The f32 step of group g for kMr activation rows: isum[i] (eight rows'
-// integer sums) less the code offset, times each row's group scale, less
-// the K-quants' min term, into part[i]; the activation block's scale
-// multiplies part once per block (span_end).
-template <Layout kL, int kMr>
+// The f32 step of group g for kMr activation rows and kHalves halves:
+// isum[i * kHalves + h] (eight rows' integer sums) less the code offset, times
+// each row's group scale, less the K-quants' min term, into part; the
+// activation block's scale multiplies part once per block (span_end).
+template <Layout kL, int kMr, int kHalves>
 HWY_INLINE void add_group8(const std::uint8_t* tg,
                            const std::uint8_t* const* side, __m256i* isum,
                            __m256* part) {
-  constexpr std::size_t kCodes = gemm::codes_bytes(kL, 8);
-  const __m256 scale =
-      _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes));
+  constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
 #pragma GCC unroll 4
   for (int i = 0; i < kMr; ++i) {
-    if constexpr (kL.zero_point != 0) {
-      isum[i] =
-          _mm256_sub_epi32(isum[i], _mm256_set1_epi32(load_i32(side[i] + 4)));
-    }
-    part[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[i]), part[i]);
-    if constexpr (kL.has_min) {
-      const __m256 min =
-          _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes + 32));
-      part[i] =
-          _mm256_fnmadd_ps(_mm256_set1_ps(load_f32(side[i] + 4)), min, part[i]);
+#pragma GCC unroll 2
+    for (int h = 0; h < kHalves; ++h) {
+      const int j = i * kHalves + h;
+      const __m256 scale =
+          _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes + 32 * h));
+      if constexpr (kL.zero_point != 0) {
+        isum[j] =
+            _mm256_sub_epi32(isum[j], _mm256_set1_epi32(load_i32(side[i] + 4)));
+      }
+      part[j] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[j]), part[j]);
+      if constexpr (kL.has_min) {
+        const __m256 min = _mm256_loadu_ps(
+            reinterpret_cast<const float*>(tg + kCodes + 64 + 32 * h));
+        part[j] = _mm256_fnmadd_ps(_mm256_set1_ps(load_f32(side[i] + 4)), min,
+                                   part[j]);
+      }
     }
   }
 }
 
 // kMr activation rows (a[i] their codes, then their group tables) against
-// one 8-row tile, all groups; acc[i] lane r accumulates y[i][r]. The u8 x i8
-// pair products go through i16 lanes: unsigned codes sum kL.i16_depth
-// registers there before widening; signed ones multiply |w| by a with w's
-// sign (exact: |a| <= 127, |w| <= 128).
-template <Layout kL, int kMr>
+// the first kHalves halves of a 16-row tile, all groups; acc[i * kHalves + h]
+// lane r accumulates y[i][8 h + r]. The u8 x i8 pair products go through
+// i16 lanes: unsigned codes sum kL.i16_depth registers there before
+// widening; signed ones multiply |w| by a with w's sign (exact: |a| <=
+// 127, |w| <= 128).
+template <Layout kL, int kMr, int kHalves>
 void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
                 std::int64_t groups, __m256* acc) {
   constexpr int kRegs = kL.group / 4;
-  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 8);
+  constexpr int kAcc = kHalves * kMr;
+  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 16);
   const __m256i ones16 = _mm256_set1_epi16(1);
   constexpr int kSpan = kL.act_block / kL.group;  // groups per act. scale
   const std::int64_t k = groups * kL.group;
   // Local, so they live in registers: stores through acc could alias.
-  __m256 sum[kMr], part[kMr];
-  for (int i = 0; i < kMr; ++i) {
-    sum[i] = acc[i];
-    part[i] = _mm256_setzero_ps();
+  __m256 sum[kAcc], part[kAcc];
+  for (int j = 0; j < kAcc; ++j) {
+    sum[j] = acc[j];
+    part[j] = _mm256_setzero_ps();
   }
   for (std::int64_t g = 0; g < groups; ++g) {
     if (g % kSpan == 0) {
-      for (int i = 0; i < kMr; ++i) part[i] = _mm256_setzero_ps();
+      for (int j = 0; j < kAcc; ++j) part[j] = _mm256_setzero_ps();
     }
     const std::uint8_t* tg = tile + g * kGroupBytes;
     const std::uint8_t* ag[kMr];
@@ -148,50 +166,66 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
       ag[i] = a[i] + g * kL.group;
       side[i] = a[i] + k + g * gemm::kActGroupBytes;
     }
-    __m256i isum[kMr];
-    for (int i = 0; i < kMr; ++i) isum[i] = _mm256_setzero_si256();
+    __m256i isum[kAcc];
+    for (int j = 0; j < kAcc; ++j) isum[j] = _mm256_setzero_si256();
     if constexpr (kL.signed_codes) {
 #pragma GCC unroll 8
       for (int t = 0; t < kRegs; ++t) {
-        const __m256i w = load256(tg + 32 * t);
-        const __m256i aw = _mm256_sign_epi8(w, w);
+        __m256i w[kHalves], aw[kHalves];
+        for (int h = 0; h < kHalves; ++h) {
+          w[h] = load256(tg + 64 * t + 32 * h);
+          aw[h] = _mm256_sign_epi8(w[h], w[h]);
+        }
 #pragma GCC unroll 4
         for (int i = 0; i < kMr; ++i) {
-          const __m256i p = _mm256_maddubs_epi16(
-              aw, _mm256_sign_epi8(broadcast4(ag[i] + 4 * t), w));
-          isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(p, ones16));
-          pin(isum[i]);
+          const __m256i b = broadcast4(ag[i] + 4 * t);
+          for (int h = 0; h < kHalves; ++h) {
+            const int j = i * kHalves + h;
+            const __m256i p =
+                _mm256_maddubs_epi16(aw[h], _mm256_sign_epi8(b, w[h]));
+            isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(p, ones16));
+            pin(isum[j]);
+          }
         }
       }
     } else {
 #pragma GCC unroll 8
       for (int t0 = 0; t0 < kRegs; t0 += kL.i16_depth) {
-        __m256i p[kMr];
-        for (int i = 0; i < kMr; ++i) p[i] = _mm256_setzero_si256();
+        __m256i p[kAcc];
+        for (int j = 0; j < kAcc; ++j) p[j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int t = t0; t < t0 + kL.i16_depth && t < kRegs; ++t) {
-          const __m256i w = load256(tg + 32 * t);
+          __m256i w[kHalves];
+          for (int h = 0; h < kHalves; ++h) {
+            w[h] = load256(tg + 64 * t + 32 * h);
+          }
 #pragma GCC unroll 4
           for (int i = 0; i < kMr; ++i) {
-            p[i] = _mm256_add_epi16(
-                p[i], _mm256_maddubs_epi16(w, broadcast4(ag[i] + 4 * t)));
-            pin(p[i]);
+            const __m256i b = broadcast4(ag[i] + 4 * t);
+            for (int h = 0; h < kHalves; ++h) {
+              const int j = i * kHalves + h;
+              p[j] = _mm256_add_epi16(p[j], _mm256_maddubs_epi16(w[h], b));
+              pin(p[j]);
+            }
           }
         }
-        for (int i = 0; i < kMr; ++i) {
-          isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(p[i], ones16));
+        for (int j = 0; j < kAcc; ++j) {
+          isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(p[j], ones16));
         }
       }
     }
-    add_group8<kL, kMr>(tg, side, isum, part);
+    add_group8<kL, kMr, kHalves>(tg, side, isum, part);
     if (g % kSpan == kSpan - 1) {
       for (int i = 0; i < kMr; ++i) {
-        sum[i] =
-            _mm256_fmadd_ps(_mm256_set1_ps(load_f32(side[i])), part[i], sum[i]);
+        const __m256 dy = _mm256_set1_ps(load_f32(side[i]));
+        for (int h = 0; h < kHalves; ++h) {
+          const int j = i * kHalves + h;
+          sum[j] = _mm256_fmadd_ps(dy, part[j], sum[j]);
+        }
       }
     }
   }
-  for (int i = 0; i < kMr; ++i) acc[i] = sum[i];
+  for (int j = 0; j < kAcc; ++j) acc[j] = sum[j];
 }
 
 template <Layout kL>
@@ -199,12 +233,19 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
                 const std::uint8_t* act, std::size_t act_bytes,
                 std::int64_t m_rows, std::int64_t k, float* y,
                 std::int64_t ldy) {
-  // 4 x (sums, products, accumulators) + codes: the 16 registers.
-  activation_steps<4, __m256>(
-      act, act_bytes, m_rows, rows, y, ldy,
-      [&](auto kMr, const std::uint8_t* const* a, __m256* acc) {
-        tile_rows8<kL, decltype(kMr)::value>(tile, a, k / kL.group, acc);
-      });
+  const auto step = [&](auto halves) {
+    constexpr int kHalves = decltype(halves)::value;
+    // kHalves x 4 / kHalves x (sums, products, accumulators) + codes: the
+    // 16 registers.
+    activation_steps<4 / kHalves, kHalves, __m256>(
+        act, act_bytes, m_rows, rows, y, ldy,
+        [&](auto kMr, const std::uint8_t* const* a, __m256* acc) {
+          tile_rows8<kL, decltype(kMr)::value, kHalves>(tile, a, k / kL.group,
+                                                        acc);
+        });
+  };
+  if (rows > 8) return step(std::integral_constant<int, 2>{});
+  step(std::integral_constant<int, 1>{});
 }
 
 #if HWY_TARGET == HWY_AVX3
@@ -285,7 +326,7 @@ void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
                  std::int64_t m_rows, std::int64_t k, float* y,
                  std::int64_t ldy) {
   // 8 x (sums, partials, accumulators) of the 32 registers.
-  activation_steps<8, __m512>(
+  activation_steps<8, 1, __m512>(
       act, act_bytes, m_rows, rows, y, ldy,
       [&](auto kMr, const std::uint8_t* const* a, __m512* acc) {
         tile_rows16<kL, decltype(kMr)::value>(tile, a, k / kL.group, acc);
@@ -295,7 +336,9 @@ void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
 #pragma GCC diagnostic pop
 #endif  // HWY_AVX3
 
-inline int tile_rows() { return gemm::tile_rows_for(HWY_TARGET == HWY_AVX3); }
+inline bool vnni512_kernel() {
+  return gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
+}
 
 template <Layout kL>
 void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
@@ -303,7 +346,7 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
                std::int64_t m_rows, std::int64_t k, float* y,
                std::int64_t ldy) {
 #if HWY_TARGET == HWY_AVX3
-  if (tile_rows() == 16) {
+  if (vnni512_kernel()) {
     return gemm_tile16<kL>(tile, rows, act, act_bytes, m_rows, k, y, ldy);
   }
 #endif
@@ -313,7 +356,7 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
 // The zero point the kernel takes back out of a group's sum: signed codes
 // are packed plus 128 for the 512-bit kernel.
 inline int kernel_zero_point(const Layout& l) {
-  return l.signed_codes && tile_rows() == 16 ? 128 : l.zero_point;
+  return l.signed_codes && vnni512_kernel() ? 128 : l.zero_point;
 }
 
 #else

@@ -31,8 +31,9 @@ namespace tessel::cpu::simd {
 // The same six types as has_quant_dot.
 bool has_quant_gemm(DType w);
 
-// Weight rows per packed tile on this CPU: one per 32-bit lane of the
-// kernel's register, 16 with AVX512-VNNI, else 8.
+// Weight rows per packed tile on this CPU: 16 on x86 from AVX2 up (one per
+// 32-bit lane of a 512-bit register, or two 256-bit registers' worth),
+// else 8.
 std::int64_t gemm_tile_rows();
 // Bytes of one packed tile of gemm_tile_rows() rows of length k.
 std::size_t gemm_tile_bytes(DType w, std::int64_t k);
