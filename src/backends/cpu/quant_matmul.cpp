@@ -7,8 +7,10 @@
 //    products against the weight blocks as stored
 //    (simd/quant_dot_simd.hpp). The weights stream through once.
 //  - more rows: the packed integer GEMM (simd/quant_gemm_simd.hpp), each
-//    tile of 8 or 16 weight rows unpacked once to 8-bit codes side by side
-//    and multiplied with every activation row.
+//    tile of 16 weight rows (8 in portable code) unpacked once to 8-bit
+//    codes side by side and multiplied with every activation row; threads
+//    take tiles as they finish, since this host's two vCPUs do not run at
+//    the same rate.
 // Every other block type dequantises a chunk of weight rows to f32 (about
 // 8 MiB) and runs oneDNN's matmul on it. W is never expanded in memory as
 // a whole.

@@ -206,7 +206,7 @@ void pack_block_scales(const std::uint8_t* w, std::size_t ldw,
   }
 }
 
-// kRows (8 or 16) rows into a tile, eight rows per transpose. kBiasCodes:
+// kRows (16 on x86) rows into a tile, eight rows per transpose. kBiasCodes:
 // store signed codes plus 128 as u8 (the 512-bit kernel's unsigned
 // operand; the activations' side table takes the 128 x their sum back out).
 template <DType kW, int kRows, bool kBiasCodes>

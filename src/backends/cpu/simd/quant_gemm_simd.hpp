@@ -4,13 +4,13 @@
 // The dot kernels (quant_dot_simd.hpp) keep one weight row and one
 // activation row per 256-bit register, so every block pays its scale work
 // once per (weight row, activation row) pair and a horizontal sum at the
-// end. Here eight weight rows are packed into a tile whose registers hold
-// all eight side by side, four code bytes of each row per 32-bit lane, the
-// layout ggml's repacked GEMMs use. One u8 x i8 pair-product instruction
-// then advances eight rows at once against four broadcast activation
-// bytes, each lane is one output element, and a block's per-row scales
-// apply as one vector multiply. Packing costs one pass over the tile's
-// weights, paid once for all activation rows.
+// end. Here weight rows are packed into tiles whose 256-bit registers hold
+// eight rows side by side (a 512-bit one sixteen), four code bytes of each
+// row per 32-bit lane, the layout ggml's repacked GEMMs use. One u8 x i8
+// pair-product instruction then advances eight rows at once against four
+// broadcast activation bytes, each lane is one output element, and a block's
+// per-row scales apply as one vector multiply. Packing costs one pass over the
+// tile's weights, paid once for all activation rows.
 //
 // Arithmetic: per group of G weights (32, or Q6_K's 16), exact integer
 // sums of code x activation code, less the code offset (Q4_0's 8, Q6_K's
