@@ -318,7 +318,9 @@ TEST(Linear, SharedInputEqualsOneLinearEach) {
   // quads, Q8_0's blocks, Q4_K/Q5_K's groups, Q6_K's Q8_K, IQ4_XS's Q8_K
   // with lanes), two share one, some have biases; one row (every weight
   // shares), two rows (Q4_0 and Q8_0 leave the dot kernels: one linear each),
-  // six rows (the packed GEMM), an f32 weight among them, on every SIMD target.
+  // six rows (every weight's packed GEMM tiles in one pass, the two Q4_K
+  // weights on one prepared x), an f32 weight among them, on every SIMD
+  // target.
   Generator g(31);
   std::vector<Tensor> w, b;
   const std::pair<DType, std::int64_t> weights[] = {

@@ -96,8 +96,8 @@ bool takes_dot_kernels(DType w, std::int64_t m) {
   return cpu::simd::has_quant_dot(w) && m <= max_dot_rows(w);
 }
 
-// A weight the dot kernels multiply: out (m x n, row stride n) = x @ w^T.
-struct DotProduct {
+// A weight multiplied as stored: out (m x n, row stride n) = x @ w^T.
+struct NarrowProduct {
   WeightRows w;
   DType dtype;
   std::int64_t n;
@@ -111,12 +111,12 @@ struct DotProduct {
 // done with one weight's rows goes on to the next's, where one pass per weight
 // started the team and waited for its slowest thread each time (linear_shared).
 void integer_path(const float* x, std::int64_t m, std::int64_t k,
-                  std::span<const DotProduct> products) {
+                  std::span<const NarrowProduct> products) {
   namespace simd = cpu::simd;
   std::vector<std::pair<simd::ActivationBlocks, detail::HostBuffer>> quantized;
   std::vector<const std::uint8_t*> act;
   std::vector<std::int64_t> chunk_rows, first_chunk{0};
-  for (const DotProduct& p : products) {
+  for (const NarrowProduct& p : products) {
     const simd::ActivationBlocks kind = simd::dot_activation_blocks(p.dtype);
     auto it = std::find_if(quantized.begin(), quantized.end(),
                            [&](const auto& q) { return q.first == kind; });
@@ -144,7 +144,7 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
         std::size_t i = 0;  // the product chunk c is of; c only grows
         for (std::int64_t c = lo; c < hi; ++c) {
           while (c >= first_chunk[i + 1]) ++i;
-          const DotProduct& p = products[i];
+          const NarrowProduct& p = products[i];
           const std::int64_t r0 = (c - first_chunk[i]) * chunk_rows[i];
           simd::quant_dot_rows(p.dtype, p.w.base + r0 * p.w.row_bytes,
                                p.w.row_bytes, std::min(chunk_rows[i], p.n - r0),
@@ -153,35 +153,79 @@ void integer_path(const float* x, std::int64_t m, std::int64_t k,
       });
 }
 
-// Weight rows packed a tile at a time by the thread that owns them and run
-// against every activation row.
-void gemm_path(const float* x, const WeightRows& w, DType w_dtype,
-               std::int64_t m, std::int64_t n, std::int64_t k, float* out) {
+// Each product's out from x (m x k) by the packed integer GEMM: x
+// quantised once per kind of activation blocks and put in the GEMM's form
+// once per weight type, then every weight's tiles in one parallel pass,
+// each packed by the thread that takes it and run against every
+// activation row. Threads take tiles as they finish (this host's two
+// vCPUs do not run at the same rate), and a fused q/k/v or gate/up
+// product waits for its slowest thread once, not once per weight.
+void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
+                std::span<const NarrowProduct> products) {
   namespace simd = cpu::simd;
-  const simd::ActivationBlocks kind = simd::activation_blocks(w_dtype);
-  const std::size_t act_bytes = simd::activation_row_bytes(kind, k);
-  const std::size_t gemm_bytes = simd::gemm_activation_row_bytes(w_dtype, k);
-  detail::HostBuffer act(gemm_bytes * static_cast<std::size_t>(m), "linear");
+  struct Prepared {
+    DType dtype;
+    std::size_t row_bytes;
+    detail::HostBuffer rows;
+  };
+  std::vector<Prepared> prepared;
+  const auto prepared_for = [&](DType d) {
+    return std::find_if(prepared.begin(), prepared.end(),
+                        [&](const Prepared& q) { return q.dtype == d; });
+  };
+  for (const NarrowProduct& p : products) {
+    if (prepared_for(p.dtype) != prepared.end()) continue;
+    const std::size_t bytes = simd::gemm_activation_row_bytes(p.dtype, k);
+    prepared.push_back(
+        {p.dtype, bytes,
+         detail::HostBuffer(bytes * static_cast<std::size_t>(m), "linear")});
+  }
+  // Pointers into `prepared` once it has stopped growing.
+  std::vector<const Prepared*> act;
+  for (const NarrowProduct& p : products)
+    act.push_back(&*prepared_for(p.dtype));
   parallel_for(0, m, 8, [&](std::int64_t lo, std::int64_t hi) {
-    detail::HostBuffer blocks(act_bytes * static_cast<std::size_t>(hi - lo),
-                              "linear");
-    simd::quantize_activations(kind, x + lo * k, k, hi - lo, k, blocks.data());
-    simd::prepare_gemm_activations(w_dtype, blocks.data(), hi - lo, k,
-                                   act.data() + lo * gemm_bytes);
-  });
-  const std::int64_t tile_rows = simd::gemm_tile_rows();
-  const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
-  parallel_for_dynamic(0, tiles, 1, [&](std::int64_t lo, std::int64_t hi) {
-    detail::HostBuffer tile(simd::gemm_tile_bytes(w_dtype, k), "linear");
-    for (std::int64_t t = lo; t < hi; ++t) {
-      const std::int64_t r0 = t * tile_rows;
-      const std::int64_t rows = std::min(tile_rows, n - r0);
-      simd::pack_gemm_tile(w_dtype, w.base + r0 * w.row_bytes, w.row_bytes,
-                           rows, k, tile.data());
-      simd::quant_gemm_tile(w_dtype, tile.data(), rows, act.data(), m, k,
-                            out + r0, n);
+    std::vector<std::pair<simd::ActivationBlocks, detail::HostBuffer>> blocks;
+    for (const Prepared& q : prepared) {
+      const simd::ActivationBlocks kind = simd::activation_blocks(q.dtype);
+      auto it = std::find_if(blocks.begin(), blocks.end(),
+                             [&](const auto& b) { return b.first == kind; });
+      if (it == blocks.end()) {
+        detail::HostBuffer rows(simd::activation_row_bytes(kind, k) *
+                                    static_cast<std::size_t>(hi - lo),
+                                "linear");
+        simd::quantize_activations(kind, x + lo * k, k, hi - lo, k,
+                                   rows.data());
+        it = blocks.emplace(blocks.end(), kind, std::move(rows));
+      }
+      simd::prepare_gemm_activations(q.dtype, it->second.data(), hi - lo, k,
+                                     q.rows.data() + lo * q.row_bytes);
     }
   });
+  const std::int64_t tile_rows = simd::gemm_tile_rows();
+  std::vector<std::int64_t> first_tile{0};
+  for (const NarrowProduct& p : products) {
+    first_tile.push_back(first_tile.back() + (p.n + tile_rows - 1) / tile_rows);
+  }
+  parallel_for_dynamic(
+      0, first_tile.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
+        std::size_t i = 0;  // the product tile t is of; t only grows
+        detail::HostBuffer tile;
+        for (std::int64_t t = lo; t < hi; ++t) {
+          while (t >= first_tile[i + 1]) ++i;
+          const NarrowProduct& p = products[i];
+          const std::size_t tile_bytes = simd::gemm_tile_bytes(p.dtype, k);
+          if (tile.size() < tile_bytes) {
+            tile = detail::HostBuffer(tile_bytes, "linear");
+          }
+          const std::int64_t r0 = (t - first_tile[i]) * tile_rows;
+          const std::int64_t rows = std::min(tile_rows, p.n - r0);
+          simd::pack_gemm_tile(p.dtype, p.w.base + r0 * p.w.row_bytes,
+                               p.w.row_bytes, rows, k, tile.data());
+          simd::quant_gemm_tile(p.dtype, tile.data(), rows, act[i]->rows.data(),
+                                m, k, p.out + r0, p.n);
+        }
+      });
 }
 
 void widened_path(const Tensor& x, const WeightRows& w, DType w_dtype,
@@ -254,10 +298,11 @@ void CpuBackend::narrow_weight_linear(const Tensor& x_in, const Tensor& w,
   } else if (half) {
     widened_path(x, rows, w.dtype(), out);
   } else if (takes_dot_kernels(w.dtype(), m)) {
-    const DotProduct product{rows, w.dtype(), n, od};
+    const NarrowProduct product{rows, w.dtype(), n, od};
     integer_path(xd, m, k, {&product, 1});
   } else if (cpu::simd::has_quant_gemm(w.dtype())) {
-    gemm_path(xd, rows, w.dtype(), m, n, k, od);
+    const NarrowProduct product{rows, w.dtype(), n, od};
+    gemm_paths(xd, m, k, {&product, 1});
   } else {
     widened_path(x, rows, w.dtype(), out);
   }
@@ -269,20 +314,30 @@ void CpuBackend::narrow_weight_linears(const Tensor& x,
                                        std::span<const Tensor* const> bias,
                                        std::span<const Tensor> out) const {
   const std::int64_t m = x.shape()[0], k = x.shape()[1];
-  // Only the dot kernels' rows have work in common.
-  if (x.dtype() != DType::F32 ||
-      !std::all_of(w.begin(), w.end(), [&](const Tensor& t) {
-        return takes_dot_kernels(t.dtype(), m);
-      })) {
+  // The dot kernels' rows, or the packed GEMM's, have work in common.
+  const auto all = [&](auto pred) {
+    return std::all_of(w.begin(), w.end(),
+                       [&](const Tensor& t) { return pred(t.dtype()); });
+  };
+  const bool dot = all([&](DType d) { return takes_dot_kernels(d, m); });
+  const bool gemm = all([&](DType d) {
+    return cpu::simd::has_quant_gemm(d) && !takes_dot_kernels(d, m);
+  });
+  if (x.dtype() != DType::F32 || (!dot && !gemm)) {
     Backend::narrow_weight_linears(x, w, bias, out);
     return;
   }
-  std::vector<DotProduct> products;
+  std::vector<NarrowProduct> products;
   for (std::size_t i = 0; i < w.size(); ++i) {
     products.push_back({weight_rows(input_view(w[i])), w[i].dtype(),
                         w[i].shape()[0], output_view(out[i]).data<float>()});
   }
-  integer_path(input_view(x).data<float>(), m, k, products);
+  const float* xd = input_view(x).data<float>();
+  if (dot) {
+    integer_path(xd, m, k, products);
+  } else {
+    gemm_paths(xd, m, k, products);
+  }
   for (std::size_t i = 0; i < w.size(); ++i) {
     if (bias[i]) {
       add_bias_rows(products[i].out, m, products[i].n,
