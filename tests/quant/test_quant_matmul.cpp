@@ -93,8 +93,9 @@ Tensor weights(DType type, std::int64_t n, std::int64_t k, std::uint64_t seed) {
 
 TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
   // N = 37 leaves 5 rows after every tile height (8, 16 rows); the M
-  // values take the dot kernels (1) and the packed GEMM (23, 64: 23 leaves
-  // a remainder after its steps of 4 or 8 activation rows).
+  // values take the dot kernels (1) and the packed GEMM (5, 23, 64: 23
+  // leaves a remainder after steps of 4 or 8 activation rows, 64 takes two
+  // 8-row tiles at once in the 256-bit kernel).
   for (const Case& c : kCases) {
     const Tensor w = weights(c.type, 37, 512, 7);
     for (const std::int64_t m : {1, 5, 23, 64}) {
@@ -130,16 +131,17 @@ TEST(QuantMatmul, DotKernelsTakeEveryBlockCount) {
 
 TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
   // 1 row runs every type's dot kernels (Q4_0's and Q8_0's take no more),
-  // 3 rows those of the others, 19 the packed GEMM (each target's kernels
-  // and packers). 29 weight rows leave 13 after a 16-row tile (both of
-  // the 256-bit kernel's halves, the second short) and 5 after 8-row ones.
+  // 3 rows those of the others, 19 and 35 the packed GEMM (each target's
+  // kernels and packers; the 256-bit kernel takes one 8-row tile at a time
+  // for 19, two for 35). 29 weight rows leave 13 after 16 (two tiles, the
+  // second short) and 5 after 8.
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(hwy::TargetName(target));
     for (const Case& c : kCases) {
       if (!c.integer_kernel) continue;
       const Tensor w = weights(c.type, 29, 768, 3);
-      for (const std::int64_t m : {1, 3, 19}) {
+      for (const std::int64_t m : {1, 3, 19, 35}) {
         const Tensor x = randn({m, 768});
         expect_within_bound(linear(x, w), x, w, c, true);
       }
@@ -154,7 +156,7 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
 // Skylake-SP none of them (AVX3 without VNNI, and the GEMM's 256-bit
 // kernel). Withholding the features runs those forms here too, where the
 // CPU has them; every block count's remainder path, and the packed GEMM at
-// 19 activation rows and 29 weight rows.
+// 19 and 35 activation rows and 29 weight rows.
 TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
   using namespace cpu::simd;
   for (const unsigned withheld :
@@ -172,7 +174,7 @@ TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
         const std::int64_t k = blocks * c.act_block;
         const Tensor w = weights(c.type, 29, k, 29 + blocks);
         Generator g(blocks);
-        for (const std::int64_t m : {1, 3, 19}) {
+        for (const std::int64_t m : {1, 3, 19, 35}) {
           const Tensor x = randn({m, k}, g);
           SCOPED_TRACE(::testing::Message()
                        << dtype_name(c.type) << " K " << k << " M " << m

@@ -15,10 +15,12 @@
 
 namespace tessel::cpu::simd::gemm {
 
-// A tile of R rows (16 on x86 from AVX2 up, else 8) is, per group of `group`
-// weights along k: group / 4 registers of R x 4 code bytes (register t:
-// bytes 4r..4r+3 are row r's codes 4t..4t+3), then the rows' f32 group
-// scales, then, for the K-quants with mins, the rows' f32 group mins.
+// A tile of R rows (8 or 16) is, per group of `group` weights along k:
+// group / 4 registers of R x 4 code bytes (register t: bytes 4r..4r+3 are
+// row r's codes 4t..4t+3), then the rows' f32 group scales, then, for the
+// K-quants with mins, the rows' f32 group mins. The 512-bit kernel takes
+// 16-row tiles; the 256-bit one takes two 8-row tiles one after the other
+// (tile_rows_for); the portable one 8-row tiles.
 struct Layout {
   int group;          // weights per group: 32, or Q6_K's 16-weight sub-blocks
   bool signed_codes;  // i8 codes (Q8_0, IQ4_XS), else u8
@@ -181,12 +183,22 @@ inline bool vnni512_kernel(bool avx3_target) {
   return avx3_target && cpu_has_avx512_vnni();
 }
 
-// Rows per tile: 16 on x86 from AVX2 up, where a register of the 512-bit
-// kernel holds all 16 and the 256-bit kernel's two registers hold the
-// halves side by side (so each activation broadcast serves both); 8 in the
-// portable kernel.
+// Most rows per packed unit (gemm_tile_rows): 16 on x86 from AVX2 up,
+// where a register of the 512-bit kernel holds all 16 and the 256-bit
+// kernel takes two 8-row tiles, whose registers can share each activation
+// broadcast; 8 in the portable kernel.
 constexpr int tile_rows_for(bool x86_vector_kernels) {
   return x86_vector_kernels ? 16 : 8;
 }
+
+// Activation rows from which the 256-bit kernel takes two 8-row tiles at
+// once (below, one at a time, packed just before it runs). Together they
+// read each activation row's codes once per 16 weight rows instead of once
+// per 8 but the tiles' codes twice as often: a prompt's activations come
+// from L2 and outweigh the tiles (Zen 3: 128 rows of K = 2816 took
+// 12.7-14.0 ns per 1024 Q4_0 products together, 15.1 apart; the 160M Q4_0
+// prompt ran 14 % faster), while at 16 rows of K = 4096 the tiles are most
+// of the traffic and two at once ran 10-20 % slower.
+constexpr std::int64_t kPairMinRows = 32;
 
 }  // namespace tessel::cpu::simd::gemm

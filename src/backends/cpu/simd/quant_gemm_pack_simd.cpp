@@ -206,7 +206,7 @@ void pack_block_scales(const std::uint8_t* w, std::size_t ldw,
   }
 }
 
-// kRows (16 on x86) rows into a tile, eight rows per transpose. kBiasCodes:
+// kRows (8 or 16) rows into a tile, eight rows per transpose. kBiasCodes:
 // store signed codes plus 128 as u8 (the 512-bit kernel's unsigned
 // operand; the activations' side table takes the 128 x their sum back out).
 template <DType kW, int kRows, bool kBiasCodes>
@@ -262,11 +262,17 @@ template <DType kW>
 void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
           std::int64_t k, std::uint8_t* tile) {
   static_assert(tile_rows() == 16);
-  if (gemm::layout_of(kW).signed_codes &&
-      gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3)) {
-    return pack_tile<kW, 16, true>(w, ldw, rows, k, tile);
+  constexpr Layout kL = gemm::layout_of(kW);
+  if (gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3)) {
+    return pack_tile<kW, 16, kL.signed_codes>(w, ldw, rows, k, tile);
   }
-  pack_tile<kW, 16, false>(w, ldw, rows, k, tile);
+  // The 256-bit kernel's: two 8-row tiles, one after the other.
+  pack_tile<kW, 8, false>(w, ldw, std::min<std::int64_t>(rows, 8), k, tile);
+  if (rows > 8) {
+    pack_tile<kW, 8, false>(w + 8 * ldw, ldw, rows - 8, k,
+                            tile + static_cast<std::size_t>(k / kL.group) *
+                                       gemm::group_bytes(kL, 8));
+  }
 }
 
 #else
@@ -293,14 +299,34 @@ void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
 }
 #endif
 
-static std::int64_t GemmTileRowsImpl() { return tile_rows(); }
+static std::int64_t GemmTileRowsImpl(std::int64_t m_rows) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if (!gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3) &&
+      m_rows < gemm::kPairMinRows) {
+    return 8;
+  }
+#endif
+  (void)m_rows;
+  return tile_rows();
+}
+
+// Whether pack() writes every byte of what it fills, padding rows
+// included: the 256-bit kernel's 8-row tiles (the 512-bit kernel's half of
+// no rows, and the portable packer's padding rows, are left to zeroing).
+static bool packs_padding() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  return !gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
+#else
+  return false;
+#endif
+}
 
 static void PackGemmTileImpl(int w_dtype, const std::uint8_t* w,
                              std::size_t ldw, std::int64_t rows, std::int64_t k,
                              std::uint8_t* tile) {
   const auto type = static_cast<DType>(w_dtype);
   // Padding rows are zero codes and scales, so zero outputs.
-  if (rows < tile_rows()) {
+  if (rows < tile_rows() && !packs_padding()) {
     std::memset(tile, 0,
                 static_cast<std::size_t>(k / gemm::layout_of(type).group) *
                     gemm::group_bytes(gemm::layout_of(type), tile_rows()));
@@ -328,14 +354,15 @@ namespace tessel::cpu::simd {
 HWY_EXPORT(GemmTileRowsImpl);
 HWY_EXPORT(PackGemmTileImpl);
 
-std::int64_t gemm_tile_rows() {
-  return HWY_DYNAMIC_DISPATCH(GemmTileRowsImpl)();
+std::int64_t gemm_tile_rows(std::int64_t m_rows) {
+  return HWY_DYNAMIC_DISPATCH(GemmTileRowsImpl)(m_rows);
 }
 
 std::size_t gemm_tile_bytes(DType w, std::int64_t k) {
   const gemm::Layout l = gemm::layout_of(w);
   return static_cast<std::size_t>(k / l.group) *
-         gemm::group_bytes(l, static_cast<int>(gemm_tile_rows()));
+         gemm::group_bytes(
+             l, static_cast<int>(gemm_tile_rows(gemm::kPairMinRows)));
 }
 
 void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,

@@ -88,16 +88,14 @@ void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
   }
 }
 
-// ---- 256-bit kernel: 16-row tiles as two 8-row halves ----
+// ---- 256-bit kernel: 8-row tiles, one or two at once ----
 //
-// A register holds one half's eight rows. Both halves run against two
-// activation rows at a time (the first alone against four, for a tile of
-// at most eight rows), so each activation row's codes are read once per
-// 16 weight rows instead of once per 8 and each broadcast feeds two
-// products. With its activations in L1 the kernel is no faster than eight
-// rows against four (the u8 x i8 products and their i16 sums bind both);
-// from L2, as a prompt's are, it is: 128 rows of K = 2816 took 15.1 ns
-// per 1024 products as 8-row tiles, 12.7-14.0 as 16 (Zen 3, Q4_0).
+// A register holds eight rows of one tile. Two tiles against two
+// activation rows at a time make each broadcast feed two products and read
+// each activation row's codes once per 16 weight rows; one against four
+// reads the tile's codes half as often (gemm::kPairMinRows says which
+// pays). With everything in L1 the two forms run alike: the u8 x i8
+// products and their i16 sums bind both.
 
 // v stays in a register here and its chain keeps its order. Without it GCC
 // reassociates a group's 32 products into a tree, computing them all
@@ -110,17 +108,17 @@ HWY_INLINE void pin(__m256i& v) { asm("" : "+x"(v)); }
 // each row's group scale, less the K-quants' min term, into part; the
 // activation block's scale multiplies part once per block (span_end).
 template <Layout kL, int kMr, int kHalves>
-HWY_INLINE void add_group8(const std::uint8_t* tg,
+HWY_INLINE void add_group8(const std::uint8_t* const* tg,
                            const std::uint8_t* const* side, __m256i* isum,
                            __m256* part) {
-  constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
+  constexpr std::size_t kCodes = gemm::codes_bytes(kL, 8);
 #pragma GCC unroll 4
   for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
     for (int h = 0; h < kHalves; ++h) {
       const int j = i * kHalves + h;
       const __m256 scale =
-          _mm256_loadu_ps(reinterpret_cast<const float*>(tg + kCodes + 32 * h));
+          _mm256_loadu_ps(reinterpret_cast<const float*>(tg[h] + kCodes));
       if constexpr (kL.zero_point != 0) {
         isum[j] =
             _mm256_sub_epi32(isum[j], _mm256_set1_epi32(load_i32(side[i] + 4)));
@@ -128,7 +126,7 @@ HWY_INLINE void add_group8(const std::uint8_t* tg,
       part[j] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[j]), part[j]);
       if constexpr (kL.has_min) {
         const __m256 min = _mm256_loadu_ps(
-            reinterpret_cast<const float*>(tg + kCodes + 64 + 32 * h));
+            reinterpret_cast<const float*>(tg[h] + kCodes + 32));
         part[j] = _mm256_fnmadd_ps(_mm256_set1_ps(load_f32(side[i] + 4)), min,
                                    part[j]);
       }
@@ -137,17 +135,18 @@ HWY_INLINE void add_group8(const std::uint8_t* tg,
 }
 
 // kMr activation rows (a[i] their codes, then their group tables) against
-// the first kHalves halves of a 16-row tile, all groups; acc[i * kHalves + h]
-// lane r accumulates y[i][8 h + r]. The u8 x i8 pair products go through
-// i16 lanes: unsigned codes sum kL.i16_depth registers there before
-// widening; signed ones multiply |w| by a with w's sign (exact: |a| <=
-// 127, |w| <= 128).
+// kHalves 8-row tiles (tile h at tile + h * tile_bytes), all groups;
+// acc[i * kHalves + h] lane r accumulates y[i][8 h + r]. The u8 x i8 pair
+// products go through i16 lanes: unsigned codes sum kL.i16_depth registers
+// there before widening; signed ones multiply |w| by a with w's sign (exact:
+// |a| <= 127, |w| <= 128).
 template <Layout kL, int kMr, int kHalves>
-void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
-                std::int64_t groups, __m256* acc) {
+void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
+                const std::uint8_t* const* a, std::int64_t groups,
+                __m256* acc) {
   constexpr int kRegs = kL.group / 4;
   constexpr int kAcc = kHalves * kMr;
-  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 16);
+  constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 8);
   const __m256i ones16 = _mm256_set1_epi16(1);
   constexpr int kSpan = kL.act_block / kL.group;  // groups per act. scale
   const std::int64_t k = groups * kL.group;
@@ -161,7 +160,10 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
     if (g % kSpan == 0) {
       for (int j = 0; j < kAcc; ++j) part[j] = _mm256_setzero_ps();
     }
-    const std::uint8_t* tg = tile + g * kGroupBytes;
+    const std::uint8_t* tg[kHalves];
+    for (int h = 0; h < kHalves; ++h) {
+      tg[h] = tile + h * tile_bytes + g * kGroupBytes;
+    }
     const std::uint8_t* ag[kMr];
     const std::uint8_t* side[kMr];
     for (int i = 0; i < kMr; ++i) {
@@ -175,7 +177,7 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
       for (int t = 0; t < kRegs; ++t) {
         __m256i w[kHalves], aw[kHalves];
         for (int h = 0; h < kHalves; ++h) {
-          w[h] = load256(tg + 64 * t + 32 * h);
+          w[h] = load256(tg[h] + 32 * t);
           aw[h] = _mm256_sign_epi8(w[h], w[h]);
         }
 #pragma GCC unroll 4
@@ -199,7 +201,7 @@ void tile_rows8(const std::uint8_t* tile, const std::uint8_t* const* a,
         for (int t = t0; t < t0 + kL.i16_depth && t < kRegs; ++t) {
           __m256i w[kHalves];
           for (int h = 0; h < kHalves; ++h) {
-            w[h] = load256(tg + 64 * t + 32 * h);
+            w[h] = load256(tg[h] + 32 * t);
           }
 #pragma GCC unroll 4
           for (int i = 0; i < kMr; ++i) {
@@ -235,17 +237,21 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
                 const std::uint8_t* act, std::size_t act_bytes,
                 std::int64_t m_rows, std::int64_t k, float* y,
                 std::int64_t ldy) {
-  const auto step = [&](auto halves) {
-    constexpr int kHalves = decltype(halves)::value;
-    // kHalves x 4 / kHalves x (sums, products, accumulators) + codes: the
-    // 16 registers.
-    activation_steps<4 / kHalves, kHalves, __m256>(
+  const std::size_t tile_bytes =
+      static_cast<std::size_t>(k / kL.group) * gemm::group_bytes(kL, 8);
+  const auto step = [&](auto tiles) {
+    constexpr int kTiles = decltype(tiles)::value;
+    // kTiles x 4 / kTiles x (sums, products, accumulators) + codes: the 16
+    // registers.
+    activation_steps<4 / kTiles, kTiles, __m256>(
         act, act_bytes, m_rows, rows, y, ldy,
         [&](auto kMr, const std::uint8_t* const* a, __m256* acc) {
-          tile_rows8<kL, decltype(kMr)::value, kHalves>(tile, a, k / kL.group,
-                                                        acc);
+          tile_rows8<kL, decltype(kMr)::value, kTiles>(tile, tile_bytes, a,
+                                                       k / kL.group, acc);
         });
   };
+  // More than eight rows are two tiles, packed for gemm::kPairMinRows
+  // activation rows or more.
   if (rows > 8) return step(std::integral_constant<int, 2>{});
   step(std::integral_constant<int, 1>{});
 }

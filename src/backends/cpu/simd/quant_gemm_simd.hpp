@@ -31,13 +31,14 @@ namespace tessel::cpu::simd {
 // The same six types as has_quant_dot.
 bool has_quant_gemm(DType w);
 
-// Weight rows per packed tile on this CPU: 16 on x86 from AVX2 up (one per
-// 32-bit lane of a 512-bit register, or two 256-bit registers' worth),
-// else 8.
-std::int64_t gemm_tile_rows();
-// Bytes of one packed tile of gemm_tile_rows() rows of length k.
+// Weight rows per packed unit for m_rows activation rows on this CPU: 16
+// on x86 from AVX2 up (one per 32-bit lane of a 512-bit register, or two
+// 8-row tiles for the 256-bit kernel, one at a time below
+// gemm::kPairMinRows activation rows), else 8.
+std::int64_t gemm_tile_rows(std::int64_t m_rows);
+// Bytes of the largest packed unit for rows of length k.
 std::size_t gemm_tile_bytes(DType w, std::int64_t k);
-// Packs `rows` (<= gemm_tile_rows(); the rest are zero) weight rows, row r
+// Packs `rows` (<= gemm_tile_rows(m); the rest are zero) weight rows, row r
 // at w + r * ldw, into `tile`.
 void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,
                     std::int64_t rows, std::int64_t k, std::uint8_t* tile);
