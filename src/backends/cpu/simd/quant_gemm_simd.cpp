@@ -103,11 +103,11 @@ void activation_steps(const std::uint8_t* act, std::size_t act_bytes,
 // reloaded every group, which made the loads the kernel's bound.
 HWY_INLINE void pin(__m256i& v) { asm("" : "+x"(v)); }
 
-// The f32 step of group g for kMr activation rows and kHalves halves:
-// isum[i * kHalves + h] (eight rows' integer sums) less the code offset, times
+// The f32 step of group g for kMr activation rows and kTiles tiles:
+// isum[i * kTiles + h] (eight rows' integer sums) less the code offset, times
 // each row's group scale, less the K-quants' min term, into part; the
 // activation block's scale multiplies part once per block (span_end).
-template <Layout kL, int kMr, int kHalves>
+template <Layout kL, int kMr, int kTiles>
 HWY_INLINE void add_group8(const std::uint8_t* const* tg,
                            const std::uint8_t* const* side, __m256i* isum,
                            __m256* part) {
@@ -115,8 +115,8 @@ HWY_INLINE void add_group8(const std::uint8_t* const* tg,
 #pragma GCC unroll 4
   for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
-    for (int h = 0; h < kHalves; ++h) {
-      const int j = i * kHalves + h;
+    for (int h = 0; h < kTiles; ++h) {
+      const int j = i * kTiles + h;
       const __m256 scale =
           _mm256_loadu_ps(reinterpret_cast<const float*>(tg[h] + kCodes));
       if constexpr (kL.zero_point != 0) {
@@ -135,17 +135,17 @@ HWY_INLINE void add_group8(const std::uint8_t* const* tg,
 }
 
 // kMr activation rows (a[i] their codes, then their group tables) against
-// kHalves 8-row tiles (tile h at tile + h * tile_bytes), all groups;
-// acc[i * kHalves + h] lane r accumulates y[i][8 h + r]. The u8 x i8 pair
+// kTiles 8-row tiles (tile h at tile + h * tile_bytes), all groups;
+// acc[i * kTiles + h] lane r accumulates y[i][8 h + r]. The u8 x i8 pair
 // products go through i16 lanes: unsigned codes sum kL.i16_depth registers
 // there before widening; signed ones multiply |w| by a with w's sign (exact:
 // |a| <= 127, |w| <= 128).
-template <Layout kL, int kMr, int kHalves>
+template <Layout kL, int kMr, int kTiles>
 void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
                 const std::uint8_t* const* a, std::int64_t groups,
                 __m256* acc) {
   constexpr int kRegs = kL.group / 4;
-  constexpr int kAcc = kHalves * kMr;
+  constexpr int kAcc = kTiles * kMr;
   constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 8);
   const __m256i ones16 = _mm256_set1_epi16(1);
   constexpr int kSpan = kL.act_block / kL.group;  // groups per act. scale
@@ -160,8 +160,8 @@ void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
     if (g % kSpan == 0) {
       for (int j = 0; j < kAcc; ++j) part[j] = _mm256_setzero_ps();
     }
-    const std::uint8_t* tg[kHalves];
-    for (int h = 0; h < kHalves; ++h) {
+    const std::uint8_t* tg[kTiles];
+    for (int h = 0; h < kTiles; ++h) {
       tg[h] = tile + h * tile_bytes + g * kGroupBytes;
     }
     const std::uint8_t* ag[kMr];
@@ -175,16 +175,16 @@ void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
     if constexpr (kL.signed_codes) {
 #pragma GCC unroll 8
       for (int t = 0; t < kRegs; ++t) {
-        __m256i w[kHalves], aw[kHalves];
-        for (int h = 0; h < kHalves; ++h) {
+        __m256i w[kTiles], aw[kTiles];
+        for (int h = 0; h < kTiles; ++h) {
           w[h] = load256(tg[h] + 32 * t);
           aw[h] = _mm256_sign_epi8(w[h], w[h]);
         }
 #pragma GCC unroll 4
         for (int i = 0; i < kMr; ++i) {
           const __m256i b = broadcast4(ag[i] + 4 * t);
-          for (int h = 0; h < kHalves; ++h) {
-            const int j = i * kHalves + h;
+          for (int h = 0; h < kTiles; ++h) {
+            const int j = i * kTiles + h;
             const __m256i p =
                 _mm256_maddubs_epi16(aw[h], _mm256_sign_epi8(b, w[h]));
             isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(p, ones16));
@@ -199,15 +199,15 @@ void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
         for (int j = 0; j < kAcc; ++j) p[j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int t = t0; t < t0 + kL.i16_depth && t < kRegs; ++t) {
-          __m256i w[kHalves];
-          for (int h = 0; h < kHalves; ++h) {
+          __m256i w[kTiles];
+          for (int h = 0; h < kTiles; ++h) {
             w[h] = load256(tg[h] + 32 * t);
           }
 #pragma GCC unroll 4
           for (int i = 0; i < kMr; ++i) {
             const __m256i b = broadcast4(ag[i] + 4 * t);
-            for (int h = 0; h < kHalves; ++h) {
-              const int j = i * kHalves + h;
+            for (int h = 0; h < kTiles; ++h) {
+              const int j = i * kTiles + h;
               p[j] = _mm256_add_epi16(p[j], _mm256_maddubs_epi16(w[h], b));
               pin(p[j]);
             }
@@ -218,12 +218,12 @@ void tile_rows8(const std::uint8_t* tile, std::size_t tile_bytes,
         }
       }
     }
-    add_group8<kL, kMr, kHalves>(tg, side, isum, part);
+    add_group8<kL, kMr, kTiles>(tg, side, isum, part);
     if (g % kSpan == kSpan - 1) {
       for (int i = 0; i < kMr; ++i) {
         const __m256 dy = _mm256_set1_ps(load_f32(side[i]));
-        for (int h = 0; h < kHalves; ++h) {
-          const int j = i * kHalves + h;
+        for (int h = 0; h < kTiles; ++h) {
+          const int j = i * kTiles + h;
           sum[j] = _mm256_fmadd_ps(dy, part[j], sum[j]);
         }
       }
