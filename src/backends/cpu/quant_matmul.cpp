@@ -202,10 +202,11 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
                                      q.rows.data() + lo * q.row_bytes);
     }
   });
-  const std::int64_t tile_rows = simd::gemm_tile_rows(m);
-  std::vector<std::int64_t> first_tile{0};
+  std::vector<std::int64_t> tile_rows, first_tile{0};
   for (const NarrowProduct& p : products) {
-    first_tile.push_back(first_tile.back() + (p.n + tile_rows - 1) / tile_rows);
+    tile_rows.push_back(simd::gemm_tile_rows(p.dtype, m));
+    first_tile.push_back(first_tile.back() +
+                         (p.n + tile_rows.back() - 1) / tile_rows.back());
   }
   parallel_for_dynamic(
       0, first_tile.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -222,8 +223,8 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
           if (tile.size() < tile_bytes) {
             tile = detail::HostBuffer(tile_bytes, "linear");
           }
-          const std::int64_t r0 = (t - first_tile[i]) * tile_rows;
-          const std::int64_t rows = std::min(tile_rows, p.n - r0);
+          const std::int64_t r0 = (t - first_tile[i]) * tile_rows[i];
+          const std::int64_t rows = std::min(tile_rows[i], p.n - r0);
           simd::pack_gemm_tile(p.dtype, p.w.base + r0 * p.w.row_bytes,
                                p.w.row_bytes, rows, k, tile.data());
           simd::quant_gemm_tile(p.dtype, tile.data(), rows, act[i]->rows.data(),

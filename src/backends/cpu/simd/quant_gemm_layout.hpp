@@ -201,4 +201,12 @@ constexpr int tile_rows_for(bool x86_vector_kernels) {
 // of the traffic and two at once ran 10-20 % slower.
 constexpr std::int64_t kPairMinRows = 32;
 
+// Whether the 256-bit kernel takes two tiles at once at all: not for
+// signed codes under an activation scale of several groups (IQ4_XS),
+// whose partial sums kept across groups beside the codes' absolute values
+// need more than AVX2's 16 registers (12 % slower at M = 512 on Zen 3).
+constexpr bool pairs_tiles(const Layout& l) {
+  return !(l.signed_codes && l.act_block > l.group);
+}
+
 }  // namespace tessel::cpu::simd::gemm

@@ -299,13 +299,15 @@ void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
 }
 #endif
 
-static std::int64_t GemmTileRowsImpl(std::int64_t m_rows) {
+static std::int64_t GemmTileRowsImpl(int w_dtype, std::int64_t m_rows) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if (!gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3) &&
-      m_rows < gemm::kPairMinRows) {
+      (m_rows < gemm::kPairMinRows ||
+       !gemm::pairs_tiles(gemm::layout_of(static_cast<DType>(w_dtype))))) {
     return 8;
   }
 #endif
+  (void)w_dtype;
   (void)m_rows;
   return tile_rows();
 }
@@ -354,15 +356,15 @@ namespace tessel::cpu::simd {
 HWY_EXPORT(GemmTileRowsImpl);
 HWY_EXPORT(PackGemmTileImpl);
 
-std::int64_t gemm_tile_rows(std::int64_t m_rows) {
-  return HWY_DYNAMIC_DISPATCH(GemmTileRowsImpl)(m_rows);
+std::int64_t gemm_tile_rows(DType w, std::int64_t m_rows) {
+  return HWY_DYNAMIC_DISPATCH(GemmTileRowsImpl)(static_cast<int>(w), m_rows);
 }
 
 std::size_t gemm_tile_bytes(DType w, std::int64_t k) {
   const gemm::Layout l = gemm::layout_of(w);
   return static_cast<std::size_t>(k / l.group) *
          gemm::group_bytes(
-             l, static_cast<int>(gemm_tile_rows(gemm::kPairMinRows)));
+             l, static_cast<int>(gemm_tile_rows(w, gemm::kPairMinRows)));
 }
 
 void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,

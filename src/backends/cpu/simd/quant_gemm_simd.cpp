@@ -250,9 +250,10 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
                                                        k / kL.group, acc);
         });
   };
-  // More than eight rows are two tiles, packed for gemm::kPairMinRows
-  // activation rows or more.
-  if (rows > 8) return step(std::integral_constant<int, 2>{});
+  // More than eight rows are two tiles (gemm_tile_rows).
+  if constexpr (gemm::pairs_tiles(kL)) {
+    if (rows > 8) return step(std::integral_constant<int, 2>{});
+  }
   step(std::integral_constant<int, 1>{});
 }
 

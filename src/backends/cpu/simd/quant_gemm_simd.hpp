@@ -31,12 +31,13 @@ namespace tessel::cpu::simd {
 // The same six types as has_quant_dot.
 bool has_quant_gemm(DType w);
 
-// Weight rows per packed unit for m_rows activation rows on this CPU: 16
-// on x86 from AVX2 up (one per 32-bit lane of a 512-bit register, or two
-// 8-row tiles for the 256-bit kernel, one at a time below
-// gemm::kPairMinRows activation rows), else 8.
-std::int64_t gemm_tile_rows(std::int64_t m_rows);
-// Bytes of the largest packed unit for rows of length k.
+// Weight rows per packed unit of w for m_rows activation rows on this CPU:
+// 16 on x86 from AVX2 up (one per 32-bit lane of a 512-bit register, or
+// two 8-row tiles for the 256-bit kernel; one at a time below
+// gemm::kPairMinRows activation rows, or where gemm::pairs_tiles says
+// not), else 8.
+std::int64_t gemm_tile_rows(DType w, std::int64_t m_rows);
+// Bytes of a packed unit of w for rows of length k, for any m_rows.
 std::size_t gemm_tile_bytes(DType w, std::int64_t k);
 // Packs `rows` (<= gemm_tile_rows(m); the rest are zero) weight rows, row r
 // at w + r * ldw, into `tile`.
