@@ -7,10 +7,8 @@
 //    products against the weight blocks as stored
 //    (simd/quant_dot_simd.hpp). The weights stream through once.
 //  - more rows: the packed integer GEMM (simd/quant_gemm_simd.hpp), each
-//    tile of 16 weight rows (8 in portable code) unpacked once to 8-bit
-//    codes side by side and multiplied with every activation row; threads
-//    take tiles as they finish, since this host's two vCPUs do not run at
-//    the same rate.
+//    unit of 8 or 16 weight rows unpacked once to 8-bit codes side by
+//    side and multiplied with every activation row (gemm_paths).
 // Every other block type dequantises a chunk of weight rows to f32 (about
 // 8 MiB) and runs oneDNN's matmul on it. W is never expanded in memory as
 // a whole.
@@ -182,8 +180,9 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
   }
   // Pointers into `prepared` once it has stopped growing.
   std::vector<const Prepared*> act;
-  for (const NarrowProduct& p : products)
+  for (const NarrowProduct& p : products) {
     act.push_back(&*prepared_for(p.dtype));
+  }
   parallel_for(0, m, 8, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<std::pair<simd::ActivationBlocks, detail::HostBuffer>> blocks;
     for (const Prepared& q : prepared) {
