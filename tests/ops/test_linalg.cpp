@@ -318,9 +318,10 @@ TEST(Linear, SharedInputEqualsOneLinearEach) {
   // quads, Q8_0's blocks, Q4_K/Q5_K's groups, Q6_K's Q8_K, IQ4_XS's Q8_K
   // with lanes), two share one, some have biases; one row (every weight
   // shares), two rows (Q4_0 and Q8_0 leave the dot kernels: one linear each),
-  // six rows (every weight's packed GEMM tiles in one pass, the two Q4_K
-  // weights on one prepared x), an f32 weight among them, on every SIMD
-  // target.
+  // six and forty rows (every weight's packed GEMM tiles in one pass, the
+  // two Q4_K weights on one prepared x; at forty the 256-bit kernel takes
+  // two tiles at once, but for IQ4_XS), an f32 weight among them, on every
+  // SIMD target.
   Generator g(31);
   std::vector<Tensor> w, b;
   const std::pair<DType, std::int64_t> weights[] = {
@@ -346,8 +347,8 @@ TEST(Linear, SharedInputEqualsOneLinearEach) {
   for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(hwy::TargetName(target));
-    for (const Shape& shape :
-         {Shape{512}, Shape{1, 1, 512}, Shape{1, 2, 512}, Shape{2, 3, 512}}) {
+    for (const Shape& shape : {Shape{512}, Shape{1, 1, 512}, Shape{1, 2, 512},
+                               Shape{2, 3, 512}, Shape{2, 20, 512}}) {
       SCOPED_TRACE(shape_string(shape));
       const Tensor x = randn(shape, g);
       check(x, w, b);

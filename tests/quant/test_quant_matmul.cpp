@@ -95,7 +95,7 @@ TEST(QuantMatmul, EveryTypeMatchesDequantisedWeightsWithinTheRoundingBound) {
   // N = 37 leaves 5 rows after every tile height (8, 16 rows); the M
   // values take the dot kernels (1) and the packed GEMM (5, 23, 64: 23
   // leaves a remainder after steps of 4 or 8 activation rows, 64 takes two
-  // 8-row tiles at once in the 256-bit kernel).
+  // 8-row tiles at once in the 256-bit kernel, but for IQ4_XS).
   for (const Case& c : kCases) {
     const Tensor w = weights(c.type, 37, 512, 7);
     for (const std::int64_t m : {1, 5, 23, 64}) {

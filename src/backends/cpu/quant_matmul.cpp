@@ -210,7 +210,7 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
   parallel_for_dynamic(
       0, first_tile.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
         std::size_t i = 0;  // the product tile t is of; t only grows
-        // Kept by each thread: a chunk is one tile, and a tile's buffer is
+        // Kept by each thread: a chunk is a tile, and a tile's buffer is
         // large enough (64 KiB at K = 4096) to come from the locked cache
         // of mapped blocks, which a buffer per chunk made 10-20 % of a
         // product of 16 rows.

@@ -22,8 +22,9 @@ extern std::atomic<unsigned> withheld_cpu_features;
 
 // Withholds exactly `bits` (CpuFeatureBits; replacing what was withheld
 // before) until the guard goes out of scope. Create it only while no
-// kernel runs: a packer and its GEMM kernel each ask for the features
-// (tile_rows_for), and must get the same answer within a call.
+// kernel runs: gemm_tile_rows, the packer and the GEMM kernel each ask for
+// the features (gemm::vnni512_kernel), and must get the same answer
+// within a call.
 class WithholdCpuFeaturesForTest {
  public:
   explicit WithholdCpuFeaturesForTest(unsigned bits)

@@ -266,7 +266,9 @@ void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
   if (gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3)) {
     return pack_tile<kW, 16, kL.signed_codes>(w, ldw, rows, k, tile);
   }
-  // The 256-bit kernel's: two 8-row tiles, one after the other.
+  // The 256-bit kernel's: two 8-row tiles, one after the other, where
+  // gemm_tile_rows allows two.
+  HWY_DASSERT(rows <= 8 || gemm::pairs_tiles(kL));
   pack_tile<kW, 8, false>(w, ldw, std::min<std::int64_t>(rows, 8), k, tile);
   if (rows > 8) {
     pack_tile<kW, 8, false>(w + 8 * ldw, ldw, rows - 8, k,

@@ -251,6 +251,7 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
         });
   };
   // More than eight rows are two tiles (gemm_tile_rows).
+  HWY_DASSERT(rows <= 8 || gemm::pairs_tiles(kL));
   if constexpr (gemm::pairs_tiles(kL)) {
     if (rows > 8) return step(std::integral_constant<int, 2>{});
   }

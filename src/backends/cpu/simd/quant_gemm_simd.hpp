@@ -39,8 +39,9 @@ bool has_quant_gemm(DType w);
 std::int64_t gemm_tile_rows(DType w, std::int64_t m_rows);
 // Bytes of a packed unit of w for rows of length k, for any m_rows.
 std::size_t gemm_tile_bytes(DType w, std::int64_t k);
-// Packs `rows` (<= gemm_tile_rows(m); the rest are zero) weight rows, row r
-// at w + r * ldw, into `tile`.
+// Packs `rows` (<= gemm_tile_rows(w_dtype, m)) weight rows, row r at
+// w + r * ldw, into `tile`; the padding rows of each tile it fills are
+// zero.
 void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,
                     std::int64_t rows, std::int64_t k, std::uint8_t* tile);
 
@@ -56,6 +57,8 @@ void prepare_gemm_activations(DType w_dtype, const std::uint8_t* act,
 
 // y[m * ldy + r] = dot(tile row r, activation row m) for r < rows,
 // m < m_rows; activation row m at act + m * gemm_activation_row_bytes.
+// `rows` is the count the tile was packed with: it says how many tiles
+// the unit holds.
 void quant_gemm_tile(DType w_dtype, const std::uint8_t* tile, std::int64_t rows,
                      const std::uint8_t* act, std::int64_t m_rows,
                      std::int64_t k, float* y, std::int64_t ldy);
