@@ -167,21 +167,20 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
     detail::HostBuffer rows;
   };
   std::vector<Prepared> prepared;
-  const auto prepared_for = [&](DType d) {
-    return std::find_if(prepared.begin(), prepared.end(),
-                        [&](const Prepared& q) { return q.dtype == d; });
-  };
-  for (const NarrowProduct& p : products) {
-    if (prepared_for(p.dtype) != prepared.end()) continue;
-    const std::size_t bytes = simd::gemm_activation_row_bytes(p.dtype, k);
-    prepared.push_back(
-        {p.dtype, bytes,
-         detail::HostBuffer(bytes * static_cast<std::size_t>(m), "linear")});
-  }
-  // Pointers into `prepared` once it has stopped growing.
+  prepared.reserve(products.size());  // `act` points into it
   std::vector<const Prepared*> act;
   for (const NarrowProduct& p : products) {
-    act.push_back(&*prepared_for(p.dtype));
+    auto it =
+        std::find_if(prepared.begin(), prepared.end(),
+                     [&](const Prepared& q) { return q.dtype == p.dtype; });
+    if (it == prepared.end()) {
+      const std::size_t bytes = simd::gemm_activation_row_bytes(p.dtype, k);
+      prepared.push_back(
+          {p.dtype, bytes,
+           detail::HostBuffer(bytes * static_cast<std::size_t>(m), "linear")});
+      it = prepared.end() - 1;
+    }
+    act.push_back(&*it);
   }
   parallel_for(0, m, 8, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<std::pair<simd::ActivationBlocks, detail::HostBuffer>> blocks;
@@ -202,10 +201,12 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
     }
   });
   std::vector<std::int64_t> tile_rows, first_tile{0};
+  std::size_t tile_bytes = 0;  // the largest product's unit
   for (const NarrowProduct& p : products) {
     tile_rows.push_back(simd::gemm_tile_rows(p.dtype, m));
     first_tile.push_back(first_tile.back() +
                          (p.n + tile_rows.back() - 1) / tile_rows.back());
+    tile_bytes = std::max(tile_bytes, simd::gemm_tile_bytes(p.dtype, k));
   }
   parallel_for_dynamic(
       0, first_tile.back(), 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -215,13 +216,12 @@ void gemm_paths(const float* x, std::int64_t m, std::int64_t k,
         // of mapped blocks, which a buffer per chunk made 10-20 % of a
         // product of 16 rows.
         thread_local detail::HostBuffer tile;
+        if (tile.size() < tile_bytes) {
+          tile = detail::HostBuffer(tile_bytes, "linear");
+        }
         for (std::int64_t t = lo; t < hi; ++t) {
           while (t >= first_tile[i + 1]) ++i;
           const NarrowProduct& p = products[i];
-          const std::size_t tile_bytes = simd::gemm_tile_bytes(p.dtype, k);
-          if (tile.size() < tile_bytes) {
-            tile = detail::HostBuffer(tile_bytes, "linear");
-          }
           const std::int64_t r0 = (t - first_tile[i]) * tile_rows[i];
           const std::int64_t rows = std::min(tile_rows[i], p.n - r0);
           simd::pack_gemm_tile(p.dtype, p.w.base + r0 * p.w.row_bytes,

@@ -52,6 +52,10 @@ constexpr std::size_t group_bytes(const Layout& l, int rows) {
   return codes_bytes(l, rows) +
          static_cast<std::size_t>((l.has_min ? 8 : 4) * rows);
 }
+// Bytes of a tile of `rows` rows of length k.
+constexpr std::size_t tile_bytes(const Layout& l, int rows, std::int64_t k) {
+  return static_cast<std::size_t>(k / l.group) * group_bytes(l, rows);
+}
 
 // After an activation row's codes, per group: the f32 scale of its block,
 // then what the weight type needs of the group's code sum, ready to use:

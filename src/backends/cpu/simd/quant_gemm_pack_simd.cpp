@@ -27,6 +27,16 @@ constexpr int tile_rows() {
   return gemm::tile_rows_for(HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2);
 }
 
+// Whether this target packs for the 256-bit kernel: 8-row tiles, one or
+// two a unit, each written whole, padding rows included.
+inline bool packs_8row_tiles() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  return !gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
+#else
+  return false;
+#endif
+}
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
 // ---- packing: eight rows' codes transposed into 32-bit lanes ----
@@ -263,17 +273,15 @@ void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
           std::int64_t k, std::uint8_t* tile) {
   static_assert(tile_rows() == 16);
   constexpr Layout kL = gemm::layout_of(kW);
-  if (gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3)) {
+  if (!packs_8row_tiles()) {
     return pack_tile<kW, 16, kL.signed_codes>(w, ldw, rows, k, tile);
   }
-  // The 256-bit kernel's: two 8-row tiles, one after the other, where
-  // gemm_tile_rows allows two.
+  // Two tiles, one after the other, where gemm_tile_rows allows two.
   HWY_DASSERT(rows <= 8 || gemm::pairs_tiles(kL));
   pack_tile<kW, 8, false>(w, ldw, std::min<std::int64_t>(rows, 8), k, tile);
   if (rows > 8) {
     pack_tile<kW, 8, false>(w + 8 * ldw, ldw, rows - 8, k,
-                            tile + static_cast<std::size_t>(k / kL.group) *
-                                       gemm::group_bytes(kL, 8));
+                            tile + gemm::tile_bytes(kL, 8, k));
   }
 }
 
@@ -302,38 +310,24 @@ void pack(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
 #endif
 
 static std::int64_t GemmTileRowsImpl(int w_dtype, std::int64_t m_rows) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if (!gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3) &&
+  if (packs_8row_tiles() &&
       (m_rows < gemm::kPairMinRows ||
        !gemm::pairs_tiles(gemm::layout_of(static_cast<DType>(w_dtype))))) {
     return 8;
   }
-#endif
-  (void)w_dtype;
-  (void)m_rows;
   return tile_rows();
-}
-
-// Whether pack() writes every byte of what it fills, padding rows
-// included: the 256-bit kernel's 8-row tiles (the 512-bit kernel's half of
-// no rows, and the portable packer's padding rows, are left to zeroing).
-static bool packs_padding() {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  return !gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
-#else
-  return false;
-#endif
 }
 
 static void PackGemmTileImpl(int w_dtype, const std::uint8_t* w,
                              std::size_t ldw, std::int64_t rows, std::int64_t k,
                              std::uint8_t* tile) {
   const auto type = static_cast<DType>(w_dtype);
-  // Padding rows are zero codes and scales, so zero outputs.
-  if (rows < tile_rows() && !packs_padding()) {
+  // Padding rows are zero codes and scales, so zero outputs. The 512-bit
+  // kernel's half of no rows and the portable packer's padding rows are
+  // not written, so zeroed first.
+  if (rows < tile_rows() && !packs_8row_tiles()) {
     std::memset(tile, 0,
-                static_cast<std::size_t>(k / gemm::layout_of(type).group) *
-                    gemm::group_bytes(gemm::layout_of(type), tile_rows()));
+                gemm::tile_bytes(gemm::layout_of(type), tile_rows(), k));
   }
   switch (type) {
 #define TESSEL_PACK_CASE(T) \
@@ -363,10 +357,9 @@ std::int64_t gemm_tile_rows(DType w, std::int64_t m_rows) {
 }
 
 std::size_t gemm_tile_bytes(DType w, std::int64_t k) {
-  const gemm::Layout l = gemm::layout_of(w);
-  return static_cast<std::size_t>(k / l.group) *
-         gemm::group_bytes(
-             l, static_cast<int>(gemm_tile_rows(w, gemm::kPairMinRows)));
+  return gemm::tile_bytes(
+      gemm::layout_of(w),
+      static_cast<int>(gemm_tile_rows(w, gemm::kPairMinRows)), k);
 }
 
 void pack_gemm_tile(DType w_dtype, const std::uint8_t* w, std::size_t ldw,

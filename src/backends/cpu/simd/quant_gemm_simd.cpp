@@ -237,8 +237,7 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
                 const std::uint8_t* act, std::size_t act_bytes,
                 std::int64_t m_rows, std::int64_t k, float* y,
                 std::int64_t ldy) {
-  const std::size_t tile_bytes =
-      static_cast<std::size_t>(k / kL.group) * gemm::group_bytes(kL, 8);
+  const std::size_t tile_bytes = gemm::tile_bytes(kL, 8, k);
   const auto step = [&](auto tiles) {
     constexpr int kTiles = decltype(tiles)::value;
     // kTiles x 4 / kTiles x (sums, products, accumulators) + codes: the 16
