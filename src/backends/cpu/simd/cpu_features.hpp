@@ -7,6 +7,16 @@
 
 #include <atomic>
 
+// Whether the Highway target being compiled is one of x86's AVX-512
+// targets, for the kernels written for Highway's AVX3 (the macro is
+// expanded at each #if, so once per target foreach_target.h compiles).
+// Highway numbers better targets lower, and every x86 target below AVX3
+// (AVX3_DL; AVX3_ZEN4 and AVX3_SPR in releases after 1.0.3) includes
+// AVX3's F/VL/DQ/BW. Testing HWY_TARGET == HWY_AVX3 left those targets
+// on the 256-bit kernels: a build that compiles AVX3_DL (1.0.3 with
+// HWY_WANT_AVX3_DL) dispatched an Ice Lake or Sapphire Rapids there.
+#define TESSEL_HWY_TARGET_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
+
 namespace tessel::cpu::simd {
 
 // Features a test withholds, so that a CPU which has them all also runs

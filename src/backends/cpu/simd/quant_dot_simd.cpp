@@ -33,7 +33,7 @@ using quant::unpack_k4_scales;
 #define TESSEL_QUANT_DOT_SIMD_PART
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #include "backends/cpu/simd/quant_dot_avx2.inc"
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
 #include "backends/cpu/simd/quant_dot_avx512.inc"
 #endif
 #else
@@ -62,7 +62,7 @@ void all_rows(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
   }
 }
 
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
 using RowLanes = __m512 (*)(const std::uint8_t*, const std::uint8_t*,
                             std::int64_t);
 
@@ -132,7 +132,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
                              std::int64_t ldy) {
   switch (static_cast<DType>(w_dtype)) {
     case DType::Q4_0:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi()) {
         return nb % 16 == 0
                    ? all_rows_q4_0_quads<false>(w, ldw, rows, act, act_bytes,
@@ -148,7 +148,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_q4_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                 ldy);
     case DType::Q8_0:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni()) {
         return four_rows_vnni<q8_0_row_lanes>(w, ldw, rows, act, act_bytes,
                                               m_rows, nb, y, ldy);
@@ -157,7 +157,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_q8_0>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                 ldy);
     case DType::Q4_K:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && cpu_has_gfni()) {
         return four_rows_icl<k4_row_lanes<false>, true>(
             w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);
@@ -170,7 +170,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_k4<false>>(w, ldw, rows, act, act_bytes, m_rows, nb,
                                      y, ldy);
     case DType::Q5_K:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi() && cpu_has_gfni()) {
         return four_rows_icl<k4_row_lanes<true>>(w, ldw, rows, act, act_bytes,
                                                  m_rows, nb, y, ldy);
@@ -183,7 +183,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_k4<true>>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                     ldy);
     case DType::Q6_K:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni()) {
         return four_rows_vnni<q6_k_row_lanes>(w, ldw, rows, act, act_bytes,
                                               m_rows, nb, y, ldy);
@@ -192,7 +192,7 @@ static void QuantDotRowsImpl(int w_dtype, const std::uint8_t* w,
       return all_rows<dot_q6_k>(w, ldw, rows, act, act_bytes, m_rows, nb, y,
                                 ldy);
     case DType::IQ4_XS:
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
       if (cpu_has_avx512_vnni() && cpu_has_avx512_vbmi()) {
         return four_rows_vbmi<iq4_xs_vbmi::iq4_xs_row_lanes>(
             w, ldw, rows, act, act_bytes, m_rows, nb, y, ldy);

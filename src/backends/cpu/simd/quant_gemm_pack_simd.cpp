@@ -31,7 +31,7 @@ constexpr int tile_rows() {
 // two a unit, each written whole, padding rows included.
 inline bool packs_8row_tiles() {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  return !gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
+  return !gemm::vnni512_kernel(TESSEL_HWY_TARGET_AVX512);
 #else
   return false;
 #endif

@@ -257,7 +257,7 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
   step(std::integral_constant<int, 1>{});
 }
 
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
 // ---- 512-bit VNNI kernel: 16 weight rows x up to 8 activation rows ----
 //
 // AVX512-VNNI (Ice Lake, Sapphire Rapids, Zen 4; Highway's AVX3 target does
@@ -343,10 +343,10 @@ void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
 }
 
 #pragma GCC diagnostic pop
-#endif  // HWY_AVX3
+#endif  // TESSEL_HWY_TARGET_AVX512
 
 inline bool vnni512_kernel() {
-  return gemm::vnni512_kernel(HWY_TARGET == HWY_AVX3);
+  return gemm::vnni512_kernel(TESSEL_HWY_TARGET_AVX512);
 }
 
 template <Layout kL>
@@ -354,7 +354,7 @@ void gemm_tile(const std::uint8_t* tile, std::int64_t rows,
                const std::uint8_t* act, std::size_t act_bytes,
                std::int64_t m_rows, std::int64_t k, float* y,
                std::int64_t ldy) {
-#if HWY_TARGET == HWY_AVX3
+#if TESSEL_HWY_TARGET_AVX512
   if (vnni512_kernel()) {
     return gemm_tile16<kL>(tile, rows, act, act_bytes, m_rows, k, y, ldy);
   }
