@@ -55,9 +55,9 @@ std::size_t sysfs_l3_bytes() {
 // cloud host, with other tenants: sysfs says 480 MiB on the 2-vCPU Sapphire
 // Rapids VM, where a 64 MiB output written with plain stores dequantised at
 // 36-40 % of the copy against 72-84 % with non-temporal ones (twenty-second
-// pass). Hence the cap: a part with more L3 per CCD (an X3D's 96 MiB)
-// streams outputs between 32 and 96 MiB, which cost nothing measurable on
-// the Zen 4 VM, where both stores ran level.
+// pass). Hence the cap. Its cost, unmeasured (no such machine here): a
+// part with more L3 per CCD (an X3D's 96 MiB) streams outputs between 32
+// and 96 MiB, which a caller there might have read back from cache.
 std::size_t last_level_cache_bytes() {
   static const std::size_t bytes = [] {
     constexpr std::size_t kCap = std::size_t{32} << 20;

@@ -179,12 +179,12 @@ inline void store_row_scales(DType w, const Layout& l, int tile_rows,
   }
 }
 
-// Whether the 512-bit VNNI kernel runs: Highway's AVX3 target on a CPU with
-// AVX512-VNNI, which that target does not assume. It takes signed codes
-// packed plus 128. The packer and the kernels ask the same question, so
-// they agree.
-inline bool vnni512_kernel(bool avx3_target) {
-  return avx3_target && cpu_has_avx512_vnni();
+// Whether the 512-bit VNNI kernel runs: one of Highway's AVX-512 targets
+// (TESSEL_HWY_TARGET_AVX512) on a CPU with AVX512-VNNI, which those
+// targets do not all assume. It takes signed codes packed plus 128. The
+// packer and the kernels ask the same question, so they agree.
+inline bool vnni512_kernel(bool avx512_target) {
+  return avx512_target && cpu_has_avx512_vnni();
 }
 
 // Most rows per packed unit (gemm_tile_rows): 16 on x86 from AVX2 up,

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/quant_gemm_layout.hpp"
 #include "backends/cpu/simd/quant_gemm_simd.hpp"
 

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
+#include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/quant_dot_layout.hpp"
 #include "backends/cpu/simd/quant_dot_simd.hpp"
 #include "backends/cpu/simd/quant_gemm_layout.hpp"
