@@ -238,12 +238,13 @@ TEST(BlockQuant, MetaTensorsConvertWithoutData) {
   EXPECT_EQ(q.to(DType::F32).shape(), (Shape{4, 512}));
 }
 
-// An f32 output past the last-level cache (32 MiB on the machines measured;
-// a CPU with more L3 takes this one as stored, and the direct test below
-// still streams) is written with streaming stores
-// (src/backends/cpu/quantize.cpp); the same blocks taken
-// 256 rows at a time (4 MiB, stored as usual) give the same bits. Random
-// bytes make NaN and infinite scales too, so bits, not values, compare.
+// An f32 output past the last-level cache (counted at most 32 MiB) is
+// written with streaming stores, one run a thread for a contiguous tensor
+// (src/backends/cpu/quantize.cpp); the same blocks taken 256 rows at a time
+// (4 MiB, stored as usual, each a contiguous view at its own offset) and
+// the left half of every row (a strided view, decoded a row at a time) give
+// the same bits. Random bytes make NaN and infinite scales too, so bits,
+// not values, compare.
 TEST(BlockQuant, OutputsPastTheCacheDecodeBitForBitAsSmallOnes) {
   constexpr std::int64_t kRows = 2049, kCols = 4096;  // 33.6 MB of f32
   std::mt19937 bits(7);
@@ -265,6 +266,13 @@ TEST(BlockQuant, OutputsPastTheCacheDecodeBitForBitAsSmallOnes) {
                             static_cast<std::size_t>((r1 - r0) * kCols) * 4),
                 0)
           << "rows " << r0 << "-" << r1;
+    }
+    const Tensor left = q.slice(1, 0, kCols / 2).to(DType::F32);
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      ASSERT_EQ(std::memcmp(left.data<float>() + r * kCols / 2, got + r * kCols,
+                            static_cast<std::size_t>(kCols / 2) * 4),
+                0)
+          << "row " << r << ", left half";
     }
   }
 }
