@@ -20,6 +20,7 @@
 
 #include <hwy/targets.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -185,6 +186,51 @@ TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
     }
   }
   EXPECT_EQ(withheld_cpu_features.load(), 0u);
+}
+
+// AMX's tile products (cpu_has_amx_int8: Sapphire Rapids on, and an OS
+// that grants the tile state) take whole blocks of 16 activation rows for
+// the types with 32-weight groups, the VNNI kernel the rest, and both
+// scale the same integer sums in the same order: the bits must agree. M =
+// 16, 35 (two blocks, then 3 rows of the VNNI kernel) and 48; 37 weight
+// rows (a short last tile); Q4_0's and Q8_0's K with one to three groups
+// after the kernel's rounds of four. Also held to the rounding bound.
+TEST(QuantMatmul, AmxTilesGiveTheBitsOfTheVnniKernel) {
+  using namespace cpu::simd;
+  if (!cpu_has_amx_int8()) {
+    GTEST_SKIP() << "this CPU or OS has no AMX-INT8 tile state";
+  }
+  for (const Case& c : kCases) {
+    if (!c.integer_kernel || c.type == DType::Q6_K) continue;
+    const std::vector<std::int64_t> ks =
+        c.act_block == 32 ? std::vector<std::int64_t>{32, 64, 96, 160, 544}
+                          : std::vector<std::int64_t>{256, 768};
+    for (const std::int64_t k : ks) {
+      const Tensor w = weights(c.type, 37, k, 41 + k);
+      Generator g(k);
+      for (const std::int64_t m : {16, 35, 48}) {
+        const Tensor x = randn({m, k}, g);
+        SCOPED_TRACE(::testing::Message()
+                     << dtype_name(c.type) << " K " << k << " M " << m);
+        const std::vector<float> amx = host(linear(x, w));
+        std::vector<float> vnni;
+        {
+          const WithholdCpuFeaturesForTest guard(kFeatureAmxInt8);
+          ASSERT_FALSE(cpu_has_amx_int8());
+          vnni = host(linear(x, w));
+        }
+        ASSERT_EQ(amx.size(), vnni.size());
+        for (std::size_t i = 0; i < amx.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(amx[i]),
+                    std::bit_cast<std::uint32_t>(vnni[i]))
+              << "output " << i / static_cast<std::size_t>(w.shape()[0]) << ", "
+              << i % static_cast<std::size_t>(w.shape()[0]) << ": " << amx[i]
+              << " with the tiles, " << vnni[i] << " without";
+        }
+        expect_within_bound(from_vector(amx, {m, 37}), x, w, c, true);
+      }
+    }
+  }
 }
 
 // The vector decoders (Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS on AVX2 and up) and

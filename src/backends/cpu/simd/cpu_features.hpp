@@ -27,6 +27,7 @@ enum CpuFeatureBits : unsigned {
   kFeatureAvx512Vnni = 1u,
   kFeatureAvx512Vbmi = 2u,
   kFeatureGfni = 4u,
+  kFeatureAmxInt8 = 8u,
 };
 extern std::atomic<unsigned> withheld_cpu_features;
 
@@ -78,6 +79,13 @@ inline bool cpu_has_gfni() {
   return false;
 #endif
 }
+
+// AMX's integer tile products (tdpbsud; Sapphire Rapids on): the CPU has
+// the tile and int8 units, the OS saves the tile state (XCR0), and Linux
+// granted this process that state (arch_prctl), asked once, on the first
+// call. A kernel that takes the tiles must ask here first: without the
+// grant the first tile instruction kills the process.
+bool cpu_has_amx_int8();
 
 // The decode GEMV streams its rows differently on AMD and Intel cores
 // (row_streaming in gemv_simd.cpp: software prefetches and the bf16

@@ -330,14 +330,27 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
   }
 }
 
+#define TESSEL_QUANT_GEMM_SIMD_PART
+#include "backends/cpu/simd/quant_gemm_amx.inc"
+#undef TESSEL_QUANT_GEMM_SIMD_PART
+
 template <Layout kL>
 void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
                  const std::uint8_t* act, std::size_t act_bytes,
                  std::int64_t m_rows, std::int64_t k, float* y,
                  std::int64_t ldy) {
+  std::int64_t done = 0;
+  if constexpr (amx_layout(kL)) {
+    if (takes_amx_tiles(kL, m_rows)) {
+      done = m_rows / 16 * 16;
+      amx_rows16<kL>(tile, rows, act, act_bytes, done, k, y, ldy);
+    }
+  }
+  if (done == m_rows) return;
   // 8 x (sums, partials, accumulators) of the 32 registers.
   activation_steps<8, 1, __m512>(
-      act, act_bytes, m_rows, rows, y, ldy,
+      act + static_cast<std::size_t>(done) * act_bytes, act_bytes,
+      m_rows - done, rows, y + done * ldy, ldy,
       [&](auto kMr, const std::uint8_t* const* a, __m512* acc) {
         tile_rows16<kL, decltype(kMr)::value>(tile, a, k / kL.group, acc);
       });
