@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "backends/cpu/simd/cpu_features.hpp"
+#include "backends/cpu/simd/quant_gemm_simd.hpp"
 #include "tessel/tessel.hpp"
 #include "test_util.hpp"
 
@@ -152,20 +153,23 @@ TEST(QuantMatmul, EverySimdTargetGivesTheSameBoundedResult) {
 }
 
 // The 512-bit kernels have forms for CPUs with fewer features, chosen at
-// run time: Cascade Lake has VNNI without VBMI or GFNI (Q4_0's two-block
-// kernel, the one-block Q4_K/Q5_K kernel, IQ4_XS's vpshufb lookup),
-// Skylake-SP none of them (AVX3 without VNNI, and the GEMM's 256-bit
-// kernel). Withholding the features runs those forms here too, where the
-// CPU has them; every block count's remainder path, and the packed GEMM at
-// 19 and 35 activation rows and 29 weight rows.
+// run time: Cascade Lake has VNNI without VBMI, GFNI or AMX (Q4_0's
+// two-block kernel, the one-block Q4_K/Q5_K kernel, IQ4_XS's vpshufb
+// lookup, the GEMM's VNNI kernel for every activation row), Skylake-SP
+// none of them (AVX3 without VNNI, and the GEMM's 256-bit kernel).
+// Withholding the features runs those forms here too, where the CPU has
+// them; every block count's remainder path, and the packed GEMM at 19 and
+// 35 activation rows and 29 weight rows.
 TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
   using namespace cpu::simd;
   for (const unsigned withheld :
-       {kFeatureAvx512Vbmi | kFeatureGfni,
-        kFeatureAvx512Vnni | kFeatureAvx512Vbmi | kFeatureGfni}) {
+       {kFeatureAvx512Vbmi | kFeatureGfni | kFeatureAmxInt8,
+        kFeatureAvx512Vnni | kFeatureAvx512Vbmi | kFeatureGfni |
+            kFeatureAmxInt8}) {
     const WithholdCpuFeaturesForTest guard(withheld);
     ASSERT_FALSE(cpu_has_avx512_vbmi());
     ASSERT_FALSE(cpu_has_gfni());
+    ASSERT_FALSE(cpu_has_amx_int8());
     if ((withheld & kFeatureAvx512Vnni) != 0) {
       ASSERT_FALSE(cpu_has_avx512_vnni());
     }
@@ -193,8 +197,9 @@ TEST(QuantMatmul, KernelsForCpusWithFewerFeaturesGiveTheSameBoundedResult) {
 // the types with 32-weight groups, the VNNI kernel the rest, and both
 // scale the same integer sums in the same order: the bits must agree. M =
 // 16, 35 (two blocks, then 3 rows of the VNNI kernel) and 48; 37 weight
-// rows (a short last tile); Q4_0's and Q8_0's K with one to three groups
-// after the kernel's rounds of four. Also held to the rounding bound.
+// rows (a short last tile); Q4_0's and Q8_0's K with no round of four
+// groups, whole rounds, and one to three groups after them. Also held to
+// the rounding bound.
 TEST(QuantMatmul, AmxTilesGiveTheBitsOfTheVnniKernel) {
   using namespace cpu::simd;
   if (!cpu_has_amx_int8()) {
@@ -203,8 +208,9 @@ TEST(QuantMatmul, AmxTilesGiveTheBitsOfTheVnniKernel) {
   for (const Case& c : kCases) {
     if (!c.integer_kernel || c.type == DType::Q6_K) continue;
     const std::vector<std::int64_t> ks =
-        c.act_block == 32 ? std::vector<std::int64_t>{32, 64, 96, 160, 544}
-                          : std::vector<std::int64_t>{256, 768};
+        c.act_block == 32
+            ? std::vector<std::int64_t>{32, 64, 96, 128, 160, 224, 544}
+            : std::vector<std::int64_t>{256, 768};
     for (const std::int64_t k : ks) {
       const Tensor w = weights(c.type, 37, k, 41 + k);
       Generator g(k);
@@ -212,11 +218,12 @@ TEST(QuantMatmul, AmxTilesGiveTheBitsOfTheVnniKernel) {
         const Tensor x = randn({m, k}, g);
         SCOPED_TRACE(::testing::Message()
                      << dtype_name(c.type) << " K " << k << " M " << m);
+        ASSERT_TRUE(quant_gemm_takes_amx(c.type, m));
         const std::vector<float> amx = host(linear(x, w));
         std::vector<float> vnni;
         {
           const WithholdCpuFeaturesForTest guard(kFeatureAmxInt8);
-          ASSERT_FALSE(cpu_has_amx_int8());
+          ASSERT_FALSE(quant_gemm_takes_amx(c.type, m));
           vnni = host(linear(x, w));
         }
         ASSERT_EQ(amx.size(), vnni.size());

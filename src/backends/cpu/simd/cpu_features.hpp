@@ -20,9 +20,9 @@
 namespace tessel::cpu::simd {
 
 // Features a test withholds, so that a CPU which has them all also runs
-// the kernels older ones take: Cascade Lake has VNNI without VBMI or GFNI,
-// Skylake-SP none of the three. Read on each dispatch (a relaxed load
-// beside the cached CPUID answer), never per row.
+// the kernels older ones take: Cascade Lake has VNNI without VBMI, GFNI or
+// AMX, Skylake-SP none of the four, Ice Lake and Zen 4 all but AMX. Read on
+// each dispatch (a relaxed load beside the cached CPUID answer), never per row.
 enum CpuFeatureBits : unsigned {
   kFeatureAvx512Vnni = 1u,
   kFeatureAvx512Vbmi = 2u,
@@ -83,8 +83,11 @@ inline bool cpu_has_gfni() {
 // AMX's integer tile products (tdpbsud; Sapphire Rapids on): the CPU has
 // the tile and int8 units, the OS saves the tile state (XCR0), and Linux
 // granted this process that state (arch_prctl), asked once, on the first
-// call. A kernel that takes the tiles must ask here first: without the
-// grant the first tile instruction kills the process.
+// call, for every thread of the process. A kernel that takes the tiles
+// must ask here first: without the grant the first tile instruction kills
+// the process. (Linux refuses the grant where a thread already runs on an
+// alternate signal stack too small for the tile state; the kernels then
+// keep to VNNI.)
 bool cpu_has_amx_int8();
 
 // The decode GEMV streams its rows differently on AMD and Intel cores

@@ -275,6 +275,36 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+// The scale steps of group g for one activation row, shared by the VNNI
+// and AMX kernels so that they give the same bits: the row's 16 i32 sums
+// (lane r: weight row r) less the code offset, times the weight rows'
+// group scales (scale), less the K-quants' min term, into the row's
+// block partial. `side` is the row's side-table entry for the group
+// (kActGroupBytes: its block's scale, then the code sum as the type uses
+// it), loaded as one broadcast from memory per use.
+template <Layout kL>
+HWY_INLINE __m512 add_group16(__m512i isum, const std::uint8_t* side,
+                              const std::uint8_t* tg, __m512 scale,
+                              __m512 part) {
+  constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
+  if constexpr (kL.zero_point != 0 || kL.signed_codes) {
+    isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(load_i32(side + 4)));
+  }
+  part = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum), part);
+  if constexpr (kL.has_min) {
+    part = _mm512_fnmadd_ps(_mm512_set1_ps(load_f32(side + 4)),
+                            _mm512_loadu_ps(tg + kCodes + 64), part);
+  }
+  return part;
+}
+
+// The end of an activation block (kL.act_block / kL.group groups): its
+// scale, from the side entry of its first group, times the partial.
+HWY_INLINE __m512 close_block16(const std::uint8_t* first_side, __m512 part,
+                                __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_set1_ps(load_f32(first_side)), part, acc);
+}
+
 template <Layout kL, int kMr>
 __attribute__((target("avx512vnni"))) void tile_rows16(
     const std::uint8_t* tile, const std::uint8_t* const* a, std::int64_t groups,
@@ -308,24 +338,14 @@ __attribute__((target("avx512vnni"))) void tile_rows16(
       const __m512 scale = _mm512_loadu_ps(tg + kCodes);
 #pragma GCC unroll 8
       for (int i = 0; i < kMr; ++i) {
-        // One instruction each: the side table's value broadcast from
-        // memory.
-        const std::uint8_t* sum = a[i] + k + g * gemm::kActGroupBytes + 4;
-        if constexpr (kL.zero_point != 0 || kL.signed_codes) {
-          isum[i] = _mm512_sub_epi32(isum[i], _mm512_set1_epi32(load_i32(sum)));
-        }
-        part[i] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum[i]), part[i]);
-        if constexpr (kL.has_min) {
-          part[i] =
-              _mm512_fnmadd_ps(_mm512_set1_ps(load_f32(sum)),
-                               _mm512_loadu_ps(tg + kCodes + 64), part[i]);
-        }
+        part[i] = add_group16<kL>(isum[i], a[i] + k + g * gemm::kActGroupBytes,
+                                  tg, scale, part[i]);
       }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
-      const float dy = load_f32(a[i] + k + g0 * gemm::kActGroupBytes);
-      acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(dy), part[i], acc[i]);
+      acc[i] =
+          close_block16(a[i] + k + g0 * gemm::kActGroupBytes, part[i], acc[i]);
     }
   }
 }
@@ -340,12 +360,14 @@ void gemm_tile16(const std::uint8_t* tile, std::int64_t rows,
                  std::int64_t m_rows, std::int64_t k, float* y,
                  std::int64_t ldy) {
   std::int64_t done = 0;
+#if TESSEL_AMX_KERNEL
   if constexpr (amx_layout(kL)) {
     if (takes_amx_tiles(kL, m_rows)) {
       done = m_rows / 16 * 16;
       amx_rows16<kL>(tile, rows, act, act_bytes, done, k, y, ldy);
     }
   }
+#endif
   if (done == m_rows) return;
   // 8 x (sums, partials, accumulators) of the 32 registers.
   activation_steps<8, 1, __m512>(
@@ -471,6 +493,17 @@ static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
   }
 }
 
+static bool QuantGemmTakesAmxImpl(int w_dtype, std::int64_t m_rows) {
+#if HWY_ARCH_X86 && TESSEL_HWY_TARGET_AVX512
+  return vnni512_kernel() &&
+         takes_amx_tiles(gemm::layout_of(static_cast<DType>(w_dtype)), m_rows);
+#else
+  (void)w_dtype;
+  (void)m_rows;
+  return false;
+#endif
+}
+
 static void QuantGemmTileImpl(int w_dtype, const std::uint8_t* tile,
                               std::int64_t rows, const std::uint8_t* act,
                               std::size_t act_bytes, std::int64_t m_rows,
@@ -499,6 +532,7 @@ namespace tessel::cpu::simd {
 
 HWY_EXPORT(PrepareGemmActivationsImpl);
 HWY_EXPORT(QuantGemmTileImpl);
+HWY_EXPORT(QuantGemmTakesAmxImpl);
 
 bool has_quant_gemm(DType w) { return has_quant_dot(w); }
 
@@ -513,6 +547,11 @@ void prepare_gemm_activations(DType w_dtype, const std::uint8_t* act,
                               std::uint8_t* out) {
   HWY_DYNAMIC_DISPATCH(PrepareGemmActivationsImpl)
   (static_cast<int>(w_dtype), act, rows, k, out);
+}
+
+bool quant_gemm_takes_amx(DType w_dtype, std::int64_t m_rows) {
+  return HWY_DYNAMIC_DISPATCH(QuantGemmTakesAmxImpl)(static_cast<int>(w_dtype),
+                                                     m_rows);
 }
 
 void quant_gemm_tile(DType w_dtype, const std::uint8_t* tile, std::int64_t rows,

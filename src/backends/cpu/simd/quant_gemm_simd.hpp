@@ -55,6 +55,12 @@ void prepare_gemm_activations(DType w_dtype, const std::uint8_t* act,
                               std::int64_t rows, std::int64_t k,
                               std::uint8_t* out);
 
+// Whether quant_gemm_tile runs m_rows activation rows' whole blocks of 16
+// through AMX tile products on this CPU (quant_gemm_amx.inc): an AVX-512
+// target with VNNI, AMX-INT8 granted, 32-weight groups, m_rows >= 16.
+// The kernel asks the same question.
+bool quant_gemm_takes_amx(DType w_dtype, std::int64_t m_rows);
+
 // y[m * ldy + r] = dot(tile row r, activation row m) for r < rows,
 // m < m_rows; activation row m at act + m * gemm_activation_row_bytes.
 // `rows` is the count the tile was packed with: it says how many tiles
