@@ -17,6 +17,19 @@
 // HWY_WANT_AVX3_DL) dispatched an Ice Lake or Sapphire Rapids there.
 #define TESSEL_HWY_TARGET_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
 
+// The target of the 512-bit kernels that need AVX512-VNNI, for functions
+// inside Highway's AVX-512 targets. It names every feature they use, not
+// only VNNI: clang lets a function's own target attribute replace the one
+// Highway's target pragma would have applied (GCC adds them up), so
+// "avx512vnni" alone would compile them without AVX-512 BW/DQ under clang,
+// and an always-inline helper compiled with the pragma's features (PCLMUL,
+// AES among them) could not be inlined into them. Helpers that such a
+// kernel inlines carry the same attribute.
+#define TESSEL_AVX512_VNNI_TARGET                           \
+  __attribute__((                                           \
+      target("avx,avx2,bmi,bmi2,fma,f16c,avx512f,avx512cd," \
+             "avx512vl,avx512dq,avx512bw,avx512vnni")))
+
 namespace tessel::cpu::simd {
 
 // Features a test withholds, so that a CPU which has them all also runs

@@ -283,9 +283,9 @@ void gemm_tile8(const std::uint8_t* tile, std::int64_t rows,
 // (kActGroupBytes: its block's scale, then the code sum as the type uses
 // it), loaded as one broadcast from memory per use.
 template <Layout kL>
-HWY_INLINE __m512 add_group16(__m512i isum, const std::uint8_t* side,
-                              const std::uint8_t* tg, __m512 scale,
-                              __m512 part) {
+TESSEL_AVX512_VNNI_TARGET __attribute__((always_inline)) inline __m512
+add_group16(__m512i isum, const std::uint8_t* side, const std::uint8_t* tg,
+            __m512 scale, __m512 part) {
   constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
   if constexpr (kL.zero_point != 0 || kL.signed_codes) {
     isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(load_i32(side + 4)));
@@ -300,15 +300,15 @@ HWY_INLINE __m512 add_group16(__m512i isum, const std::uint8_t* side,
 
 // The end of an activation block (kL.act_block / kL.group groups): its
 // scale, from the side entry of its first group, times the partial.
-HWY_INLINE __m512 close_block16(const std::uint8_t* first_side, __m512 part,
-                                __m512 acc) {
+TESSEL_AVX512_VNNI_TARGET __attribute__((always_inline)) inline __m512
+close_block16(const std::uint8_t* first_side, __m512 part, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_set1_ps(load_f32(first_side)), part, acc);
 }
 
 template <Layout kL, int kMr>
-__attribute__((target("avx512vnni"))) void tile_rows16(
-    const std::uint8_t* tile, const std::uint8_t* const* a, std::int64_t groups,
-    __m512* acc) {
+TESSEL_AVX512_VNNI_TARGET void tile_rows16(const std::uint8_t* tile,
+                                           const std::uint8_t* const* a,
+                                           std::int64_t groups, __m512* acc) {
   constexpr int kRegs = kL.group / 4;
   constexpr std::size_t kGroupBytes = gemm::group_bytes(kL, 16);
   constexpr std::size_t kCodes = gemm::codes_bytes(kL, 16);
