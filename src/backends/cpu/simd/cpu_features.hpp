@@ -17,18 +17,24 @@
 // HWY_WANT_AVX3_DL) dispatched an Ice Lake or Sapphire Rapids there.
 #define TESSEL_HWY_TARGET_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
 
-// The target of the 512-bit kernels that need AVX512-VNNI, for functions
-// inside Highway's AVX-512 targets. It names every feature they use, not
-// only VNNI: clang lets a function's own target attribute replace the one
-// Highway's target pragma would have applied (GCC adds them up), so
-// "avx512vnni" alone would compile them without AVX-512 BW/DQ under clang,
-// and an always-inline helper compiled with the pragma's features (PCLMUL,
-// AES among them) could not be inlined into them. Helpers that such a
-// kernel inlines carry the same attribute.
-#define TESSEL_AVX512_VNNI_TARGET                           \
-  __attribute__((                                           \
-      target("avx,avx2,bmi,bmi2,fma,f16c,avx512f,avx512cd," \
-             "avx512vl,avx512dq,avx512bw,avx512vnni")))
+// The targets of the 512-bit kernels that need AVX512-VNNI (and VBMI, and
+// GFNI), for functions inside Highway's AVX-512 targets: the target being
+// compiled (HWY_TARGET_STR, expanded where the macro is used, in each
+// per-target pass) plus what the kernel needs beyond it. Clang lets a
+// function's own target attribute replace the one Highway's target pragma
+// would have applied (GCC adds them up), and inlines a function only into
+// one with all of its features. With a list of their own features the
+// kernels lacked the pragma's PCLMUL and AES, so under clang no helper of
+// the per-target namespace (compiled with the pragma) was inlined into
+// them: `load_i32` was called through the PLT, and the kernels ran
+// 1.7-4.8x slower than GCC's (BENCHMARKS.md, twenty-third pass).
+#define TESSEL_AVX512_VNNI_TARGET \
+  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni")))
+#define TESSEL_AVX512_VBMI_TARGET \
+  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni,avx512vbmi")))
+#define TESSEL_AVX512_ICL_TARGET                                          \
+  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni,avx512vbmi," \
+                                       "gfni")))
 
 namespace tessel::cpu::simd {
 
