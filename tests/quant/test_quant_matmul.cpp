@@ -205,6 +205,11 @@ TEST(QuantMatmul, AmxTilesGiveTheBitsOfTheVnniKernel) {
   if (!cpu_has_amx_int8()) {
     GTEST_SKIP() << "this CPU or OS has no AMX-INT8 tile state";
   }
+  // Q6_K's 16-weight groups keep the VNNI kernel; types without an integer
+  // GEMM have no tiles at all.
+  EXPECT_FALSE(quant_gemm_takes_amx(DType::Q6_K, 64));
+  EXPECT_FALSE(quant_gemm_takes_amx(DType::Q4_1, 64));
+  EXPECT_FALSE(quant_gemm_takes_amx(DType::F32, 64));
   for (const Case& c : kCases) {
     if (!c.integer_kernel || c.type == DType::Q6_K) continue;
     const std::vector<std::int64_t> ks =

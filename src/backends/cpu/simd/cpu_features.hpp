@@ -15,26 +15,37 @@
 // AVX3's F/VL/DQ/BW. Testing HWY_TARGET == HWY_AVX3 left those targets
 // on the 256-bit kernels: a build that compiles AVX3_DL (1.0.3 with
 // HWY_WANT_AVX3_DL) dispatched an Ice Lake or Sapphire Rapids there.
+// (Highway 1.0.3's AVX3_DL target string, set_macros-inl.h, also enables
+// AVX-VNNI, the VEX form, which Ice Lake and Zen 4 lack: unless the
+// target's run-time check asks for it, which this pass did not verify, a
+// compiler may encode a 256-bit VNNI product there that those CPUs cannot
+// run. Debian's build does not compile AVX3_DL.)
 #define TESSEL_HWY_TARGET_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
 
 // The targets of the 512-bit kernels that need AVX512-VNNI (and VBMI, and
-// GFNI), for functions inside Highway's AVX-512 targets: the target being
-// compiled (HWY_TARGET_STR, expanded where the macro is used, in each
-// per-target pass) plus what the kernel needs beyond it. Clang lets a
-// function's own target attribute replace the one Highway's target pragma
-// would have applied (GCC adds them up), and inlines a function only into
-// one with all of its features. With a list of their own features the
-// kernels lacked the pragma's PCLMUL and AES, so under clang no helper of
-// the per-target namespace (compiled with the pragma) was inlined into
-// them: `load_i32` was called through the PLT, and the kernels ran
-// 1.7-4.8x slower than GCC's (BENCHMARKS.md, twenty-third pass).
+// GFNI): the target being compiled (HWY_TARGET_STR, expanded where the
+// macro is used) plus what the kernel needs beyond it. Use them only inside
+// a per-target namespace where TESSEL_HWY_TARGET_AVX512 holds: elsewhere
+// HWY_TARGET_STR is undefined or another target's. Clang lets a function's
+// own target attribute replace the one Highway's target pragma would have
+// applied (GCC adds them up), and inlines a function only into one with
+// all of its features. With a list of their own features the kernels
+// lacked the pragma's PCLMUL and AES, so under clang no helper of the
+// per-target namespace (compiled with the pragma) was inlined into them:
+// `load_i32` was called through the PLT, and the kernels ran 1.7-4.8x
+// slower than GCC's (BENCHMARKS.md, twenty-third pass).
+//
+// The kernels also use BMI2 (pdep), F16C and FMA, which come from Highway's
+// string unless a build disables them.
+#if defined(HWY_DISABLE_BMI2_FMA) || defined(HWY_DISABLE_F16C)
+#error "tessel's x86 kernels need BMI2, FMA and F16C in Highway's targets"
+#endif
 #define TESSEL_AVX512_VNNI_TARGET \
-  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni")))
+  __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 #define TESSEL_AVX512_VBMI_TARGET \
-  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni,avx512vbmi")))
-#define TESSEL_AVX512_ICL_TARGET                                          \
-  __attribute__((target(HWY_TARGET_STR ",avx512cd,avx512vnni,avx512vbmi," \
-                                       "gfni")))
+  __attribute__((target(HWY_TARGET_STR ",avx512vnni,avx512vbmi")))
+#define TESSEL_AVX512_ICL_TARGET \
+  __attribute__((target(HWY_TARGET_STR ",avx512vnni,avx512vbmi,gfni")))
 
 namespace tessel::cpu::simd {
 

@@ -494,7 +494,7 @@ static void PrepareGemmActivationsImpl(int w_dtype, const std::uint8_t* act,
 }
 
 static bool QuantGemmTakesAmxImpl(int w_dtype, std::int64_t m_rows) {
-#if HWY_ARCH_X86 && TESSEL_HWY_TARGET_AVX512
+#if TESSEL_HWY_TARGET_AVX512
   return vnni512_kernel() &&
          takes_amx_tiles(gemm::layout_of(static_cast<DType>(w_dtype)), m_rows);
 #else
@@ -550,8 +550,8 @@ void prepare_gemm_activations(DType w_dtype, const std::uint8_t* act,
 }
 
 bool quant_gemm_takes_amx(DType w_dtype, std::int64_t m_rows) {
-  return HWY_DYNAMIC_DISPATCH(QuantGemmTakesAmxImpl)(static_cast<int>(w_dtype),
-                                                     m_rows);
+  return has_quant_gemm(w_dtype) && HWY_DYNAMIC_DISPATCH(QuantGemmTakesAmxImpl)(
+                                        static_cast<int>(w_dtype), m_rows);
 }
 
 void quant_gemm_tile(DType w_dtype, const std::uint8_t* tile, std::int64_t rows,
