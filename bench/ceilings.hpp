@@ -39,19 +39,30 @@ void distinct_copy(const std::uint8_t* src, std::int64_t rows,
 // The middle value of v (the upper one of an even count); 0 for none.
 double median(std::vector<double> v);
 
+// How a read asks for its cache lines ahead of the loads: the ways the
+// kernels do (which reads faster moves with the CPU and the host).
+enum class ReadAhead {
+  kL1,       // 2 KiB ahead into L1
+  kL2,       // 12 KiB ahead into L2 (the quantised kernels on Zen 4)
+  kL2AndL1,  // 4 KiB into L2 and 1.5 KiB into L1 (the kernels on Intel)
+};
+inline constexpr ReadAhead kReadAheads[] = {ReadAhead::kL1, ReadAhead::kL2,
+                                            ReadAhead::kL2AndL1};
+
 // The DRAM read rate on demand (BM_StreamRead): an array four times the
 // last-level cache (256 MiB at least) read over tessel's pool.
 class ReadCeiling {
  public:
   ReadCeiling();
   // One pass, its bytes folded into the result so that the reads stay.
-  // `far` asks for each line 12 KiB ahead into L2 instead of 2 KiB ahead
-  // into L1 (the distances the quantised kernels use on Zen 4 and
-  // elsewhere); which reads faster moves with the host.
-  std::uint64_t pass(bool far) const;
+  std::uint64_t pass(ReadAhead how) const;
   std::size_t bytes() const;
-  // GB/s of the faster of a pass at each distance.
+  // GB/s of one pass read `how`.
+  double gbps(ReadAhead how) const;
+  // GB/s of the fastest of a pass each way.
   double gbps() const;
+  // The way that read fastest in two passes each.
+  ReadAhead fastest() const;
 
  private:
   tessel::Tensor bytes_;

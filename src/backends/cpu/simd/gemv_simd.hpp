@@ -12,7 +12,7 @@ namespace tessel::cpu::simd {
 // How the weight rows are streamed. Every choice gives a correct result
 // on every CPU; which is fastest depends on the CPU (row_streaming).
 struct RowStreaming {
-  bool prefetch;    // software prefetches 2 KiB ahead of every line
+  bool prefetch;    // software prefetches of every line, into L2 and L1
   bool bf16_pairs;  // bf16 read as 32-bit pairs against x split even/odd
 };
 // The choice for this CPU, by vendor (measured: gemv_simd.cpp).
