@@ -68,12 +68,12 @@ namespace {
 // A read-only stream is bound by how many cache misses each core keeps in
 // flight, not by the DRAM: loads alone (glibc's memchr: 22-24 GB/s on the
 // Sapphire Rapids VM here) leave it to the hardware prefetchers, while
-// asking for the lines 2 KiB ahead, as the quantised dot kernels do,
-// reads 26-30 GB/s. The ceiling is the best of the loops the kernels run:
-// 256-bit loads folded by xor with each way of prefetching (ReadAhead)
-// where the CPU has AVX2, memchr elsewhere. Inline assembly for the
-// prefetches, as in the kernels (GCC 12 dropped _mm_prefetch from some
-// functions with target attributes). kL1 or kL2 of 0: no such prefetch.
+// asking for the lines 2 KiB ahead into L1 reads 26-30 GB/s. The ceiling is the
+// best of the loops the kernels run: 256-bit loads folded by xor with each way
+// of prefetching (ReadAhead) where the CPU has AVX2, memchr elsewhere. Inline
+// assembly for the prefetches, as in the kernels (GCC 12 dropped _mm_prefetch
+// from some functions with target attributes). kL1 or kL2 of 0: no such
+// prefetch.
 template <std::size_t kL1, std::size_t kL2>
 __attribute__((target("avx2"))) std::uint64_t read_prefetched(
     const std::uint8_t* p, std::size_t n) {
@@ -294,6 +294,7 @@ void BM_StreamRead(benchmark::State& state) {
   const bench::ReadCeiling read;
   const bench::ReadAhead how = read.fastest();
   for (auto _ : state) benchmark::DoNotOptimize(read.pass(how));
+  state.SetLabel(read_ahead_name(how));
   bytes(state, static_cast<std::int64_t>(read.bytes()));
 }
 BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();

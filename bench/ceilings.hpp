@@ -43,11 +43,16 @@ double median(std::vector<double> v);
 // kernels do (which reads faster moves with the CPU and the host).
 enum class ReadAhead {
   kL1,       // 2 KiB ahead into L1
-  kL2,       // 12 KiB ahead into L2 (the quantised kernels on Zen 4)
+  kL2,       // 12 KiB ahead into L2 (as far as a kernel asks on Zen 4)
   kL2AndL1,  // 4 KiB into L2 and 1.5 KiB into L1 (the kernels on Intel)
 };
 inline constexpr ReadAhead kReadAheads[] = {ReadAhead::kL1, ReadAhead::kL2,
                                             ReadAhead::kL2AndL1};
+inline const char* read_ahead_name(ReadAhead how) {
+  return how == ReadAhead::kL1   ? "l1"
+         : how == ReadAhead::kL2 ? "l2"
+                                 : "l2_and_l1";
+}
 
 // The DRAM read rate on demand (BM_StreamRead): an array four times the
 // last-level cache (256 MiB at least) read over tessel's pool.

@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3)
     args = ap.parse_args()
     types = args.types.split(",")
-    pattern = ("BM_Stream(Copy|Read|Write)|BM_Quantize/(" + "|".join(types) + ")/|"
+    pattern = ("BM_Stream(Copy|Read|Write)/|BM_Quantize/(" + "|".join(types) + ")/|"
                "BM_LinearInCache/(" + "|".join(types) + ")/|"
                "BM_Linear/(" + "|".join(types) + ")/[a-z]+/(16|512)/")
     r = best(args.tool, pattern, args.rounds, args.min_time)
