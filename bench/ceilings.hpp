@@ -70,6 +70,12 @@ class ReadCeiling {
   ReadAhead fastest() const;
 
  private:
+  struct Fastest {
+    ReadAhead how;
+    double gbps;
+  };
+  Fastest fastest_of(int passes_each) const;
+
   tessel::Tensor bytes_;
 };
 
