@@ -51,6 +51,9 @@ const char* origin_name(StorageOrigin origin) {
 
 namespace {
 
+// x86-64's large page (a PMD entry); an mmap hint only elsewhere.
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
 std::size_t round_up(std::size_t n, std::size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
@@ -286,6 +289,14 @@ Storage Storage::map_file(const std::filesystem::path& path, MapMode mode,
   TESSEL_CHECK(base != MAP_FAILED, IoFailure, "map_file",
                "mmap of '{}' failed: {}", name, std::strerror(err));
   impl->data = static_cast<char*>(base) + (offset - start);
+  // Weights are streamed whole on every token, and with 4 KiB pages each
+  // page costs a TLB walk: Qwen3-0.6B Q4_0 decodes 8-12 % faster with the
+  // file in 2 MiB pages. The kernel maps a file's page-cache folios of 2
+  // MiB with one entry where the address allows (it aligns the mapping to
+  // the file offset), and this hint makes its faults read the file into
+  // such folios. Pages already cached in smaller folios stay as they are
+  // (collapsing them needs CONFIG_READ_ONLY_THP_FOR_FS). docs/models.md.
+  if (span >= kHugePageBytes) ::madvise(base, span, MADV_HUGEPAGE);
   const int guard = detail::guard_mapping(base, span, start, name);
   impl->release = [base, span, guard] {
     detail::unguard_mapping(guard);

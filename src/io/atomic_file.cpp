@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -101,6 +102,23 @@ void AtomicFile::link_anonymous() {
 void AtomicFile::write(std::span<const std::uint8_t> data) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
+  if (!pending_.empty()) {
+    const std::size_t take =
+        std::min(data.size(), kPieceBytes - pending_.size());
+    pending_.insert(pending_.end(), data.begin(), data.begin() + take);
+    data = data.subspan(take);
+    if (pending_.size() < kPieceBytes) return;
+    write_through(pending_);
+    pending_.clear();
+  }
+  // Whole pieces go straight from the caller's buffer; only the rest is
+  // copied.
+  const std::size_t whole = data.size() / kPieceBytes * kPieceBytes;
+  if (whole > 0) write_through(data.first(whole));
+  pending_.assign(data.begin() + whole, data.end());
+}
+
+void AtomicFile::write_through(std::span<const std::uint8_t> data) {
   write_all(fd_, data, path_.string());
   written_ += static_cast<std::int64_t>(data.size());
 #ifdef __linux__
@@ -120,6 +138,10 @@ void AtomicFile::write(std::span<const std::uint8_t> data) {
 void AtomicFile::commit(bool sync) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
+  if (!pending_.empty()) {
+    write_through(pending_);
+    pending_ = {};
+  }
   TESSEL_CHECK(!sync || ::fsync(fd_) == 0, IoFailure, "write",
                "flushing '{}' failed: {}", path_.string(),
                std::strerror(errno));

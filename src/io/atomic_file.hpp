@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace tessel::io {
 
@@ -28,11 +30,20 @@ class AtomicFile {
 
  private:
   void link_anonymous();
+  void write_through(std::span<const std::uint8_t> data);
+
+  // The file reaches the kernel in whole 2 MiB pieces at 2 MiB offsets:
+  // its page cache then holds 2 MiB folios, which a later mapping of the
+  // file (a model being run) reads through 2 MiB pages. Writes that
+  // straddle the boundaries leave small folios, and a model written so
+  // decodes 8-12 % slower until its pages leave the cache.
+  static constexpr std::size_t kPieceBytes = std::size_t{2} << 20;
+  std::vector<std::uint8_t> pending_;  // bytes past the last whole piece
 
   std::filesystem::path path_;
   std::string temp_;  // the temporary's name; empty while it has none
   int fd_ = -1;
-  std::int64_t written_ = 0;
+  std::int64_t written_ = 0;  // bytes handed to the kernel
   std::int64_t started_ = 0;  // bytes whose writeback has been started
 };
 

@@ -79,7 +79,10 @@ TEST(ModelMemory, Bf16CheckpointPagesAreTheParameters) {
   const std::int64_t before = resident_bytes();
   const auto lm = CausalLM::load(dir);
   const std::int64_t loaded = resident_bytes();
-  EXPECT_LT(loaded - before, tensor_bytes / 50)
+  // Reading the header maps the page that holds it, and where the file
+  // is cached in 2 MiB folios (as AtomicFile writes it) that page is 2 MiB.
+  constexpr std::int64_t kHeaderPage = std::int64_t{2} << 20;
+  EXPECT_LT(loaded - before, tensor_bytes / 50 + kHeaderPage)
       << "loading read or copied weights";
   const Tensor ids = from_vector<std::int64_t>({1, 5, 9, 200, 7000}, {1, 5});
   const Tensor logits = lm->next_token_logits(ids);
