@@ -231,6 +231,39 @@ TEST(Storage, AFileCutUnderItsMappingIsReportedNotASignal) {
   std::filesystem::remove(path);
 }
 
+// The same over a mapping large enough to be asked for 2 MiB pages, where
+// the kernel may map the file's folios whole: a cut through the second
+// one still leaves the pages before it readable and zeros after, and
+// reports the first lost page.
+TEST(Storage, AFileInLargePagesCutUnderItsMappingReadsZerosPastTheCut) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const auto path = temp_file("cut_large.bin", std::string(6 * kMiB, 'x'));
+  check_mapped_files();
+  {
+    const Storage s = Storage::map_file(path);
+    const auto* bytes = static_cast<const volatile char*>(s.data());
+    for (std::size_t at = 0; at < 6 * kMiB; at += 4096) {
+      ASSERT_EQ(bytes[at], 'x');
+    }
+    std::filesystem::resize_file(path, 3 * kMiB);
+    EXPECT_EQ(bytes[3 * kMiB - 1], 'x');
+    EXPECT_EQ(bytes[4 * kMiB + 5], '\0');
+    try {
+      check_mapped_files();
+      ADD_FAILURE() << "the loss was not reported";
+    } catch (const FormatError& e) {
+      testing::check_error(e, "E3001", {"shrank", path.string()});
+      EXPECT_EQ(e.byte_offset(), static_cast<std::int64_t>(4 * kMiB));
+    }
+    EXPECT_EQ(bytes[5 * kMiB], '\0');
+  }
+  // The second loss, found after the first was reported, is reported too.
+  EXPECT_TESSEL_ERROR(check_mapped_files(), "E3001",
+                      "offset " + std::to_string(5 * kMiB));
+  EXPECT_NO_THROW(check_mapped_files());
+  std::filesystem::remove(path);
+}
+
 // The kernel's count of this process's locked memory (VmLck), in bytes.
 std::int64_t locked_bytes() {
   std::ifstream status("/proc/self/status");
