@@ -10,6 +10,11 @@
 //                 read ceiling in one process: weight GB/s a token as a
 //                 fraction of the read rate beside it (the binary also
 //                 carries ceilings.cpp's BM_Stream* and BM_Peak*)
+//   BM_DecodeProducts/N  N steps of a decode step's weight products
+//                 alone, over the model's own (mapped) weights: the q/k/v,
+//                 o, gate/up and down products of every layer and the
+//                 head, on a fixed one-token activation. Against
+//                 BM_Decode, what the rest of a step costs
 //   BM_Load       CausalLM::load of the file (its pages cached): the
 //                 header, the configuration and the module tree, no weight
 //   BM_Header     load_gguf alone (what `tessel inspect` reads), for scale
@@ -180,6 +185,47 @@ void BM_DecodeAgainstRead(benchmark::State& state) {
   }
 }
 
+// The weight products of one decode step and nothing else, in the order
+// the decoder runs them and, as it does, with the thread team held. The
+// activations are the same row each time (values do not change a
+// product's cost).
+void decode_products(const CausalLM& lm, const Tensor& row) {
+  with_team_held([&] {
+    for (const auto& layer : lm.model.layers) {
+      const nn::Attention& a = layer->self_attn;
+      const nn::Linear* qkv[] = {&a.q_proj, &a.k_proj, &a.v_proj};
+      const std::vector<Tensor> h = nn::forward_shared(qkv, row);
+      benchmark::DoNotOptimize(a.o_proj.forward(
+          h[0].reshape({1, 1, a.heads * a.head_dim})));
+      const nn::SwiGLUMLP& mlp = layer->mlp;
+      const nn::Linear* gate_up[] = {&mlp.gate_proj, &mlp.up_proj};
+      const std::vector<Tensor> g = nn::forward_shared(gate_up, row);
+      benchmark::DoNotOptimize(mlp.down_proj.forward(g[0]));
+    }
+    benchmark::DoNotOptimize(linear(row, lm.lm_head.value()));
+  });
+}
+
+void BM_DecodeProducts(benchmark::State& state) {
+  const CausalLM* lm = model_or_skip(state);
+  if (lm == nullptr) return;
+  const std::int64_t n = state.range(0);
+  const Tensor row = randn({1, 1, lm->config().hidden_size});
+  decode_products(*lm, row);
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < n; ++i) decode_products(*lm, row);
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["weight_GBps"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n) * streamed_weight_bytes(*lm) /
+          1e9,
+      benchmark::Counter::kIsRate);
+}
+
 void BM_Load(benchmark::State& state) {
   const char* path = std::getenv("TESSEL_BENCH_MODEL");
   if (path == nullptr) {
@@ -224,6 +270,10 @@ BENCHMARK(BM_Header)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prompt)->Arg(128)->Arg(512)->UseManualTime()->Unit(
     benchmark::kMillisecond);
 BENCHMARK(BM_Decode)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeProducts)
+    ->Arg(64)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeAgainstRead)
     ->Iterations(1)
     ->UseRealTime()
