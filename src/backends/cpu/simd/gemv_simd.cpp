@@ -5,6 +5,7 @@
 // Must come after foreach_target.h.
 #include <hwy/highway.h>
 
+#include "backends/cpu/simd/address_ahead.hpp"
 #include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/float_io-inl.h"
 
@@ -25,9 +26,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 constexpr std::ptrdiff_t kIntoL2Bytes = 4096;
 constexpr std::ptrdiff_t kIntoL1Bytes = 2048;
 HWY_INLINE void prefetch_ahead_of(const void* p) {
-  const auto* line = static_cast<const char*>(p);
-  __builtin_prefetch(line + kIntoL2Bytes, 0, 2);  // prefetcht1
-  __builtin_prefetch(line + kIntoL1Bytes, 0, 3);  // prefetcht0
+  __builtin_prefetch(address_ahead(p, kIntoL2Bytes), 0, 2);  // prefetcht1
+  __builtin_prefetch(address_ahead(p, kIntoL1Bytes), 0, 3);  // prefetcht0
 }
 
 // One weight row against x: four accumulators cover the FMA latency.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backends/cpu/simd/address_ahead.hpp"
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/quant_dot_layout.hpp"

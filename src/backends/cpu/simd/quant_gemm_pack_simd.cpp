@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/simd/address_ahead.hpp"
 #include "backends/cpu/simd/block_bytes_x86-inl.h"
 #include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/quant_gemm_layout.hpp"
@@ -237,8 +238,7 @@ void pack_tile(const std::uint8_t* w, std::size_t ldw, std::int64_t rows,
         if (row < rows && (kBytesPer32 > 32 || c % 2 == 0)) {
           // Each row is its own stream from memory: ask ahead for it (as
           // the dot kernels do), once per 64 bytes or less.
-          _mm_prefetch(reinterpret_cast<const char*>(w + row * ldw +
-                                                     (c + 16) * kBytesPer32),
+          _mm_prefetch(address_ahead(w + row * ldw, (c + 16) * kBytesPer32),
                        _MM_HINT_T0);
         }
         v[r] = row < rows ? row_codes<kW>(w + row * ldw, c)
