@@ -186,17 +186,19 @@ void BM_DecodeAgainstRead(benchmark::State& state) {
 }
 
 // The weight products of one decode step and nothing else, in the order
-// the decoder runs them and, as it does, with the thread team held. The
-// activations are the same row each time (values do not change a
-// product's cost).
+// the decoder runs them, with the thread team held: as the decoder holds
+// it when every product runs on tessel's own kernels
+// (Backend::run_decode_step), which is so for every type the comparison's
+// files hold. The activations are the same row each time (values do not
+// change a product's cost).
 void decode_products(const CausalLM& lm, const Tensor& row) {
   with_team_held([&] {
     for (const auto& layer : lm.model.layers) {
       const nn::Attention& a = layer->self_attn;
       const nn::Linear* qkv[] = {&a.q_proj, &a.k_proj, &a.v_proj};
       const std::vector<Tensor> h = nn::forward_shared(qkv, row);
-      benchmark::DoNotOptimize(a.o_proj.forward(
-          h[0].reshape({1, 1, a.heads * a.head_dim})));
+      benchmark::DoNotOptimize(
+          a.o_proj.forward(h[0].reshape({1, 1, a.heads * a.head_dim})));
       const nn::SwiGLUMLP& mlp = layer->mlp;
       const nn::Linear* gate_up[] = {&mlp.gate_proj, &mlp.up_proj};
       const std::vector<Tensor> g = nn::forward_shared(gate_up, row);
@@ -220,10 +222,10 @@ void BM_DecodeProducts(benchmark::State& state) {
             .count());
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.counters["weight_GBps"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n) * streamed_weight_bytes(*lm) /
-          1e9,
-      benchmark::Counter::kIsRate);
+  state.counters["weight_GBps"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * n) *
+                             streamed_weight_bytes(*lm) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_Load(benchmark::State& state) {

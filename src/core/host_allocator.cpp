@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "core/check.hpp"
+#include "core/huge_page.hpp"
 #include "tessel/core/storage.hpp"
 
 namespace tessel {
@@ -34,7 +35,6 @@ namespace tessel {
 namespace {
 
 constexpr std::size_t kLargeBytes = std::size_t{64} << 10;
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kMidGranule = std::size_t{64} << 10;
 constexpr std::size_t kCacheLimit = std::size_t{1} << 30;
 
@@ -135,7 +135,8 @@ LargeBlockCache& cache() {
 // Huge-page multiples from 2 MiB up; below that 64 KiB multiples, so that
 // an activation of 768 KiB does not occupy 2 MiB.
 std::size_t cached_size(std::size_t size) {
-  return round_up(size, size >= kHugePage ? kHugePage : kMidGranule);
+  return round_up(size, size >= detail::kHugePageBytes ? detail::kHugePageBytes
+                                                       : kMidGranule);
 }
 
 void* map_large(std::size_t size) {

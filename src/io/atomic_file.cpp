@@ -24,7 +24,10 @@ void write_all(int fd, std::span<const std::uint8_t> data,
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
     // EFAULT: the data are pages of a mapped input that another process
-    // cut short; the kernel reports that instead of a SIGBUS.
+    // cut short; the kernel reports that instead of a SIGBUS. (Bytes that
+    // AtomicFile gathers into a piece first are copied, and a cut page
+    // there reads as zeros and is reported by check_mapped_files, which
+    // the writers call before they commit.)
     if (n < 0 && errno == EFAULT)
       detail::check_mapped_address(data.data() + done);
     TESSEL_CHECK(n > 0, IoFailure, "write", "writing '{}' failed: {}", name,
@@ -102,24 +105,31 @@ void AtomicFile::link_anonymous() {
 void AtomicFile::write(std::span<const std::uint8_t> data) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
+  TESSEL_CHECK(!failed_, IoFailure, "write",
+               "an earlier write of '{}' failed; it cannot be finished",
+               path_.string());
   if (!pending_.empty()) {
     const std::size_t take =
         std::min(data.size(), kPieceBytes - pending_.size());
     pending_.insert(pending_.end(), data.begin(), data.begin() + take);
     data = data.subspan(take);
     if (pending_.size() < kPieceBytes) return;
-    write_through(pending_);
+    hand_to_kernel(pending_);
     pending_.clear();
   }
   // Whole pieces go straight from the caller's buffer; only the rest is
   // copied.
   const std::size_t whole = data.size() / kPieceBytes * kPieceBytes;
-  if (whole > 0) write_through(data.first(whole));
+  if (whole > 0) hand_to_kernel(data.first(whole));
   pending_.assign(data.begin() + whole, data.end());
 }
 
-void AtomicFile::write_through(std::span<const std::uint8_t> data) {
+void AtomicFile::hand_to_kernel(std::span<const std::uint8_t> data) {
+  // Part of the bytes may be in the file when write_all throws: the file
+  // is then past repair (writing them again would duplicate them).
+  failed_ = true;
   write_all(fd_, data, path_.string());
+  failed_ = false;
   written_ += static_cast<std::int64_t>(data.size());
 #ifdef __linux__
   // Start the disk writes of each finished 64 MiB now, without waiting for
@@ -138,8 +148,11 @@ void AtomicFile::write_through(std::span<const std::uint8_t> data) {
 void AtomicFile::commit(bool sync) {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
+  TESSEL_CHECK(!failed_, IoFailure, "write",
+               "an earlier write of '{}' failed; it cannot be finished",
+               path_.string());
   if (!pending_.empty()) {
-    write_through(pending_);
+    hand_to_kernel(pending_);
     pending_ = {};
   }
   TESSEL_CHECK(!sync || ::fsync(fd_) == 0, IoFailure, "write",

@@ -40,9 +40,10 @@ class TensorSource {
   // storage units (elements, or blocks of a block-quantised dtype).
   virtual void read(std::size_t i, std::int64_t offset,
                     std::span<std::uint8_t> out) = 0;
-  // Told by the writer, after each chunk, that tensor i's bytes up to
-  // `end` are in the file (for progress reports, and for sources that
-  // free what has been consumed).
+  // Told by the writer, after each chunk, that it has taken tensor i's
+  // bytes up to `end` (into the file, or into its buffer for the next 2
+  // MiB piece): for progress reports, and for sources that free what has
+  // been consumed.
   virtual void written(std::size_t /*i*/, std::int64_t /*end*/) {}
 };
 
