@@ -32,6 +32,10 @@ weight GB/s and of its fraction of the reads either side (the host's read
 rate moves by half within minutes). A model whose weights fit in the
 last-level cache (480 MiB on the Sapphire Rapids VMs here: every
 quantised 160M file) decodes from cache, so that fraction can pass 100%.
+The products column is BM_DecodeProducts: a decode step's weight
+products alone over the same mapped weights, in weight GB/s and as a
+fraction of the same read rate; what decode falls short of it is the
+rest of a step (norms, RoPE, the cache, attention, hand-offs).
 The files are made once into CACHE (default /tmp/tessel-models): a random
 Qwen3 f32 GGUF written by bench_decoder, the other types quantised from it
 by llama_model_quantize. llama.cpp runs with its defaults (f16 KV cache,
@@ -163,12 +167,16 @@ def tessel_environment(path, mmap, precision, cache_type, decode_after):
 def tessel_speeds(tool, rounds):
     out = {}
     for _ in range(rounds):
-        r = run_benchmarks(tool, "BM_(Prompt|Decode)/|BM_LoadAndFirstToken", min_time=0.5)
+        r = run_benchmarks(tool, "BM_(Prompt|Decode|DecodeProducts)/|BM_LoadAndFirstToken",
+                           min_time=0.5)
         for key, name in (("prompt128", "BM_Prompt/128/manual_time"),
                           ("prompt512", "BM_Prompt/512/manual_time"),
                           ("decode", "BM_Decode/64/manual_time")):
             if name in r:
                 out[key] = max(out.get(key, 0), r[name]["items_per_second"])
+        products = r.get("BM_DecodeProducts/64/manual_time")
+        if products:
+            out["products"] = max(out.get("products", 0), products["weight_GBps"])
         first = r.get("BM_LoadAndFirstToken/manual_time")
         if first:
             seconds = first["real_time"] / 1e3  # reported in ms
@@ -217,8 +225,9 @@ def main():
           f"load average {load:.2f}\n")
     print("| type | prompt 128 tessel / llama.cpp | ratio | prompt 512 | ratio | "
           "decode | ratio | paired decode ratio (range) | "
-          "decode GB/s (weights) against the read | load + first token ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "decode GB/s (weights) against the read | products alone GB/s | "
+          "load + first token ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     reads = []
     for t in types:
         tessel_environment(paths[t], not args.no_mmap, args.matmul_precision,
@@ -240,6 +249,11 @@ def main():
                    f"{paired['read_GBps']:.0f})")
         else:
             gbs = "-"
+        if "products" in ts and paired:
+            products = (f"{ts['products']:.1f} "
+                        f"({ts['products'] / paired['read_GBps']:.0%})")
+        else:
+            products = "-"
         cells = []
         for k in ("prompt128", "prompt512", "decode"):
             a, b = ts.get(k), lc.get(k)
@@ -248,7 +262,8 @@ def main():
         first = (f"{ts['first'] * 1e3:.0f} / {lc['first'] * 1e3:.0f}"
                  if "first" in ts and "first" in lc else "-")
         cells.append(f"{pair[0]:.2f}x ({pair[1]:.2f}-{pair[2]:.2f})" if pair else "-")
-        print(f"| {t} | " + " | ".join(cells) + f" | {gbs} | {first} |", flush=True)
+        print(f"| {t} | " + " | ".join(cells) + f" | {gbs} | {products} | {first} |",
+              flush=True)
     if reads:
         print(f"\nDRAM read beside tessel's decode (medians per type): "
               f"{min(reads):.1f}-{max(reads):.1f} GB/s")
