@@ -102,12 +102,16 @@ void AtomicFile::link_anonymous() {
   }
 }
 
-void AtomicFile::write(std::span<const std::uint8_t> data) {
+void AtomicFile::check_writable() const {
   TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
                path_.string());
   TESSEL_CHECK(!failed_, IoFailure, "write",
                "an earlier write of '{}' failed; it cannot be finished",
                path_.string());
+}
+
+void AtomicFile::write(std::span<const std::uint8_t> data) {
+  check_writable();
   if (!pending_.empty()) {
     const std::size_t take =
         std::min(data.size(), kPieceBytes - pending_.size());
@@ -146,11 +150,7 @@ void AtomicFile::hand_to_kernel(std::span<const std::uint8_t> data) {
 }
 
 void AtomicFile::commit(bool sync) {
-  TESSEL_CHECK(fd_ >= 0, IoFailure, "write", "'{}' is already committed",
-               path_.string());
-  TESSEL_CHECK(!failed_, IoFailure, "write",
-               "an earlier write of '{}' failed; it cannot be finished",
-               path_.string());
+  check_writable();
   if (!pending_.empty()) {
     hand_to_kernel(pending_);
     pending_ = {};

@@ -39,6 +39,7 @@ class AtomicFile {
 
  private:
   void link_anonymous();
+  void check_writable() const;  // neither committed nor failed, or E3002
   void hand_to_kernel(std::span<const std::uint8_t> data);
 
   // The file reaches the kernel in whole 2 MiB pieces at 2 MiB offsets:

@@ -233,12 +233,6 @@ TEST(Storage, AFileCutUnderItsMappingIsReportedNotASignal) {
   std::filesystem::remove(path);
 }
 
-// The same over a mapping large enough to be asked for 2 MiB pages, where
-// the kernel maps the file's 2 MiB folios whole (Linux 6.18's ext4 does;
-// the share is printed, since older kernels and other filesystems give 4
-// KiB pages, where the test repeats the one above): a cut through the
-// second one leaves the bytes before it readable and zeros after, and
-// each lost page read is reported.
 // The FilePmdMapped line of /proc/self/smaps for the mapping of a file
 // whose name ends in `name`: how much of it the kernel maps in 2 MiB pages.
 std::string file_pmd_mapped_line(const std::string& name) {
@@ -256,6 +250,12 @@ std::string file_pmd_mapped_line(const std::string& name) {
   return "FilePmdMapped: not reported";
 }
 
+// The same over a mapping large enough to be asked for 2 MiB pages, where
+// the kernel maps the file's 2 MiB folios whole (Linux 6.18's ext4 does;
+// the share is printed, since older kernels and other filesystems give 4
+// KiB pages, where the test repeats the one above): a cut through the
+// second one leaves the bytes before it readable and zeros after, and
+// each lost page read is reported.
 TEST(Storage, AFileInLargePagesCutUnderItsMappingReadsZerosPastTheCut) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
   const auto path = temp_file("cut_large.bin", std::string(6 * kMiB, 'x'));
