@@ -9,6 +9,7 @@
 #include "backends/cpu/simd/cpu_features.hpp"
 #include "backends/cpu/simd/float_io-inl.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "backends/cpu/simd/gemv_simd.hpp"
@@ -79,7 +80,10 @@ void rows_typed(const T* w, std::int64_t ldw, std::int64_t rows, std::int64_t k,
 // of rows: splitting once per product measured no faster). PromoteTo's zero
 // extension is a cross-lane shuffle on x86, one port's worth per vector,
 // which left the bf16 GEMV at two thirds of the f32 one's bytes per
-// second on Sapphire Rapids (RowStreaming::bf16_pairs).
+// second on Sapphire Rapids (RowStreaming::bf16_pairs). The split is
+// vector deinterleaves into a buffer each thread keeps: a call covers 16
+// rows of a 1024-wide matrix, and an element-by-element split into a
+// fresh vector held the 160M Qwen3's bf16 decode 7-9 % below its f16 one.
 template <bool kPrefetch>
 void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
                std::int64_t k, const float* x, float* y) {
@@ -87,12 +91,20 @@ void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
   const hn::RebindToUnsigned<D> du;
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t pairs = k / 2;
-  std::vector<float> split(static_cast<std::size_t>(2 * pairs));
+  static thread_local std::vector<float> split;
+  split.resize(std::max(split.size(), static_cast<std::size_t>(2 * pairs)));
   float* xe = split.data();
   float* xo = split.data() + pairs;
-  for (std::int64_t i = 0; i < pairs; ++i) {
-    xe[i] = x[2 * i];
-    xo[i] = x[2 * i + 1];
+  std::int64_t p = 0;
+  for (; p + N <= pairs; p += N) {
+    V even, odd;
+    hn::LoadInterleaved2(d, x + 2 * p, even, odd);
+    hn::StoreU(even, d, xe + p);
+    hn::StoreU(odd, d, xo + p);
+  }
+  for (; p < pairs; ++p) {
+    xe[p] = x[2 * p];
+    xo[p] = x[2 * p + 1];
   }
   const auto high = hn::Set(du, 0xFFFF0000u);
   for (std::int64_t r = 0; r < rows; ++r) {
