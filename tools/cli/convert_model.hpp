@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/model_tensor_source.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::cli {
@@ -38,6 +39,20 @@ struct ModelConversionReport {
 bool is_hf_model_directory(const std::filesystem::path& path);
 
 ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o);
+
+// An HF checkpoint directory as the GGUF file convert_hf_to_gguf writes
+// from it, before anything is written: the metadata, and the tensors in
+// the file's order under their GGUF names and dtypes (views of the mapped
+// checkpoint, with the row order each is written in). `dtype` as --dtype;
+// `notes` says what the file would lack. Refusals (E4001) name `command`.
+struct HfAsGguf {
+  std::vector<std::pair<std::string, GgufValue>> metadata;
+  std::vector<ModelTensor> tensors;
+  std::vector<std::string> notes;
+};
+HfAsGguf hf_as_gguf(const std::filesystem::path& dir,
+                    std::optional<DType> dtype,
+                    const std::string& tokenizer_pre, std::string_view command);
 ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o);
 
 // "5GB" (10^9), "2MiB" (2^20), "123" bytes: transformers' max_shard_size

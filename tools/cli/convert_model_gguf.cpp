@@ -20,19 +20,25 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kTensorsHint =
-    " (tessel convert --tensors copies the tensors as they are)";
-
-[[noreturn]] void refuse(const std::string& what) {
-  throw_error(ErrorCode::BadConfig, "[convert] " + what + kTensorsHint);
+// What a refusal adds for `command`: tessel convert can still copy the
+// tensors of a checkpoint that is not a model.
+std::string hint(std::string_view command) {
+  return command == "convert"
+             ? " (tessel convert --tensors copies the tensors as they are)"
+             : "";
 }
 
-DecoderConfig load_config(const fs::path& path) {
+[[noreturn]] void refuse(std::string_view command, const std::string& what) {
+  throw_error(ErrorCode::BadConfig,
+              fmt::format("[{}] {}{}", command, what, hint(command)));
+}
+
+DecoderConfig load_config(const fs::path& path, std::string_view command) {
   try {
     return DecoderConfig::load(path);
   } catch (const Error& e) {
     if (e.error_code() != ErrorCode::BadConfig) throw;
-    throw_error(ErrorCode::BadConfig, e.message() + kTensorsHint);
+    throw_error(ErrorCode::BadConfig, e.message() + hint(command));
   }
 }
 
@@ -114,65 +120,72 @@ std::vector<ModelTensor> gguf_tensors(const DecoderConfig& c,
 
 }  // namespace
 
-ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
-  const fs::path dir = o.input;
-  const DecoderConfig config = load_config(dir / "config.json");
+HfAsGguf hf_as_gguf(const fs::path& dir, std::optional<DType> dtype,
+                    const std::string& tokenizer_pre,
+                    std::string_view command) {
+  const DecoderConfig config = load_config(dir / "config.json", command);
   const json raw = io::read_optional_json(dir / "config.json");
   if (config.rope_scaling && config.model_type != "llama") {
-    refuse(
-        fmt::format("{}'s llama3 rope scaling has no GGUF form for {} "
-                    "(llama.cpp's converter writes rope_freqs for llama "
-                    "only)",
-                    (dir / "config.json").string(), config.model_type));
+    refuse(command,
+           fmt::format("{}'s llama3 rope scaling has no GGUF form for {} "
+                       "(llama.cpp's converter writes rope_freqs for llama "
+                       "only)",
+                       (dir / "config.json").string(), config.model_type));
   }
   SafetensorsFile file = load_safetensors_checkpoint(dir);
   if (!file.quantization.empty()) {
-    refuse(
-        fmt::format("{} holds affine-quantised tensors, which a GGUF "
-                    "model cannot hold; dequantise them first",
-                    dir.string()));
+    refuse(command,
+           fmt::format("{} holds affine-quantised tensors, which a GGUF "
+                       "model cannot hold; dequantise them first",
+                       dir.string()));
   }
   std::vector<Tensor> tensors;
   for (Tensor& t : file.tensors) {
     if (dropped(t.name())) continue;
     if (!gguf_tensor_name(t.name())) {
-      refuse(
-          fmt::format("'{}' in {} has no GGUF name: it is not a tensor "
-                      "of a {} decoder",
-                      t.name(), dir.string(), supported_architectures()));
+      refuse(command,
+             fmt::format("'{}' in {} has no GGUF name: it is not a tensor "
+                         "of a {} decoder",
+                         t.name(), dir.string(), supported_architectures()));
     }
     tensors.push_back(std::move(t));
   }
   check_decoder_tensors(config, tensors, dir.string());
   sort_as_converter(dir, tensors);
 
-  const DType outtype = o.dtype.value_or(default_outtype(tensors));
+  const DType outtype = dtype.value_or(default_outtype(tensors));
   GgufModelInfo info;
   info.file_type = gguf_file_type(outtype);  // E2201 for other dtypes
-  std::vector<ModelTensor> entries = gguf_tensors(config, tensors, outtype);
+  HfAsGguf out;
+  out.tensors = gguf_tensors(config, tensors, outtype);
   std::int64_t parameters = 0;
-  for (const ModelTensor& m : entries) parameters += m.input.numel();
+  for (const ModelTensor& m : out.tensors) parameters += m.input.numel();
   info.name = model_name(dir, raw);
   info.size_label = gguf_size_label(parameters);
   info.head_dim_keys = raw.is_object() && raw.contains("head_dim");
-  auto metadata = gguf_decoder_metadata(config, info);
+  out.metadata = gguf_decoder_metadata(config, info);
   auto vocabulary = gguf_tokenizer_metadata(
-      dir, {config.vocab_size, config.model_type, o.tokenizer_pre});
-  ModelConversionReport report{"hf", "gguf", 0, 0, {}};
+      dir, {config.vocab_size, config.model_type, tokenizer_pre});
   if (vocabulary.empty()) {
-    report.notes.push_back(fmt::format(
+    out.notes.push_back(fmt::format(
         "{} has no tokenizer.json, so the GGUF file has no vocabulary "
         "(CausalLM::load takes it; llama.cpp needs one to load it)",
         dir.string()));
   }
-  metadata.insert(metadata.end(), std::make_move_iterator(vocabulary.begin()),
-                  std::make_move_iterator(vocabulary.end()));
+  out.metadata.insert(out.metadata.end(),
+                      std::make_move_iterator(vocabulary.begin()),
+                      std::make_move_iterator(vocabulary.end()));
+  return out;
+}
 
-  ModelTensorSource source(std::move(entries), CastOptions{o.saturate});
+ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
+  HfAsGguf model = hf_as_gguf(o.input, o.dtype, o.tokenizer_pre, "convert");
+  ModelConversionReport report{"hf", "gguf", 0, 0, std::move(model.notes)};
+  ModelTensorSource source(std::move(model.tensors), CastOptions{o.saturate});
   report.tensors = source.size();
   report.bytes = source.total_bytes();
   const std::unique_ptr<Progress> progress = source.progress_on_terminal();
-  save_gguf(o.output, metadata, source);
+  save_gguf(o.output, model.metadata, source);
   if (progress) progress->finish();
   return report;
 }

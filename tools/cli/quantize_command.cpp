@@ -1,7 +1,10 @@
 // `tessel quantize IN.gguf OUT.gguf --type Q4_K_M`: a GGUF model quantised
 // to one of llama.cpp's named mixes, writing the file llama.cpp's
 // llama_model_quantize writes for the same input (no importance matrix):
-// the same metadata, tensor order, types, offsets and bytes.
+// the same metadata, tensor order, types, offsets and bytes. IN may be an
+// HF checkpoint directory: it is read as the GGUF file `tessel convert`
+// (and llama.cpp's convert_hf_to_gguf.py) would write from it, without
+// that file being written.
 //
 // The planner (src/quant/quant_mix.hpp) picks every tensor's dtype up
 // front; the output header is laid out from that alone, and each tensor is
@@ -25,12 +28,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/convert_model.hpp"
 #include "cli/progress.hpp"
 #include "quant/block_codecs.hpp"
 #include "quant/quant_mix.hpp"
@@ -259,7 +264,10 @@ void narrow(DType to, const float* in, std::uint8_t* out, std::int64_t n) {
 }
 
 struct Entry {
-  Tensor input;     // a view of the mapped file
+  // A view of the mapped file; for a tensor `make` makes, a meta tensor
+  // of its dtype and shape until the writer reaches it.
+  Tensor input;
+  std::function<Tensor()> make;
   TensorSpec spec;  // as written
   bool convert = false;
   std::string fallback;
@@ -269,8 +277,13 @@ struct Entry {
 // when the writer asks for it.
 class QuantizingSource final : public TensorSource {
  public:
-  QuantizingSource(std::vector<Entry> entries, Progress* progress)
-      : entries_(std::move(entries)), progress_(progress) {}
+  // `gguf_input`: the inputs are views of one GGUF file (errors give
+  // their byte offsets), else of an HF checkpoint.
+  QuantizingSource(std::vector<Entry> entries, bool gguf_input,
+                   Progress* progress)
+      : entries_(std::move(entries)),
+        gguf_input_(gguf_input),
+        progress_(progress) {}
 
   std::size_t size() const override { return entries_.size(); }
   const TensorSpec& spec(std::size_t i) const override {
@@ -279,7 +292,7 @@ class QuantizingSource final : public TensorSource {
 
   // Copied tensors go out straight from the mapping, once checked.
   const std::uint8_t* bytes(std::size_t i) override {
-    const Entry& e = entries_[i];
+    const Entry& e = ready(i);
     if (e.convert) return nullptr;
     const auto* data = static_cast<const std::uint8_t*>(e.input.raw_data());
     check_input(e, data,
@@ -292,7 +305,7 @@ class QuantizingSource final : public TensorSource {
   // their wait for one that another process keeps off its core) rare.
   void read(std::size_t i, std::int64_t offset,
             std::span<std::uint8_t> out) override {
-    const Entry& e = entries_[i];
+    const Entry& e = ready(i);
     const auto n = static_cast<std::int64_t>(out.size());
     if (!e.convert) {
       const auto* data = static_cast<const std::uint8_t*>(e.input.raw_data());
@@ -333,6 +346,22 @@ class QuantizingSource final : public TensorSource {
   }
 
  private:
+  // Entry i with its input in memory. A made input is made when the
+  // writer reaches it and the one made before is dropped: memory holds
+  // one such tensor at a time.
+  const Entry& ready(std::size_t i) {
+    Entry& e = entries_[i];
+    if (e.make && e.input.device().is_meta()) {
+      if (made_ < entries_.size()) {
+        Entry& old = entries_[made_];
+        old.input = empty(old.input.shape(), old.input.dtype(), Device::meta());
+      }
+      e.input = e.make();
+      made_ = i;
+    }
+    return e;
+  }
+
   // E3001 at the first NaN/Inf (or bad block scale) among the `units`
   // units of e's input at `data`, as llama.cpp's loader refuses the file
   // ("tensor '...' has invalid data").
@@ -367,13 +396,17 @@ class QuantizingSource final : public TensorSource {
     } else {
       what = fmt::format("holds NaN or Inf at element {}", unit);
     }
+    // A checkpoint's tensors are not where the GGUF file would hold them
+    // (several files, rows reordered, 1-D ones widened).
+    const std::string where =
+        gguf_input_ ? fmt::format(" (byte {} of the file)", offset) : "";
     throw FormatError(
         ErrorCode::MalformedFile,
-        fmt::format("[quantize] tensor '{}' ({}, shape {}) {} (byte {} of the "
-                    "file); llama.cpp refuses it too (\"has invalid data\")",
-                    e.input.name(), dtype_name(t), shape_text(e.input.shape()),
-                    what, offset),
-        offset);
+        fmt::format("[quantize] tensor '{}' ({}, shape {}) {}{}; llama.cpp "
+                    "refuses it too (\"has invalid data\")",
+                    e.spec.name, dtype_name(t), shape_text(e.input.shape()),
+                    what, where),
+        gguf_input_ ? offset : -1);
   }
 
   static std::string shape_text(const Shape& s) {
@@ -400,7 +433,7 @@ class QuantizingSource final : public TensorSource {
       throw_error(ErrorCode::BadDType,
                   fmt::format("[quantize] tensor '{}': tessel cannot encode {} "
                               "(it needs an importance matrix)",
-                              e.input.name(), dtype_name(to)));
+                              e.spec.name, dtype_name(to)));
     }
     const auto* in = static_cast<const std::uint8_t*>(e.input.raw_data());
     const int in_size = element_size(from);
@@ -454,7 +487,7 @@ class QuantizingSource final : public TensorSource {
                       "{} (a value beyond what the format's f16 holds); "
                       "llama.cpp refuses it too (\"quantized data validation "
                       "failed\")",
-                      e.input.name(), dtype_name(from), dtype_name(to),
+                      e.spec.name, dtype_name(from), dtype_name(to),
                       codec != nullptr ? "block" : "element", bad_out.load(),
                       codec != nullptr ? "with a NaN/Inf scale" : "NaN/Inf"));
     }
@@ -462,7 +495,7 @@ class QuantizingSource final : public TensorSource {
 
   // Input the writer is done with leaves the resident set (a mapping).
   void release(std::size_t i, std::int64_t end) {
-    const Entry& e = entries_[i];
+    const Entry& e = ready(i);
     if (released_index_ != i) {
       released_index_ = i;
       released_bytes_ = 0;
@@ -478,6 +511,8 @@ class QuantizingSource final : public TensorSource {
   }
 
   std::vector<Entry> entries_;
+  std::size_t made_ = static_cast<std::size_t>(-1);  // the input made last
+  bool gguf_input_;
   Progress* progress_;
   // Converted output bytes [window_begin_, + window_size_) of tensor
   // window_index_.
@@ -503,24 +538,78 @@ std::int64_t peak_resident_bytes() {
   return -1;
 }
 
-int run_quantize(const QuantizeOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
-  const q::QuantMix mix = q::parse_quant_mix(o.type);
-  const q::QuantMixInfo& info = q::quant_mix_info(mix);
-  const GgufFile in = load_gguf(o.input);
-  if (const auto n = integer_value(in.find("split.count")); n && *n > 1) {
+// The model to quantise as its GGUF file holds it.
+struct InputModel {
+  bool is_gguf = true;
+  // Its metadata, and its tensors: views of the mapped input, or meta
+  // tensors of their dtype and shape for those `make` makes.
+  GgufFile file;
+  std::vector<std::string> names;
+  std::vector<std::function<Tensor()>> make;  // empty for a view
+};
+
+InputModel gguf_input(const std::string& path) {
+  InputModel in;
+  in.file = load_gguf(path);
+  if (const auto n = integer_value(in.file.find("split.count")); n && *n > 1) {
     throw_error(ErrorCode::BadConfig,
                 fmt::format("[quantize] '{}' is part of a {}-file split "
                             "model; merge it first (llama-gguf-split "
                             "--merge)",
-                            o.input, *n));
+                            path, *n));
   }
+  for (const Tensor& t : in.file.tensors) in.names.push_back(t.name());
+  in.make.resize(in.names.size());
+  return in;
+}
+
+// An HF checkpoint directory as the GGUF file `tessel convert` writes
+// from it (hf_as_gguf: llama.cpp's converter with f32 matrices kept f32).
+// Tensors the file holds as they are stay views of the checkpoint; llama's
+// q/k rows (interleaved) and 1-D tensors stored narrower than the f32 the
+// converter writes are made one at a time as the writer reaches them.
+InputModel checkpoint_input(const std::string& path) {
+  HfAsGguf model = hf_as_gguf(path, std::nullopt, "", "quantize");
+  for (const std::string& note : model.notes) {
+    fmt::print(stderr, "quantize: {}\n", note);
+  }
+  InputModel in;
+  in.is_gguf = false;
+  in.file.metadata = std::move(model.metadata);
+  for (ModelTensor& m : model.tensors) {
+    in.names.push_back(m.name);
+    if (m.order == RowOrder::Same && m.input.dtype() == m.dtype &&
+        m.input.is_contiguous()) {
+      in.file.tensors.push_back(m.input);
+      in.make.emplace_back();
+      continue;
+    }
+    in.file.tensors.push_back(empty(m.input.shape(), m.dtype, Device::meta()));
+    in.make.emplace_back([m = std::move(m)] {
+      const Tensor rows = m.order == RowOrder::Interleave
+                              ? interleave_rope_rows(m.input, m.heads)
+                              : m.input;
+      return rows.to(m.dtype).contiguous();
+    });
+  }
+  return in;
+}
+
+int run_quantize(const QuantizeOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const q::QuantMix mix = q::parse_quant_mix(o.type);
+  const q::QuantMixInfo& info = q::quant_mix_info(mix);
+  const InputModel model = is_hf_model_directory(o.input)
+                               ? checkpoint_input(o.input)
+                               : gguf_input(o.input);
+  const GgufFile& in = model.file;
   std::vector<q::TensorInfo> infos;
   infos.reserve(in.tensors.size());
-  for (const Tensor& t : in.tensors) {
+  for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+    const Tensor& t = in.tensors[i];
     const Shape& s = t.shape();
-    infos.push_back(
-        {t.name(), std::vector<std::int64_t>(s.begin(), s.end()), t.dtype()});
+    infos.push_back({model.names[i],
+                     std::vector<std::int64_t>(s.begin(), s.end()), t.dtype()});
   }
   const std::vector<q::TensorPlan> plans =
       q::plan_quantization(model_facts(in, o.input), infos, mix);
@@ -532,7 +621,8 @@ int run_quantize(const QuantizeOptions& o) {
     const Tensor& t = in.tensors[i];
     Entry e;
     e.input = t.is_contiguous() ? t : t.contiguous();
-    e.spec = {t.name(), plans[i].dtype, written_shape(t.shape())};
+    e.make = model.make[i];
+    e.spec = {model.names[i], plans[i].dtype, written_shape(t.shape())};
     e.convert = plans[i].dtype != t.dtype();
     e.fallback = plans[i].fallback;
     input_bytes += t.nbytes();
@@ -568,11 +658,11 @@ int run_quantize(const QuantizeOptions& o) {
   const std::size_t count = entries.size();
   if (Progress::stderr_is_terminal()) {
     Progress progress(output_bytes, "B", std::int64_t{1} << 30);
-    QuantizingSource source(std::move(entries), &progress);
+    QuantizingSource source(std::move(entries), model.is_gguf, &progress);
     save_gguf(o.output, metadata, source, in.alignment);
     progress.finish();
   } else {
-    QuantizingSource source(std::move(entries), nullptr);
+    QuantizingSource source(std::move(entries), model.is_gguf, nullptr);
     save_gguf(o.output, metadata, source, in.alignment);
   }
   const double seconds =
@@ -610,9 +700,11 @@ Runner add_quantize_command(CLI::App& app) {
   auto o = std::make_shared<QuantizeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "quantize",
-      "Quantise a GGUF model to one of llama.cpp's mixes (Q4_K_M, Q8_0, ...), "
+      "Quantise a GGUF model or HF checkpoint to one of llama.cpp's mixes "
+      "(Q4_K_M, Q8_0, ...), "
       "byte for byte as llama.cpp's llama-quantize writes it");
-  cmd->add_option("input", o->input, "GGUF file to read (f32/f16/bf16)")
+  cmd->add_option("input", o->input,
+                  "GGUF file (f32/f16/bf16) or HF checkpoint directory to read")
       ->required();
   cmd->add_option("output", o->output, "GGUF file to write")->required();
   std::string names;

@@ -1,0 +1,248 @@
+"""`tessel quantize` from HF checkpoint directories, against llama.cpp's own
+pipeline for them: convert_hf_to_gguf.py, then llama_model_quantize.
+
+On the model fixtures (model_fixtures.py):
+  - llama (Llama 3 rope scaling, q/k rows to interleave), qwen2 (biases)
+    and qwen3 (q/k norms), all f32: `tessel quantize DIR --type Q4_K_M`
+    and `--type Q4_0` write exactly the bytes of the fixture files
+    llama_model_quantize made from the converter's f32 GGUF.
+  - qwen3-bf16 (every tensor bf16): Q4_K_M, Q6_K and Q8_0 write every
+    matrix as llama_model_quantize does from the converter's bf16 GGUF
+    (run here), and the 1-D tensors as the checkpoint's values in f32,
+    where the converter writes 1-D tensors.
+  - qwen3-sharded: the same tensors as qwen3's file (only general.name,
+    from the directory's name, differs).
+  - --json describes the checkpoint's tensors under their GGUF names and
+    dtypes.
+Refusals: a checkpoint of another architecture (E4001 naming it, said by
+`quantize`, nothing written) and a NaN in a weight (E3001 naming the GGUF
+tensor, as llama.cpp refuses it). Memory: a 300 MiB f32 llama checkpoint
+quantises to Q4_K_M within 64 MiB of the peak resident set of the tiny
+fixture's, its interleaved q/k rows made one tensor at a time.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_fixtures as mf  # noqa: E402
+import test_quant_mix as qm  # noqa: E402  (llama_quantize, FTYPES)
+
+import gguf  # noqa: E402
+
+FAILURES = []
+CHECKS = [0]
+TESSEL = FX = None
+
+
+def check(cond, what, detail=""):
+    CHECKS[0] += 1
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        if detail:
+            print("     " + str(detail)[:2000])
+        FAILURES.append(what)
+
+
+def quantize(*args):
+    return subprocess.run([TESSEL, "quantize", *map(str, args)], capture_output=True,
+                          text=True)
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def tensors_of(path):
+    r = gguf.GGUFReader(path)
+    return [(t.name, t.tensor_type.name, [int(d) for d in t.shape], t.data.tobytes())
+            for t in r.tensors]
+
+
+def fixture_files(tmp):
+    for name in ("llama", "qwen2", "qwen3"):
+        for mix, fixture in (("Q4_K_M", "q4_k_m"), ("Q4_0", "q4_0")):
+            ours = os.path.join(tmp, f"{name}-{fixture}.gguf")
+            p = quantize(os.path.join(FX, name), ours, "--type", mix)
+            check(p.returncode == 0, f"{name} {mix}: exit 0", p.stderr.strip())
+            theirs = mf.gguf_path(FX, name, fixture)
+            check(p.returncode == 0 and same_bytes(ours, theirs),
+                  f"{name} checkpoint {mix}: the bytes llama_model_quantize wrote from "
+                  f"the converter's f32 file")
+
+    sharded = os.path.join(tmp, "sharded.gguf")
+    p = quantize(os.path.join(FX, "qwen3-sharded"), sharded, "--type", "Q4_K_M")
+    check(p.returncode == 0 and tensors_of(sharded) == tensors_of(mf.gguf_path(FX, "qwen3", "q4_k_m")),
+          "qwen3-sharded Q4_K_M: qwen3's tensors, names, types and bytes", p.stderr.strip())
+
+
+def bf16_as_f32(path, name):
+    """A bf16 tensor of a safetensors file widened to f32 (safetensors'
+    numpy reader has no bf16): the 16 bits become the top of the 32."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        entry = header[name]
+        assert entry["dtype"] == "BF16", entry
+        begin, end = entry["data_offsets"]
+        f.seek(8 + n + begin)
+        bits = np.frombuffer(f.read(end - begin), dtype="<u2")
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_checkpoint(tmp):
+    """The fixture's qwen3-bf16.gguf is the converter's bf16 file of the f32
+    qwen3 directory: its matrices are qwen3-bf16/'s, its 1-D tensors the
+    unrounded f32 ones. So the matrices must come out as llama_model_quantize
+    writes them from it, and the 1-D tensors as qwen3-bf16/'s bf16 values."""
+    import llama_cpp
+    converted = mf.gguf_path(FX, "qwen3", "bf16")
+    hf = os.path.join(FX, "qwen3-bf16", "model.safetensors")
+    norms = {"blk.0.attn_norm.weight": "model.layers.0.input_layernorm.weight",
+             "blk.1.ffn_norm.weight": "model.layers.1.post_attention_layernorm.weight",
+             "blk.0.attn_q_norm.weight": "model.layers.0.self_attn.q_norm.weight",
+             "output_norm.weight": "model.norm.weight"}
+    for mix in ("Q4_K_M", "Q6_K", "Q8_0"):
+        theirs = os.path.join(tmp, f"theirs-bf16-{mix}.gguf")
+        rc, _ = qm.llama_quantize(llama_cpp, converted, theirs, qm.FTYPES[mix],
+                                  os.path.join(tmp, "log"))
+        check(rc == 0, f"llama_model_quantize qwen3-bf16.gguf {mix}")
+        ours = os.path.join(tmp, f"ours-bf16-{mix}.gguf")
+        p = quantize(os.path.join(FX, "qwen3-bf16"), ours, "--type", mix)
+        check(p.returncode == 0, f"qwen3-bf16 {mix}: exit 0", p.stderr.strip())
+        if p.returncode != 0 or rc != 0:
+            continue
+        got, want = tensors_of(ours), tensors_of(theirs)
+        check([t[:3] for t in got] == [t[:3] for t in want],
+              f"qwen3-bf16 checkpoint {mix}: llama_model_quantize's names, types and shapes")
+        matrices = [(a[0], a[3] == b[3]) for a, b in zip(got, want) if len(a[2]) == 2]
+        check(len(matrices) > 0 and all(same for _, same in matrices),
+              f"qwen3-bf16 checkpoint {mix}: every matrix llama_model_quantize's bytes",
+              [n for n, same in matrices if not same])
+        by_name = {t[0]: t for t in got}
+        bad = []
+        for gguf_name, hf_name in norms.items():
+            want_f32 = bf16_as_f32(hf, hf_name).tobytes()
+            if by_name[gguf_name][1] != "F32" or by_name[gguf_name][3] != want_f32:
+                bad.append(gguf_name)
+        check(not bad, f"qwen3-bf16 checkpoint {mix}: 1-D tensors the bf16 values in f32", bad)
+
+
+def json_summary(tmp):
+    out = os.path.join(tmp, "summary.gguf")
+    p = quantize(os.path.join(FX, "qwen3-bf16"), out, "--type", "Q4_K_M", "--json")
+    check(p.returncode == 0, "--json: exit 0", p.stderr.strip())
+    summary = json.loads(p.stdout or "{}")
+    rows = {t["name"]: t for t in summary.get("tensors", [])}
+    check(rows.get("blk.0.attn_q.weight", {}).get("from") == "bf16"
+          and rows.get("blk.0.attn_norm.weight", {}).get("from") == "f32"
+          and rows.get("blk.0.attn_q.weight", {}).get("to") == "q4_k"
+          and summary.get("tensor_count") == len(tensors_of(out)),
+          "--json: GGUF names, the converter's dtypes (matrices bf16, norms f32) and "
+          "the types written", json.dumps(summary.get("tensors", [])[:3]))
+
+
+def refusals(tmp):
+    fail = os.path.join(tmp, "fail")
+    os.makedirs(fail)
+
+    bad_arch = os.path.join(tmp, "gpt2-dir")
+    shutil.copytree(os.path.join(FX, "qwen3"), bad_arch)
+    with open(os.path.join(bad_arch, "config.json")) as f:
+        cfg = json.load(f)
+    cfg["model_type"] = "gpt2"
+    with open(os.path.join(bad_arch, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    out = os.path.join(fail, "a.gguf")
+    p = quantize(bad_arch, out, "--type", "Q4_0")
+    check(p.returncode == 4 and "E4001" in p.stderr and "gpt2" in p.stderr
+          and "--tensors" not in p.stderr and not os.path.exists(out),
+          "a gpt2 checkpoint: E4001 naming gpt2, nothing written", p.stderr.strip())
+
+    nan_dir = os.path.join(tmp, "nan-dir")
+    shutil.copytree(os.path.join(FX, "llama"), nan_dir)
+    tensors = load_file(os.path.join(nan_dir, "model.safetensors"))
+    tensors["model.layers.1.self_attn.k_proj.weight"][3, 5] = np.nan
+    save_file(tensors, os.path.join(nan_dir, "model.safetensors"), metadata={"format": "pt"})
+    out = os.path.join(fail, "b.gguf")
+    p = quantize(nan_dir, out, "--type", "Q4_K_M")
+    check(p.returncode == 3 and "E3001" in p.stderr and "blk.1.attn_k.weight" in p.stderr
+          and "byte" not in p.stderr and not os.path.exists(out),
+          "a NaN in llama's k_proj: E3001 naming blk.1.attn_k.weight, nothing written",
+          p.stderr.strip())
+    leftovers = [n for n in os.listdir(fail) if n.startswith(".")]
+    check(not leftovers, "refusals: no temporary files", leftovers)
+
+
+def peak_resident_mib(what, *args):
+    p = quantize(*args, "--json")
+    check(p.returncode == 0, f"{what}: exit 0", p.stderr.strip())
+    return json.loads(p.stdout or "{}").get("peak_resident_bytes", -1) / 2**20
+
+
+def streaming_memory(tmp):
+    base = peak_resident_mib("tiny checkpoint Q4_K_M", os.path.join(FX, "llama"),
+                             os.path.join(tmp, "tiny.gguf"), "--type", "Q4_K_M")
+    big = os.path.join(tmp, "big-llama")
+    os.makedirs(big)
+    hidden, inter, vocab, layers = 1024, 4096, 8192, 4
+    with open(os.path.join(big, "config.json"), "w") as f:
+        json.dump({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+                   "hidden_size": hidden, "intermediate_size": inter, "vocab_size": vocab,
+                   "num_hidden_layers": layers, "num_attention_heads": 8,
+                   "num_key_value_heads": 4, "max_position_embeddings": 256,
+                   "rms_norm_eps": 1e-5, "tie_word_embeddings": False}, f)
+    rng = np.random.default_rng(3)
+    shapes = {"model.embed_tokens.weight": (vocab, hidden), "lm_head.weight": (vocab, hidden),
+              "model.norm.weight": (hidden,)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        shapes.update({p + "input_layernorm.weight": (hidden,),
+                       p + "post_attention_layernorm.weight": (hidden,),
+                       p + "self_attn.q_proj.weight": (hidden, hidden),
+                       p + "self_attn.k_proj.weight": (hidden // 2, hidden),
+                       p + "self_attn.v_proj.weight": (hidden // 2, hidden),
+                       p + "self_attn.o_proj.weight": (hidden, hidden),
+                       p + "mlp.gate_proj.weight": (inter, hidden),
+                       p + "mlp.up_proj.weight": (inter, hidden),
+                       p + "mlp.down_proj.weight": (hidden, inter)})
+    save_file({k: rng.standard_normal(v, dtype=np.float32) for k, v in shapes.items()},
+              os.path.join(big, "model.safetensors"), metadata={"format": "pt"})
+    peak = peak_resident_mib("300 MiB llama checkpoint Q4_K_M", big,
+                             os.path.join(tmp, "big.gguf"), "--type", "Q4_K_M")
+    check(base > 0 and peak - base < 64,
+          f"300 MiB llama checkpoint -> Q4_K_M: peak resident {peak:.0f} MiB, "
+          f"{peak - base:.0f} MiB above the tiny one's {base:.0f} MiB (bound 64)")
+
+
+def main():
+    global TESSEL, FX
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessel", required=True)
+    ap.add_argument("fixtures", nargs="?", default=os.environ.get("TESSEL_MODEL_FIXTURES"))
+    args = ap.parse_args()
+    TESSEL, FX = args.tessel, args.fixtures
+    if not FX or not os.path.isfile(mf.paths(FX)["index"]):
+        print(f"no model fixtures in {FX!r}: run tests/oracle/model_fixtures.py")
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        fixture_files(tmp)
+        bf16_checkpoint(tmp)
+        json_summary(tmp)
+        refusals(tmp)
+        streaming_memory(tmp)
+    print(f"tessel quantize (checkpoints) vs convert_hf_to_gguf.py + llama_model_quantize: "
+          f"{CHECKS[0]} checks, {len(FAILURES)} failed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
