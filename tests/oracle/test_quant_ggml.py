@@ -7,8 +7,11 @@ runs) the quantiser, and `from_float_ref` for Q8_1 and Q8_K, which
 ggml_quantize_chunk does not take (Q8_K's exported functions stand in for
 its missing traits; ggml never decodes Q8_1, whose decode d * q is
 computed in NumPy). Dequantisation must be bit-identical (where ggml gives a
-NaN, tessel must too; see differing()) on random block bytes (every code,
-and f16 scales that are NaN, Inf, subnormal or huge), on all-zero and all-0xFF blocks and on blocks ggml quantised;
+NaN, tessel must too; see differing()) on random block bytes (every code),
+on random blocks whose scale fields are sprinkled with chosen extremes (f16
+and f32 Inf, -Inf, subnormals and the largest finite values; E8M0 exponent
+bytes 0, 1, 127, 254 and NaN), on all-zero and all-0xFF blocks and on
+blocks ggml quantised;
 quantisation must give identical bytes on normal data at several scales,
 exact ties, zeros, one huge value, subnormals, constant rows and NaN/Inf
 (ggml's result there comes from its comparisons and x86-64's conversions;
@@ -212,6 +215,28 @@ def value_sets(rng, rows, row_len):
     return {k: np.ascontiguousarray(v, np.float32) for k, v in sets.items()}
 
 
+# Extremes for the scale fields: f16 (inf, -inf, the smallest and largest
+# subnormals, the largest finite, the smallest normal, a negative
+# subnormal), f32 (the same kinds) and E8M0 exponent bytes (2^-127, 2^-126,
+# 2^0, 2^127, NaN).
+SPRINKLES = (
+    ("f16 extremes", 2, [0x7C00, 0xFC00, 0x0001, 0x03FF, 0x7BFF, 0xFBFF, 0x0400, 0x8001]),
+    ("f32 extremes", 4, [0x7F800000, 0xFF800000, 0x00000001, 0x007FFFFF, 0x7F7FFFFF,
+                         0xFF7FFFFF, 0x00800000]),
+    ("exponent-byte extremes", 1, [0x00, 0x01, 0x7F, 0xFE, 0xFF]),
+)
+
+
+def sprinkled(rng, nbytes, width, specials):
+    """Random bytes with half of their aligned `width`-byte words (little
+    endian) replaced by values drawn from `specials`."""
+    blocks = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    words = blocks[: nbytes // width * width].view(f"<u{width}")
+    chosen = rng.random(words.size) < 0.5
+    words[chosen] = rng.choice(np.array(specials, dtype=f"<u{width}"), int(chosen.sum()))
+    return blocks
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -236,6 +261,20 @@ def main():
                 theirs = ggml.dequantize(name, blocks, n)
                 ok = bits_equal(ours, theirs)
                 check(ok, f"{name} dequantise {what} ({n} values)" +
+                      ("" if ok else f": {err or first_difference(ours, theirs)}"))
+            # Scales chosen, not left to chance: random blocks with half
+            # their aligned 16-bit words (every f16 scale sits at an even
+            # offset of an even-sized block), 32-bit words (Q8_K's f32 d)
+            # or bytes (MXFP4's E8M0 exponent) replaced by extremes.
+            big_rows = 8 * rows
+            big_n = big_rows * row_len
+            big_bytes = big_n // t.blck_size * t.type_size
+            for what, width, specials in SPRINKLES:
+                blocks = sprinkled(rng, big_bytes, width, specials)
+                ours, err = tessel.run("dequantize", name, blocks, big_rows, row_len)
+                theirs = ggml.dequantize(name, blocks, big_n)
+                ok = bits_equal(ours, theirs)
+                check(ok, f"{name} dequantise blocks sprinkled with {what} ({big_n} values)" +
                       ("" if ok else f": {err or first_difference(ours, theirs)}"))
             # The gguf package decodes the lattice types independently; it
             # applies signs so that a NaN's sign bit can differ from ggml's,
