@@ -508,14 +508,9 @@ def peak_resident_mib(what, *args):
     return json.loads(p.stdout or "{}").get("peak_resident_bytes", -1) / 2**20
 
 
-def streaming_memory(tmp):
-    """Peak memory follows a chunk, not the model: a 300 MiB f32 llama
-    (largest tensor 32 MiB) converts to bf16 GGUF and back within 64 MiB of
-    what converting the tiny fixture takes (the same bound as
-    test_convert.py's for tensors)."""
-    base = peak_resident_mib("tiny model -> gguf", os.path.join(FX, "qwen3"),
-                             os.path.join(tmp, "tiny.gguf"))
-    big = os.path.join(tmp, "big-llama")
+def big_llama_checkpoint(big):
+    """A 300 MiB random f32 llama checkpoint (largest tensor 32 MiB), for
+    the streaming bounds here and in test_quantize_checkpoint.py."""
     os.makedirs(big)
     hidden, inter, vocab, layers = 1024, 4096, 8192, 4
     with open(os.path.join(big, "config.json"), "w") as f:
@@ -540,6 +535,17 @@ def streaming_memory(tmp):
                        p + "mlp.down_proj.weight": (hidden, inter)})
     save_file({k: rng.standard_normal(v, dtype=np.float32) for k, v in shapes.items()},
               os.path.join(big, "model.safetensors"), metadata={"format": "pt"})
+
+
+def streaming_memory(tmp):
+    """Peak memory follows a chunk, not the model: a 300 MiB f32 llama
+    (largest tensor 32 MiB) converts to bf16 GGUF and back within 64 MiB of
+    what converting the tiny fixture takes (the same bound as
+    test_convert.py's for tensors)."""
+    base = peak_resident_mib("tiny model -> gguf", os.path.join(FX, "qwen3"),
+                             os.path.join(tmp, "tiny.gguf"))
+    big = os.path.join(tmp, "big-llama")
+    big_llama_checkpoint(big)
     gguf_out = os.path.join(tmp, "big.gguf")
     peak = peak_resident_mib("300 MiB llama -> gguf bf16", big, gguf_out, "--dtype", "bf16")
     check(base > 0 and peak - base < 64,

@@ -33,6 +33,7 @@ from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_fixtures as mf  # noqa: E402
+import test_convert_model as tcm  # noqa: E402  (big_llama_checkpoint)
 import test_quant_mix as qm  # noqa: E402  (llama_quantize, FTYPES)
 
 import gguf  # noqa: E402
@@ -192,30 +193,7 @@ def streaming_memory(tmp):
     base = peak_resident_mib("tiny checkpoint Q4_K_M", os.path.join(FX, "llama"),
                              os.path.join(tmp, "tiny.gguf"), "--type", "Q4_K_M")
     big = os.path.join(tmp, "big-llama")
-    os.makedirs(big)
-    hidden, inter, vocab, layers = 1024, 4096, 8192, 4
-    with open(os.path.join(big, "config.json"), "w") as f:
-        json.dump({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
-                   "hidden_size": hidden, "intermediate_size": inter, "vocab_size": vocab,
-                   "num_hidden_layers": layers, "num_attention_heads": 8,
-                   "num_key_value_heads": 4, "max_position_embeddings": 256,
-                   "rms_norm_eps": 1e-5, "tie_word_embeddings": False}, f)
-    rng = np.random.default_rng(3)
-    shapes = {"model.embed_tokens.weight": (vocab, hidden), "lm_head.weight": (vocab, hidden),
-              "model.norm.weight": (hidden,)}
-    for i in range(layers):
-        p = f"model.layers.{i}."
-        shapes.update({p + "input_layernorm.weight": (hidden,),
-                       p + "post_attention_layernorm.weight": (hidden,),
-                       p + "self_attn.q_proj.weight": (hidden, hidden),
-                       p + "self_attn.k_proj.weight": (hidden // 2, hidden),
-                       p + "self_attn.v_proj.weight": (hidden // 2, hidden),
-                       p + "self_attn.o_proj.weight": (hidden, hidden),
-                       p + "mlp.gate_proj.weight": (inter, hidden),
-                       p + "mlp.up_proj.weight": (inter, hidden),
-                       p + "mlp.down_proj.weight": (hidden, inter)})
-    save_file({k: rng.standard_normal(v, dtype=np.float32) for k, v in shapes.items()},
-              os.path.join(big, "model.safetensors"), metadata={"format": "pt"})
+    tcm.big_llama_checkpoint(big)
     peak = peak_resident_mib("300 MiB llama checkpoint Q4_K_M", big,
                              os.path.join(tmp, "big.gguf"), "--type", "Q4_K_M")
     check(base > 0 and peak - base < 64,
