@@ -9,8 +9,8 @@ its missing traits; ggml never decodes Q8_1, whose decode d * q is
 computed in NumPy). Dequantisation must be bit-identical (where ggml gives a
 NaN, tessel must too; see differing()) on random block bytes (every code),
 on random blocks whose scale fields are sprinkled with chosen extremes (f16
-and f32 Inf, -Inf, subnormals and the largest finite values; E8M0 exponent
-bytes 0, 1, 127, 254 and NaN), on all-zero and all-0xFF blocks and on
+and f32 ±Inf, NaNs, ±0, subnormals and the largest finite values; E8M0
+exponent bytes 0, 1, 127, 254 and NaN), on all-zero and all-0xFF blocks and on
 blocks ggml quantised;
 quantisation must give identical bytes on normal data at several scales,
 exact ties, zeros, one huge value, subnormals, constant rows and NaN/Inf
@@ -215,14 +215,17 @@ def value_sets(rng, rows, row_len):
     return {k: np.ascontiguousarray(v, np.float32) for k, v in sets.items()}
 
 
-# Extremes for the scale fields: f16 (inf, -inf, the smallest and largest
-# subnormals, the largest finite, the smallest normal, a negative
-# subnormal), f32 (the same kinds) and E8M0 exponent bytes (2^-127, 2^-126,
-# 2^0, 2^127, NaN).
+# Extremes for the scale fields: f16 (±Inf, quiet and signalling NaNs, ±0,
+# the smallest and largest subnormals, a negative subnormal, ±the largest
+# finite, the smallest normal), f32 (the same kinds) and E8M0 exponent
+# bytes (2^-127, 2^-126, 2^0, 2^127, NaN). Drawn from a generator of their
+# own, so that the inputs of the checks after them stay as they were.
 SPRINKLES = (
-    ("f16 extremes", 2, [0x7C00, 0xFC00, 0x0001, 0x03FF, 0x7BFF, 0xFBFF, 0x0400, 0x8001]),
-    ("f32 extremes", 4, [0x7F800000, 0xFF800000, 0x00000001, 0x007FFFFF, 0x7F7FFFFF,
-                         0xFF7FFFFF, 0x00800000]),
+    ("f16 extremes", 2, [0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE00, 0x0000, 0x8000, 0x0001,
+                         0x03FF, 0x8001, 0x7BFF, 0xFBFF, 0x0400]),
+    ("f32 extremes", 4, [0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x00000000,
+                         0x80000000, 0x00000001, 0x007FFFFF, 0x7F7FFFFF, 0xFF7FFFFF,
+                         0x00800000]),
     ("exponent-byte extremes", 1, [0x00, 0x01, 0x7F, 0xFE, 0xFF]),
 )
 
@@ -243,6 +246,7 @@ def main():
     args = ap.parse_args()
     ggml = Ggml()
     rng = np.random.default_rng(13)
+    sprinkle_rng = np.random.default_rng(14)
     rows, row_len = 4, 512
     n = rows * row_len
     with tempfile.TemporaryDirectory() as tmp:
@@ -270,7 +274,7 @@ def main():
             big_n = big_rows * row_len
             big_bytes = big_n // t.blck_size * t.type_size
             for what, width, specials in SPRINKLES:
-                blocks = sprinkled(rng, big_bytes, width, specials)
+                blocks = sprinkled(sprinkle_rng, big_bytes, width, specials)
                 ours, err = tessel.run("dequantize", name, blocks, big_rows, row_len)
                 theirs = ggml.dequantize(name, blocks, big_n)
                 ok = bits_equal(ours, theirs)

@@ -40,11 +40,20 @@ bool is_hf_model_directory(const std::filesystem::path& path);
 
 ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o);
 
+// How a command's refusals of a checkpoint read: "[command] what hint".
+struct RefusalWording {
+  std::string_view command;
+  std::string_view hint;  // what the user can do instead, or empty
+};
+
 // An HF checkpoint directory as the GGUF file convert_hf_to_gguf writes
 // from it, before anything is written: the metadata, and the tensors in
 // the file's order under their GGUF names and dtypes (views of the mapped
-// checkpoint, with the row order each is written in). `dtype` as --dtype;
-// `notes` says what the file would lack. Refusals (E4001) name `command`.
+// checkpoint, with the row order each is written in). `dtype` as --dtype,
+// `tokenizer_pre` as --tokenizer-pre; `notes` says what the file would
+// lack. Its own refusals (E4001: rope scaling with no GGUF form, affine-
+// quantised tensors, a tensor with no GGUF name) are worded by `wording`;
+// those of the configuration and the tensors' checks are theirs.
 struct HfAsGguf {
   std::vector<std::pair<std::string, GgufValue>> metadata;
   std::vector<ModelTensor> tensors;
@@ -52,7 +61,8 @@ struct HfAsGguf {
 };
 HfAsGguf hf_as_gguf(const std::filesystem::path& dir,
                     std::optional<DType> dtype,
-                    const std::string& tokenizer_pre, std::string_view command);
+                    const std::string& tokenizer_pre,
+                    const RefusalWording& wording);
 ModelConversionReport convert_gguf_to_hf(const ModelConvertOptions& o);
 
 // "5GB" (10^9), "2MiB" (2^20), "123" bytes: transformers' max_shard_size

@@ -20,25 +20,18 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// What a refusal adds for `command`: tessel convert can still copy the
-// tensors of a checkpoint that is not a model.
-std::string hint(std::string_view command) {
-  return command == "convert"
-             ? " (tessel convert --tensors copies the tensors as they are)"
-             : "";
-}
-
-[[noreturn]] void refuse(std::string_view command, const std::string& what) {
+[[noreturn]] void refuse(const RefusalWording& wording,
+                         const std::string& what) {
   throw_error(ErrorCode::BadConfig,
-              fmt::format("[{}] {}{}", command, what, hint(command)));
+              fmt::format("[{}] {}{}", wording.command, what, wording.hint));
 }
 
-DecoderConfig load_config(const fs::path& path, std::string_view command) {
+DecoderConfig load_config(const fs::path& path, const RefusalWording& wording) {
   try {
     return DecoderConfig::load(path);
   } catch (const Error& e) {
     if (e.error_code() != ErrorCode::BadConfig) throw;
-    throw_error(ErrorCode::BadConfig, e.message() + hint(command));
+    throw_error(ErrorCode::BadConfig, e.message() + std::string(wording.hint));
   }
 }
 
@@ -122,11 +115,11 @@ std::vector<ModelTensor> gguf_tensors(const DecoderConfig& c,
 
 HfAsGguf hf_as_gguf(const fs::path& dir, std::optional<DType> dtype,
                     const std::string& tokenizer_pre,
-                    std::string_view command) {
-  const DecoderConfig config = load_config(dir / "config.json", command);
+                    const RefusalWording& wording) {
+  const DecoderConfig config = load_config(dir / "config.json", wording);
   const json raw = io::read_optional_json(dir / "config.json");
   if (config.rope_scaling && config.model_type != "llama") {
-    refuse(command,
+    refuse(wording,
            fmt::format("{}'s llama3 rope scaling has no GGUF form for {} "
                        "(llama.cpp's converter writes rope_freqs for llama "
                        "only)",
@@ -134,7 +127,7 @@ HfAsGguf hf_as_gguf(const fs::path& dir, std::optional<DType> dtype,
   }
   SafetensorsFile file = load_safetensors_checkpoint(dir);
   if (!file.quantization.empty()) {
-    refuse(command,
+    refuse(wording,
            fmt::format("{} holds affine-quantised tensors, which a GGUF "
                        "model cannot hold; dequantise them first",
                        dir.string()));
@@ -143,7 +136,7 @@ HfAsGguf hf_as_gguf(const fs::path& dir, std::optional<DType> dtype,
   for (Tensor& t : file.tensors) {
     if (dropped(t.name())) continue;
     if (!gguf_tensor_name(t.name())) {
-      refuse(command,
+      refuse(wording,
              fmt::format("'{}' in {} has no GGUF name: it is not a tensor "
                          "of a {} decoder",
                          t.name(), dir.string(), supported_architectures()));
@@ -179,7 +172,10 @@ HfAsGguf hf_as_gguf(const fs::path& dir, std::optional<DType> dtype,
 }
 
 ModelConversionReport convert_hf_to_gguf(const ModelConvertOptions& o) {
-  HfAsGguf model = hf_as_gguf(o.input, o.dtype, o.tokenizer_pre, "convert");
+  HfAsGguf model = hf_as_gguf(
+      o.input, o.dtype, o.tokenizer_pre,
+      {"convert",
+       " (tessel convert --tensors copies the tensors as they are)"});
   ModelConversionReport report{"hf", "gguf", 0, 0, std::move(model.notes)};
   ModelTensorSource source(std::move(model.tensors), CastOptions{o.saturate});
   report.tensors = source.size();

@@ -63,7 +63,7 @@ std::int64_t ModelTensorSource::source_row(std::size_t i,
 
 const std::uint8_t* ModelTensorSource::bytes(std::size_t i) {
   const ModelTensor& t = tensors_[i];
-  if (t.order != RowOrder::Same || t.input.dtype() != t.dtype) return nullptr;
+  if (!written_as_stored(t)) return nullptr;
   return static_cast<const std::uint8_t*>(t.input.raw_data());
 }
 

@@ -30,6 +30,13 @@ struct ModelTensor {
   std::int64_t heads = 0;  // for a reordering: q or kv heads
 };
 
+// Whether t's output bytes are its input's as they lie (same dtype, rows
+// in order; the source makes its input contiguous first): no cast, no
+// reordering.
+inline bool written_as_stored(const ModelTensor& t) {
+  return t.order == RowOrder::Same && t.input.dtype() == t.dtype;
+}
+
 class ModelTensorSource final : public TensorSource {
  public:
   // E2102 when a reordered tensor's rows are not whole pairs of halves

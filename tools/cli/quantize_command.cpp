@@ -54,6 +54,7 @@ struct QuantizeOptions {
   std::string input;
   std::string output;
   std::string type;
+  std::string tokenizer_pre;  // a checkpoint's, as tessel convert takes it
   bool json = false;
 };
 
@@ -277,12 +278,12 @@ struct Entry {
 // when the writer asks for it.
 class QuantizingSource final : public TensorSource {
  public:
-  // `gguf_input`: the inputs are views of one GGUF file (errors give
-  // their byte offsets), else of an HF checkpoint.
-  QuantizingSource(std::vector<Entry> entries, bool gguf_input,
+  // `offsets_in_file`: the inputs are views of one GGUF file, and an
+  // error names the byte of the file (not so for an HF checkpoint's).
+  QuantizingSource(std::vector<Entry> entries, bool offsets_in_file,
                    Progress* progress)
       : entries_(std::move(entries)),
-        gguf_input_(gguf_input),
+        offsets_in_file_(offsets_in_file),
         progress_(progress) {}
 
   std::size_t size() const override { return entries_.size(); }
@@ -399,14 +400,14 @@ class QuantizingSource final : public TensorSource {
     // A checkpoint's tensors are not where the GGUF file would hold them
     // (several files, rows reordered, 1-D ones widened).
     const std::string where =
-        gguf_input_ ? fmt::format(" (byte {} of the file)", offset) : "";
+        offsets_in_file_ ? fmt::format(" (byte {} of the file)", offset) : "";
     throw FormatError(
         ErrorCode::MalformedFile,
         fmt::format("[quantize] tensor '{}' ({}, shape {}) {}{}; llama.cpp "
                     "refuses it too (\"has invalid data\")",
                     e.spec.name, dtype_name(t), shape_text(e.input.shape()),
                     what, where),
-        gguf_input_ ? offset : -1);
+        offsets_in_file_ ? offset : -1);
   }
 
   static std::string shape_text(const Shape& s) {
@@ -495,7 +496,7 @@ class QuantizingSource final : public TensorSource {
 
   // Input the writer is done with leaves the resident set (a mapping).
   void release(std::size_t i, std::int64_t end) {
-    const Entry& e = ready(i);
+    const Entry& e = entries_[i];
     if (released_index_ != i) {
       released_index_ = i;
       released_bytes_ = 0;
@@ -512,7 +513,7 @@ class QuantizingSource final : public TensorSource {
 
   std::vector<Entry> entries_;
   std::size_t made_ = static_cast<std::size_t>(-1);  // the input made last
-  bool gguf_input_;
+  bool offsets_in_file_;
   Progress* progress_;
   // Converted output bytes [window_begin_, + window_size_) of tensor
   // window_index_.
@@ -565,21 +566,24 @@ InputModel gguf_input(const std::string& path) {
 
 // An HF checkpoint directory as the GGUF file `tessel convert` writes
 // from it (hf_as_gguf: llama.cpp's converter with f32 matrices kept f32).
-// Tensors the file holds as they are stay views of the checkpoint; llama's
-// q/k rows (interleaved) and 1-D tensors stored narrower than the f32 the
-// converter writes are made one at a time as the writer reaches them.
-InputModel checkpoint_input(const std::string& path) {
-  HfAsGguf model = hf_as_gguf(path, std::nullopt, "", "quantize");
+// Tensors the file holds as they are stay views of the checkpoint. The
+// others are made whole in memory, one at a time, as the writer reaches
+// them: llama's q/k rows interleaved, and tensors of another dtype than
+// the file's (1-D ones narrower than f32; any in a checkpoint of mixed
+// dtypes), each mapped input's pages released once copied.
+InputModel checkpoint_input(const std::string& path,
+                            const std::string& tokenizer_pre) {
+  HfAsGguf model =
+      hf_as_gguf(path, std::nullopt, tokenizer_pre, {"quantize", ""});
   for (const std::string& note : model.notes) {
-    fmt::print(stderr, "quantize: {}\n", note);
+    fmt::print(stderr, "tessel: note: {}\n", note);
   }
   InputModel in;
   in.is_gguf = false;
   in.file.metadata = std::move(model.metadata);
   for (ModelTensor& m : model.tensors) {
     in.names.push_back(m.name);
-    if (m.order == RowOrder::Same && m.input.dtype() == m.dtype &&
-        m.input.is_contiguous()) {
+    if (written_as_stored(m) && m.input.is_contiguous()) {
       in.file.tensors.push_back(m.input);
       in.make.emplace_back();
       continue;
@@ -589,7 +593,9 @@ InputModel checkpoint_input(const std::string& path) {
       const Tensor rows = m.order == RowOrder::Interleave
                               ? interleave_rope_rows(m.input, m.heads)
                               : m.input;
-      return rows.to(m.dtype).contiguous();
+      Tensor made = rows.to(m.dtype).contiguous();
+      m.input.release_pages(0, m.input.nbytes());
+      return made;
     });
   }
   return in;
@@ -600,7 +606,7 @@ int run_quantize(const QuantizeOptions& o) {
   const q::QuantMix mix = q::parse_quant_mix(o.type);
   const q::QuantMixInfo& info = q::quant_mix_info(mix);
   const InputModel model = is_hf_model_directory(o.input)
-                               ? checkpoint_input(o.input)
+                               ? checkpoint_input(o.input, o.tokenizer_pre)
                                : gguf_input(o.input);
   const GgufFile& in = model.file;
   std::vector<q::TensorInfo> infos;
@@ -712,6 +718,9 @@ Runner add_quantize_command(CLI::App& app) {
     names += fmt::format("{}{}", names.empty() ? "" : ", ", m.name);
   cmd->add_option("--type", o->type, "The mix: " + names + " (any case)")
       ->required();
+  cmd->add_option("--tokenizer-pre", o->tokenizer_pre,
+                  "For a checkpoint directory: tokenizer.ggml.pre when tessel "
+                  "does not name its pre-tokenizer itself (as tessel convert)");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
   return [o] { return run_quantize(*o); };
 }

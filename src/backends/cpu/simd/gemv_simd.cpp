@@ -92,7 +92,9 @@ void rows_bf16(const hwy::bfloat16_t* w, std::int64_t ldw, std::int64_t rows,
   const auto N = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t pairs = k / 2;
   static thread_local std::vector<float> split;
-  split.resize(std::max(split.size(), static_cast<std::size_t>(2 * pairs)));
+  if (split.size() < static_cast<std::size_t>(2 * pairs)) {
+    split.resize(static_cast<std::size_t>(2 * pairs));
+  }
   float* xe = split.data();
   float* xo = split.data() + pairs;
   std::int64_t p = 0;
