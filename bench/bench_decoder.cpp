@@ -279,22 +279,18 @@ void BM_LoadAndFirstToken(benchmark::State& state) {
     const std::int64_t before = resident_bytes();
     const auto start = std::chrono::steady_clock::now();
     const std::unique_ptr<CausalLM> lm = CausalLM::load(path, load_mode());
-    const auto loaded_at = std::chrono::steady_clock::now();
-    const std::int64_t loaded = resident_bytes();
-    const auto token_from = std::chrono::steady_clock::now();
+    const std::int64_t loaded = resident_bytes();  // microseconds of 10s of ms
     first_token(*lm);
     state.SetIterationTime(
-        std::chrono::duration<double>(loaded_at - start).count() +
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      token_from)
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
-    const std::int64_t after = resident_bytes();
-    tensor_bytes = 0;
-    for (const Tensor& t : lm->state_tensors()) {
-      tensor_bytes += static_cast<double>(t.nbytes());
-    }
     load_added = static_cast<double>(loaded - before);
-    both_added = static_cast<double>(after - before);
+    both_added = static_cast<double>(resident_bytes() - before);
+    if (tensor_bytes == 0) {
+      for (const Tensor& t : lm->state_tensors()) {
+        tensor_bytes += static_cast<double>(t.nbytes());
+      }
+    }
   }
   if (tensor_bytes > 0) {
     state.counters["tensor_MB"] = tensor_bytes / 1e6;

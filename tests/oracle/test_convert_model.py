@@ -340,6 +340,28 @@ def round_trip_and_shards(tmp):
 
 # ---- refusals --------------------------------------------------------------
 
+def edited_checkpoint(src, d, config=None, tensors=None):
+    """A copy of checkpoint directory `src` at `d` with `config` merged into
+    its config.json and `tensors` (a function editing the name -> array dict
+    in place) applied to its model.safetensors."""
+    shutil.copytree(src, d)
+    if config:
+        with open(os.path.join(d, "config.json")) as f:
+            cfg = json.load(f)
+        cfg.update(config)
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(cfg, f)
+    if tensors:
+        arrays = load_file(os.path.join(d, "model.safetensors"))
+        tensors(arrays)
+        save_file(arrays, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+    return d
+
+
+def with_foreign_tensor(arrays):
+    arrays["model.vision_tower.weight"] = np.zeros(4, np.float32)
+
+
 def refusals(tmp):
     def refused(what, args, out, needle, code="E4001", rc=4):
         p = convert(*args)
@@ -351,29 +373,19 @@ def refusals(tmp):
 
     fail = os.path.join(tmp, "fail")
     os.makedirs(fail)
-    bad_arch = os.path.join(tmp, "gpt2-dir")
-    shutil.copytree(os.path.join(FX, "qwen3"), bad_arch)
-    with open(os.path.join(bad_arch, "config.json")) as f:
-        cfg = json.load(f)
-    cfg["model_type"] = "gpt2"
-    with open(os.path.join(bad_arch, "config.json"), "w") as f:
-        json.dump(cfg, f)
+    qwen3 = os.path.join(FX, "qwen3")
+    bad_arch = edited_checkpoint(qwen3, os.path.join(tmp, "gpt2-dir"),
+                                 config={"model_type": "gpt2"})
     refused("config.json of gpt2", [bad_arch, os.path.join(fail, "a.gguf")],
             os.path.join(fail, "a.gguf"), "gpt2")
 
-    missing = os.path.join(tmp, "missing-dir")
-    shutil.copytree(os.path.join(FX, "qwen3"), missing)
-    tensors = load_file(os.path.join(missing, "model.safetensors"))
-    del tensors["model.layers.1.mlp.up_proj.weight"]
-    save_file(tensors, os.path.join(missing, "model.safetensors"), metadata={"format": "pt"})
+    missing = edited_checkpoint(qwen3, os.path.join(tmp, "missing-dir"),
+                                tensors=lambda t: t.pop("model.layers.1.mlp.up_proj.weight"))
     refused("checkpoint without a tensor", [missing, os.path.join(fail, "b.gguf")],
             os.path.join(fail, "b.gguf"), "model.layers.1.mlp.up_proj.weight")
 
-    extra = os.path.join(tmp, "extra-dir")
-    shutil.copytree(os.path.join(FX, "qwen3"), extra)
-    tensors = load_file(os.path.join(extra, "model.safetensors"))
-    tensors["model.vision_tower.weight"] = np.zeros(4, np.float32)
-    save_file(tensors, os.path.join(extra, "model.safetensors"), metadata={"format": "pt"})
+    extra = edited_checkpoint(qwen3, os.path.join(tmp, "extra-dir"),
+                              tensors=with_foreign_tensor)
     refused("checkpoint with a foreign tensor", [extra, os.path.join(fail, "c.gguf")],
             os.path.join(fail, "c.gguf"), "model.vision_tower.weight")
 

@@ -25,17 +25,15 @@ at a time and their mapped pages released.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_fixtures as mf  # noqa: E402
-import test_convert_model as tcm  # noqa: E402  (big_llama_checkpoint)
+import test_convert_model as tcm  # noqa: E402  (checkpoint builders, hf_name)
 import test_quant_mix as qm  # noqa: E402  (llama_quantize, FTYPES)
 
 import gguf  # noqa: E402
@@ -152,43 +150,29 @@ def refusals(tmp):
     fail = os.path.join(tmp, "fail")
     os.makedirs(fail)
 
-    bad_arch = os.path.join(tmp, "gpt2-dir")
-    shutil.copytree(os.path.join(FX, "qwen3"), bad_arch)
-    with open(os.path.join(bad_arch, "config.json")) as f:
-        cfg = json.load(f)
-    cfg["model_type"] = "gpt2"
-    with open(os.path.join(bad_arch, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    out = os.path.join(fail, "a.gguf")
-    p = quantize(bad_arch, out, "--type", "Q4_0")
-    check(p.returncode == 4 and "E4001" in p.stderr and "gpt2" in p.stderr
-          and "--tensors" not in p.stderr and not os.path.exists(out),
-          "a gpt2 checkpoint: E4001 naming gpt2, nothing written", p.stderr.strip())
+    def refused(what, checkpoint, mix, code, rc, needles, absent):
+        out = os.path.join(fail, os.path.basename(checkpoint) + ".gguf")
+        p = quantize(checkpoint, out, "--type", mix)
+        check(p.returncode == rc and code in p.stderr
+              and all(n in p.stderr for n in needles)
+              and not any(n in p.stderr for n in absent) and not os.path.exists(out),
+              f"{what}: {code} naming {needles}, nothing written", p.stderr.strip())
 
-    extra = os.path.join(tmp, "extra-dir")
-    shutil.copytree(os.path.join(FX, "qwen3"), extra)
-    tensors = load_file(os.path.join(extra, "model.safetensors"))
-    tensors["model.vision_tower.weight"] = np.zeros(4, np.float32)
-    save_file(tensors, os.path.join(extra, "model.safetensors"), metadata={"format": "pt"})
-    out = os.path.join(fail, "c.gguf")
-    p = quantize(extra, out, "--type", "Q4_0")
-    check(p.returncode == 4 and "E4001" in p.stderr and "[quantize]" in p.stderr
-          and "model.vision_tower.weight" in p.stderr and "--tensors" not in p.stderr
-          and not os.path.exists(out),
-          "a checkpoint with a foreign tensor: E4001 from [quantize] naming it, nothing written",
-          p.stderr.strip())
+    refused("a gpt2 checkpoint",
+            tcm.edited_checkpoint(os.path.join(FX, "qwen3"), os.path.join(tmp, "gpt2-dir"),
+                                  config={"model_type": "gpt2"}),
+            "Q4_0", "E4001", 4, ["gpt2"], ["--tensors"])
+    refused("a checkpoint with a foreign tensor",
+            tcm.edited_checkpoint(os.path.join(FX, "qwen3"), os.path.join(tmp, "extra-dir"),
+                                  tensors=tcm.with_foreign_tensor),
+            "Q4_0", "E4001", 4, ["[quantize]", "model.vision_tower.weight"], ["--tensors"])
 
-    nan_dir = os.path.join(tmp, "nan-dir")
-    shutil.copytree(os.path.join(FX, "llama"), nan_dir)
-    tensors = load_file(os.path.join(nan_dir, "model.safetensors"))
-    tensors["model.layers.1.self_attn.k_proj.weight"][3, 5] = np.nan
-    save_file(tensors, os.path.join(nan_dir, "model.safetensors"), metadata={"format": "pt"})
-    out = os.path.join(fail, "b.gguf")
-    p = quantize(nan_dir, out, "--type", "Q4_K_M")
-    check(p.returncode == 3 and "E3001" in p.stderr and "blk.1.attn_k.weight" in p.stderr
-          and "byte" not in p.stderr and not os.path.exists(out),
-          "a NaN in llama's k_proj: E3001 naming blk.1.attn_k.weight, nothing written",
-          p.stderr.strip())
+    def nan_in_k_proj(arrays):
+        arrays["model.layers.1.self_attn.k_proj.weight"][3, 5] = np.nan
+    refused("a NaN in llama's k_proj",
+            tcm.edited_checkpoint(os.path.join(FX, "llama"), os.path.join(tmp, "nan-dir"),
+                                  tensors=nan_in_k_proj),
+            "Q4_K_M", "E3001", 3, ["blk.1.attn_k.weight"], ["byte"])
     leftovers = [n for n in os.listdir(fail) if n.startswith(".")]
     check(not leftovers, "refusals: no temporary files", leftovers)
 
