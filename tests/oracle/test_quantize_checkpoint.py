@@ -192,11 +192,12 @@ def streaming_memory(tmp):
     converted = os.path.join(tmp, "big-llama.gguf")
     p = subprocess.run([TESSEL, "convert", big, converted], capture_output=True, text=True)
     check(p.returncode == 0, "tessel convert of the 300 MiB llama checkpoint", p.stderr.strip())
-    from_gguf = peak_resident_mib("300 MiB llama GGUF Q4_K_M", converted,
-                                  os.path.join(tmp, "big-from-gguf.gguf"), "--type", "Q4_K_M")
+    theirs = os.path.join(tmp, "big-from-gguf.gguf")
+    from_gguf = peak_resident_mib("300 MiB llama GGUF Q4_K_M", converted, theirs,
+                                  "--type", "Q4_K_M")
     ours = os.path.join(tmp, "big.gguf")
     peak = peak_resident_mib("300 MiB llama checkpoint Q4_K_M", big, ours, "--type", "Q4_K_M")
-    check(same_bytes(ours, os.path.join(tmp, "big-from-gguf.gguf")),
+    check(same_bytes(ours, theirs),
           "300 MiB llama: the checkpoint's Q4_K_M is its converted GGUF's")
     check(from_gguf > 0 and peak - from_gguf < 8,
           f"300 MiB llama checkpoint -> Q4_K_M: peak resident {peak:.0f} MiB, "
